@@ -1,0 +1,48 @@
+//===- Passes.td - attn conversion passes -------------------*- tablegen -*-===//
+
+#ifndef ATTN_CONVERSION_PASSES_TD
+#define ATTN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertAttnToNVVMPass : Pass<"convert-attn-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "Lower configured attn.attention ops to NVVM kernels";
+  let description = [{
+    Outlines each memref-form `attn.attention` with a `#attn.config` into a
+    `gpu.func` kernel of a `gpu.module` targeting `chip` (tensor cores through
+    nvgpu/nvvm), following the kernel ABI of docs/BundleFormat.md, and
+    replaces the op by a `gpu.launch_func`.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "NVIDIA chip: sm_80, sm_86, sm_89 or sm_90a">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::vector::VectorDialect", "::mlir::math::MathDialect"
+  ];
+}
+
+def ConvertAttnToROCDLPass : Pass<"convert-attn-to-rocdl", "::mlir::ModuleOp"> {
+  let summary = "Lower configured attn.attention ops to ROCDL kernels";
+  let description = [{
+    Outlines each memref-form `attn.attention` with a `#attn.config` into a
+    `gpu.func` kernel of a `gpu.module` targeting `chip` (MFMA on gfx9, WMMA
+    on gfx11/gfx12, through amdgpu/rocdl), following the kernel ABI of
+    docs/BundleFormat.md, and replaces the op by a `gpu.launch_func`.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"gfx942\"",
+           "AMD chip: gfx90a, gfx942, gfx950, gfx1100 or gfx1201">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::amdgpu::AMDGPUDialect",
+    "::mlir::ROCDL::ROCDLDialect", "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::vector::VectorDialect", "::mlir::math::MathDialect"
+  ];
+}
+
+#endif // ATTN_CONVERSION_PASSES_TD

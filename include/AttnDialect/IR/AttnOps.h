@@ -1,0 +1,17 @@
+//===- AttnOps.h - attn operations ------------------------------*- C++ -*-===//
+
+#ifndef ATTNDIALECT_IR_ATTNOPS_H
+#define ATTNDIALECT_IR_ATTNOPS_H
+
+#include "AttnDialect/IR/AttnAttrs.h"
+#include "AttnDialect/IR/AttnDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "AttnDialect/IR/AttnOps.h.inc"
+
+#endif // ATTNDIALECT_IR_ATTNOPS_H

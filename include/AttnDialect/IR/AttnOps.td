@@ -1,0 +1,168 @@
+//===- AttnOps.td - attn operations -------------------------*- tablegen -*-===//
+
+#ifndef ATTN_OPS_TD
+#define ATTN_OPS_TD
+
+include "AttnDialect/IR/AttnDialect.td"
+include "AttnDialect/IR/AttnAttrs.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+
+// Attributes shared by the forward and backward ops.
+defvar AttnSemanticAttrs = (ins
+  OptionalAttr<F32Attr>:$scale,
+  DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
+  OptionalAttr<DenseI64ArrayAttr>:$window,
+  OptionalAttr<F32Attr>:$softcap,
+  OptionalAttr<Attn_ConfigAttr>:$config
+);
+
+def Attn_AttentionOp : Attn_Op<"attention", [
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DestinationStyleOpInterface]> {
+  let summary = "Fused scaled-dot-product attention (forward)";
+  let description = [{
+    Computes, for every batch `b`, query head `h` and query row `i`:
+
+    ```
+    s[j]   = scale * dot(q[b, h, i, :], k[b, h / G, j, :])   G = Hq / Hkv
+    s[j]   = softcap * tanh(s[j] / softcap)                  if softcap is set
+    s[j]  += bias[b, h, i, j]                                 if bias is given
+    s[j]   = -inf                                             if masked
+    p      = exp(s - max(s)) / sum(exp(s - max(s)))
+    out[b, h, i, :] = sum_j p[j] * v[b, h / G, j, :]
+    lse[b, h, i]    = max(s) + log(sum(exp(s - max(s))))      if lse is given
+    ```
+
+    Shapes: `query` is `[B, Hq, Sq, D]`, `key` `[B, Hkv, Sk, D]`, `value`
+    `[B, Hkv, Sk, Dv]`, `output` `[B, Hq, Sq, Dv]`, `lse` `[B, Hq, Sq]` (f32).
+    `Hq` must be a multiple of `Hkv` (grouped-query and multi-query
+    attention). `bias` is additive and broadcastable to `[B, Hq, Sq, Sk]`
+    (each of its four dimensions equals the full size or is 1). Element types
+    are f16, bf16 or f32, the same for query, key, value and output;
+    accumulation is in f32. `B`, `Sq` and `Sk` may be dynamic; `Hq`, `Hkv`,
+    `D` and `Dv` are static.
+
+    A row whose keys are all masked gets zeros and `lse = -inf`.
+
+    `scale` defaults to `1/sqrt(D)`. `mask` (see `#attn.mask`) selects
+    causal or sliding-window masking; `window = array<i64: left, right>` is
+    required by `sliding_window` and rejected otherwise. `softcap`, when set,
+    must be positive. `config` is attached by `attn-select-config` and read
+    by the tiling passes.
+
+    The op is in destination-passing style: on tensors it returns the
+    updated `output` (and `lse`); on memrefs it writes them in place and has
+    no results. `one-shot-bufferize` turns the first form into the second.
+
+    Example:
+    ```mlir
+    %o, %lse = attn.attention
+        q(%q : tensor<2x16x2048x128xbf16>) k(%k : tensor<2x4x2048x128xbf16>)
+        v(%v : tensor<2x4x2048x128xbf16>)
+        outs(%o0 : tensor<2x16x2048x128xbf16>) lse(%l0 : tensor<2x16x2048xf32>)
+        {mask = #attn.mask<causal>}
+        -> tensor<2x16x2048x128xbf16>, tensor<2x16x2048xf32>
+    ```
+  }];
+
+  let arguments = !con((ins
+    AnyShaped:$query,
+    AnyShaped:$key,
+    AnyShaped:$value,
+    Optional<AnyShaped>:$bias,
+    AnyShaped:$output,
+    Optional<AnyShaped>:$lse
+  ), AttnSemanticAttrs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+
+  let assemblyFormat = [{
+    `q` `(` $query `:` type($query) `)`
+    `k` `(` $key `:` type($key) `)`
+    `v` `(` $value `:` type($value) `)`
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    `outs` `(` $output `:` type($output) `)`
+    (`lse` `(` $lse^ `:` type($lse) `)`)?
+    attr-dict (`->` type($results)^)?
+  }];
+
+  let extraClassDeclaration = [{
+    /// The scale applied to q.k, with the 1/sqrt(D) default resolved.
+    float getScaleValue();
+    /// Window bounds [left, right]; negative means unbounded.
+    std::pair<int64_t, int64_t> getWindowBounds();
+    bool hasPureTensorSemantics() {
+      return ::llvm::isa<::mlir::RankedTensorType>(getOutput().getType());
+    }
+    MutableOperandRange getDpsInitsMutable();
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DestinationStyleOpInterface]> {
+  let summary = "Gradient of fused attention (backward)";
+  let description = [{
+    Given the forward inputs, its `output` and `lse`, and the gradient
+    `grad_output` of the loss with respect to `output`, computes `dq`, `dk`
+    and `dv` with the same masking, scale, softcap and bias semantics as
+    `attn.attention` (FlashAttention-2's backward: `delta = rowsum(dO * O)`,
+    `dS = P * (dP - delta)`). With grouped-query attention, `dk` and `dv`
+    sum the contributions of every query head of a group.
+
+    Shapes as for `attn.attention`; `grad_output` matches `output`, `dq`
+    matches `query`, `dk` matches `key` and `dv` matches `value`. In
+    destination-passing style like the forward op.
+
+    Example:
+    ```mlir
+    %dq, %dk, %dv = attn.attention_grad
+        q(%q : tensor<1x8x128x64xf16>) k(%k : tensor<1x8x128x64xf16>)
+        v(%v : tensor<1x8x128x64xf16>) o(%o : tensor<1x8x128x64xf16>)
+        do(%do : tensor<1x8x128x64xf16>) lse(%lse : tensor<1x8x128xf32>)
+        outs(%dq0, %dk0, %dv0 : tensor<1x8x128x64xf16>,
+             tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>)
+        {mask = #attn.mask<causal>}
+        -> tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>,
+           tensor<1x8x128x64xf16>
+    ```
+  }];
+
+  let arguments = !con((ins
+    AnyShaped:$query,
+    AnyShaped:$key,
+    AnyShaped:$value,
+    AnyShaped:$output,
+    AnyShaped:$grad_output,
+    AnyShaped:$lse,
+    Optional<AnyShaped>:$bias,
+    AnyShaped:$grad_query,
+    AnyShaped:$grad_key,
+    AnyShaped:$grad_value
+  ), AttnSemanticAttrs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+
+  let assemblyFormat = [{
+    `q` `(` $query `:` type($query) `)`
+    `k` `(` $key `:` type($key) `)`
+    `v` `(` $value `:` type($value) `)`
+    `o` `(` $output `:` type($output) `)`
+    `do` `(` $grad_output `:` type($grad_output) `)`
+    `lse` `(` $lse `:` type($lse) `)`
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    `outs` `(` $grad_query `,` $grad_key `,` $grad_value `:`
+        type($grad_query) `,` type($grad_key) `,` type($grad_value) `)`
+    attr-dict (`->` type($results)^)?
+  }];
+
+  let extraClassDeclaration = [{
+    float getScaleValue();
+    MutableOperandRange getDpsInitsMutable();
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_OPS_TD

@@ -1,0 +1,64 @@
+//===- Pipelines.h - attn pass pipelines ------------------------*- C++ -*-===//
+
+#ifndef ATTNDIALECT_PIPELINES_PIPELINES_H
+#define ATTNDIALECT_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+#include <string>
+
+namespace mlir {
+class OpPassManager;
+namespace attn {
+
+/// Options of attn-to-nvvm.
+struct AttnToNVVMPipelineOptions
+    : public PassPipelineOptions<AttnToNVVMPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("sm_80, sm_86, sm_89 or sm_90a"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("isa (PTX text), bin (cubin), or llvm (stop before "
+                     "serialization)"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit", llvm::cl::desc("CUDA toolkit root (ptxas)"),
+      llvm::cl::init("/usr/local/cuda")};
+};
+
+/// Options of attn-to-rocdl.
+struct AttnToROCDLPipelineOptions
+    : public PassPipelineOptions<AttnToROCDLPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("gfx90a, gfx942, gfx950, gfx1100 or gfx1201"),
+      llvm::cl::init("gfx942")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("isa (AMDGPU assembly), bin (hsaco), or llvm"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("ROCm toolkit root holding amdgcn/bitcode and "
+                     "llvm/bin/ld.lld"),
+      llvm::cl::init("")};
+};
+
+/// Options of attn-to-cpu.
+struct AttnToCPUPipelineOptions
+    : public PassPipelineOptions<AttnToCPUPipelineOptions> {};
+
+void buildAttnToNVVMPipeline(OpPassManager &pm,
+                             const AttnToNVVMPipelineOptions &options);
+void buildAttnToROCDLPipeline(OpPassManager &pm,
+                              const AttnToROCDLPipelineOptions &options);
+void buildAttnToCPUPipeline(OpPassManager &pm,
+                            const AttnToCPUPipelineOptions &options);
+
+/// Registers attn-to-nvvm, attn-to-rocdl and attn-to-cpu.
+void registerAttnPipelines();
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTNDIALECT_PIPELINES_PIPELINES_H

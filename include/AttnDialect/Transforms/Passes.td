@@ -1,0 +1,59 @@
+//===- Passes.td - attn transformation passes ---------------*- tablegen -*-===//
+
+#ifndef ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnSelectConfigPass : Pass<"attn-select-config"> {
+  let summary = "Attach the best valid tile configuration for a chip";
+  let description = [{
+    For every `attn.attention` without a `config`, walks the tile-table
+    candidates of `target` in priority order, rejects those that break a
+    constraint (shared memory / LDS bytes, register budget, matrix-instruction
+    divisibility, head-dim rules, element types), and attaches the first one
+    left as `#attn.config`. When none fits, the error lists every candidate
+    and why it was rejected. `force` names one candidate; it goes through the
+    same checks.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"",
+           "Chip whose tile table is used (sm_80, sm_86, sm_89, sm_90a, "
+           "gfx90a, gfx942, gfx950, gfx1100, gfx1201, host)">,
+    Option<"force", "force", "std::string", /*default=*/"\"\"",
+           "Name of the candidate to use instead of the best one">,
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def AttnTilePass : Pass<"attn-tile"> {
+  let summary = "Tile attn.attention into a FlashAttention-2 loop nest";
+  let description = [{
+    Rewrites each memref-form `attn.attention` carrying a `#attn.config` into
+    a grid (`scf.forall` over batch, query head and query block, mapped to
+    GPU blocks) around a loop over key/value blocks with an online softmax
+    (running max and sum, the accumulator rescaled by `exp2(m_old - m_new)`,
+    scores in the exp2 domain with the scale folded with log2(e)). Fully
+    masked key blocks are skipped; partial ones are masked in-block. No
+    `[Sq x Sk]` buffer is created. The result is scf/arith/vector/memref.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+    "::mlir::math::MathDialect", "::mlir::gpu::GPUDialect"
+  ];
+}
+
+def AttnWriteBundlePass : Pass<"attn-write-bundle", "::mlir::ModuleOp"> {
+  let summary = "Write serialized kernels and their metadata as a bundle";
+  let description = [{
+    Writes every `gpu.binary` produced from attn kernels, plus
+    `bundle.json` (see docs/BundleFormat.md), into the directory `dir`.
+  }];
+  let options = [
+    Option<"dir", "dir", "std::string", /*default=*/"\"\"",
+           "Output directory of the bundle">,
+  ];
+}
+
+#endif // ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,3 @@
+//===- TileTable.cpp - per-architecture tile tables -------------*- C++ -*-===//
+
+#include "AttnDialect/Target/TileTable.h"

@@ -1,0 +1,98 @@
+//===- MaskUtils.cpp - mask arithmetic shared by all lowerings --*- C++ -*-===//
+
+#include "AttnDialect/Utils/MaskUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+Value cst(OpBuilder &b, Location loc, Type t, int64_t v) {
+  if (t.isIndex())
+    return arith::ConstantIndexOp::create(b, loc, v);
+  return arith::ConstantIntOp::create(b, loc, t, v);
+}
+
+/// Offset aligning query rows to the key axis: 0 for top-left causal,
+/// sk - sq for the bottom-right-aligned masks.
+Value diagonalOffset(OpBuilder &b, Location loc, MaskKind kind, Value sq,
+                     Value sk) {
+  if (kind == MaskKind::Causal)
+    return cst(b, loc, sq.getType(), 0);
+  return arith::SubIOp::create(b, loc, sk, sq);
+}
+} // namespace
+
+std::pair<Value, Value> attn::emitVisibleKeyRange(OpBuilder &b, Location loc,
+                                                  const MaskParams &mask,
+                                                  Value rowBegin, Value rowEnd,
+                                                  Value sq, Value sk) {
+  Type t = sk.getType();
+  Value zero = cst(b, loc, t, 0);
+  Value one = cst(b, loc, t, 1);
+  if (mask.kind == MaskKind::None)
+    return {zero, sk};
+  Value off = diagonalOffset(b, loc, mask.kind, sq, sk);
+  // The last row of the block sees keys up to (rowEnd - 1) + off + right.
+  Value lastRow = arith::SubIOp::create(b, loc, rowEnd, one);
+  Value hiDiag = arith::AddIOp::create(b, loc, lastRow, off);
+  Value lo = zero;
+  Value hi;
+  if (mask.kind == MaskKind::SlidingWindow) {
+    Value negRight = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           mask.windowRight, zero);
+    Value hiWin = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, hiDiag, mask.windowRight), one);
+    hi = arith::SelectOp::create(b, loc, negRight, sk, hiWin);
+    Value negLeft = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          mask.windowLeft, zero);
+    Value loWin = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, rowBegin, off), mask.windowLeft);
+    lo = arith::SelectOp::create(b, loc, negLeft, zero, loWin);
+  } else {
+    hi = arith::AddIOp::create(b, loc, hiDiag, one);
+  }
+  hi = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, hi, zero),
+                              sk);
+  lo = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, lo, zero),
+                              hi);
+  return {lo, hi};
+}
+
+Value attn::emitKeyVisible(OpBuilder &b, Location loc, const MaskParams &mask,
+                           Value row, Value col, Value sq, Value sk) {
+  Value inBounds =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, col, sk);
+  if (mask.kind == MaskKind::None)
+    return inBounds;
+  Value diag = arith::AddIOp::create(
+      b, loc, row, diagonalOffset(b, loc, mask.kind, sq, sk));
+  if (mask.kind != MaskKind::SlidingWindow) {
+    Value causal =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, col, diag);
+    return arith::AndIOp::create(b, loc, inBounds, causal);
+  }
+  Type t = sk.getType();
+  Value zero = cst(b, loc, t, 0);
+  Value trueV = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  // diag - left <= col, unless left is unbounded.
+  Value leftOk = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sge, col,
+      arith::SubIOp::create(b, loc, diag, mask.windowLeft));
+  leftOk = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, mask.windowLeft,
+                            zero),
+      trueV, leftOk);
+  // col <= diag + right, unless right is unbounded.
+  Value rightOk = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sle, col,
+      arith::AddIOp::create(b, loc, diag, mask.windowRight));
+  rightOk = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                            mask.windowRight, zero),
+      trueV, rightOk);
+  return arith::AndIOp::create(
+      b, loc, inBounds, arith::AndIOp::create(b, loc, leftOk, rightOk));
+}

@@ -1,0 +1,40 @@
+# -*- Python -*-
+# lit configuration of the attn regression suite.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%attn_src_root", config.attn_src_root))
+config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
+config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
+tools = ["attn-opt", "mlir-opt", "mlir-runner", "mlir-translate", "llvm-objdump",
+         "llvm-readelf", "split-file"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Features the GPU and toolkit tests gate on. CI has no GPU: those tests report
+# UNSUPPORTED rather than fail.
+ptxas = os.path.join(config.cuda_toolkit, "bin", "ptxas")
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+if os.path.exists("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc"):
+    config.available_features.add("rocm-device-libs")
+if shutil.which("nvidia-smi") and os.environ.get("ATTN_GPU_TESTS", "1") != "0":
+    config.available_features.add("cuda-gpu")
