@@ -1,0 +1,149 @@
+//===- attn_runtime.h - Load attention kernel bundles and launch them -----===//
+//
+// The C interface of the attn runtime. It loads a kernel bundle (see
+// docs/BundleFormat.md), picks the first variant whose conditions hold for a
+// call, and launches it through the CUDA Driver API or HIP, both opened with
+// dlopen at first use: the library links against neither.
+//
+// Every entry point returns an attn_status; on failure attn_last_error()
+// returns a message for the calling thread that says what was wrong. Nothing
+// here aborts on bad input. A bundle may be used from several threads at once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_H
+#define ATTN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define ATTN_API __declspec(dllexport)
+#else
+#define ATTN_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Bumped whenever attn_fwd_params or the meaning of a call changes, so a
+/// binding (the Python module) can refuse a library it was not written for.
+#define ATTN_RUNTIME_API_VERSION 1
+
+typedef enum attn_status {
+  ATTN_STATUS_SUCCESS = 0,
+  /// A null pointer, a non-positive dimension, inconsistent heads or a bad
+  /// stride or alignment; the message names the argument.
+  ATTN_STATUS_INVALID_ARGUMENT = 1,
+  /// The bundle directory, its bundle.json or a kernel binary could not be
+  /// read or is not a bundle this runtime understands.
+  ATTN_STATUS_BAD_BUNDLE = 2,
+  /// libcuda.so.1 / libamdhip64.so could not be opened or lacks a symbol.
+  ATTN_STATUS_NO_DRIVER = 3,
+  /// The device cannot run the bundle's binaries (architecture, shared
+  /// memory).
+  ATTN_STATUS_UNSUPPORTED_GPU = 4,
+  /// No variant of the bundle covers the call; the message lists, per
+  /// variant, the first condition that failed.
+  ATTN_STATUS_NO_VARIANT = 5,
+  /// The driver refused to load a module or launch a kernel.
+  ATTN_STATUS_LAUNCH_FAILED = 6,
+  /// Any other driver call failed (no device, no context, ...).
+  ATTN_STATUS_DRIVER_ERROR = 7,
+} attn_status;
+
+typedef enum attn_dtype {
+  ATTN_DTYPE_F16 = 0,
+  ATTN_DTYPE_BF16 = 1,
+  ATTN_DTYPE_F32 = 2,
+} attn_dtype;
+
+/// Mask semantics are those of attn.attention; see docs/BundleFormat.md.
+typedef enum attn_mask {
+  ATTN_MASK_NONE = 0,
+  ATTN_MASK_CAUSAL = 1,              ///< top-left aligned: j <= i
+  ATTN_MASK_CAUSAL_BOTTOM_RIGHT = 2, ///< j <= i + Sk - Sq
+  ATTN_MASK_SLIDING_WINDOW = 3,      ///< bottom-right aligned, see window_*
+} attn_mask;
+
+typedef enum attn_bias_kind {
+  ATTN_BIAS_NONE = 0,
+  ATTN_BIAS_SAME = 1, ///< bias has the dtype of q
+  ATTN_BIAS_F32 = 2,
+} attn_bias_kind;
+
+typedef enum attn_platform {
+  ATTN_PLATFORM_CUDA = 0,
+  ATTN_PLATFORM_HIP = 1,
+} attn_platform;
+
+/// One forward call. Tensors are [B, H, S, D]; strides count elements and are
+/// given for every dimension, the last one included (it must be 1).
+typedef struct attn_fwd_params {
+  const void *q;    ///< [B, Hq, Sq, D]
+  const void *k;    ///< [B, Hkv, Sk, D]
+  const void *v;    ///< [B, Hkv, Sk, Dv]
+  void *o;          ///< [B, Hq, Sq, Dv]
+  float *lse;       ///< [B, Hq, Sq] float32, Sq stride 1; null: not written
+  const void *bias; ///< [B?, H?, Sq, Sk]; null when bias_kind is NONE
+
+  int32_t batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, head_dim_v;
+  int32_t dtype;     ///< attn_dtype
+  int32_t mask;      ///< attn_mask
+  int32_t bias_kind; ///< attn_bias_kind
+
+  int64_t q_stride[4], k_stride[4], v_stride[4], o_stride[4];
+  int64_t lse_stride[2];  ///< b, h
+  int64_t bias_stride[4]; ///< b, h, q, k; 0 on broadcast dimensions
+
+  float scale;   ///< multiplies q.k (usually 1/sqrt(D))
+  float softcap; ///< 0: none; > 0 selects a softcap variant
+  int32_t window_left, window_right; ///< sliding window; < 0 = unbounded
+
+  /// CUstream / hipStream_t to launch on; null is the legacy default stream
+  /// of the thread's current context / device.
+  void *stream;
+} attn_fwd_params;
+
+typedef struct attn_bundle attn_bundle;
+
+/// ATTN_RUNTIME_API_VERSION of the library.
+ATTN_API int attn_runtime_api_version(void);
+/// sizeof(attn_fwd_params), for bindings that mirror the struct.
+ATTN_API size_t attn_fwd_params_size(void);
+/// "ATTN_STATUS_NO_VARIANT", ... ; "ATTN_STATUS_UNKNOWN" for other values.
+ATTN_API const char *attn_status_name(attn_status status);
+/// The message of the calling thread's last failed call ("" if none).
+ATTN_API const char *attn_last_error(void);
+
+/// Reads `dir`/bundle.json and every kernel binary it names. Touches no GPU.
+ATTN_API attn_status attn_bundle_load(const char *dir, attn_bundle **out);
+/// Unloads the modules the bundle loaded. Null is a no-op.
+ATTN_API void attn_bundle_destroy(attn_bundle *bundle);
+
+ATTN_API attn_platform attn_bundle_platform(const attn_bundle *bundle);
+/// The bundle's chip ("sm_90a", "gfx942"); null for a null bundle.
+ATTN_API const char *attn_bundle_chip(const attn_bundle *bundle);
+ATTN_API int attn_bundle_variant_count(const attn_bundle *bundle);
+/// The variant's name; null when the index is out of range.
+ATTN_API const char *attn_bundle_variant_name(const attn_bundle *bundle,
+                                              int index);
+
+/// Checks the call and picks the variant attn_forward would launch, without
+/// touching a GPU.
+ATTN_API attn_status attn_select_variant(const attn_bundle *bundle,
+                                         const attn_fwd_params *params,
+                                         int *index);
+
+/// Checks the call, picks a variant, loads its module for the current
+/// context/device (cached) and launches it on params->stream. Asynchronous:
+/// errors of the running kernel surface at the next synchronization.
+ATTN_API attn_status attn_forward(attn_bundle *bundle,
+                                  const attn_fwd_params *params);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // ATTN_RUNTIME_H

@@ -1,0 +1,264 @@
+//===- CudaBackend.cpp - Launch bundle kernels through the CUDA driver ----===//
+//
+// The Driver API is opened with dlopen; the few types and constants it needs
+// are declared here so the runtime builds without CUDA headers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+#include "CudaConstants.h"
+#include "KernelArgs.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+using namespace attn;
+
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+
+using namespace attn::cuda;
+
+struct CudaDriver {
+#define ATTN_CUDA_SYMBOL(member, symbol, ret, params) ret(*member) params = nullptr;
+#include "CudaSymbols.def"
+};
+
+/// Opens libcuda and runs cuInit once per process; later calls return the
+/// same result, failure included.
+Status getDriver(const CudaDriver *&out) {
+  static CudaDriver driver;
+  static Status status = [] {
+    void *handle = nullptr;
+    Status s = openLibrary("CUDA driver", "ATTN_CUDA_LIBRARY",
+                           {"libcuda.so.1", "libcuda.so"}, handle);
+    if (!s.isOk())
+      return s;
+#define ATTN_CUDA_SYMBOL(member, symbol, ret, params)                          \
+  {                                                                            \
+    void *fn = nullptr;                                                        \
+    Status ls = lookupSymbol(handle, "CUDA driver", symbol, fn);              \
+    if (!ls.isOk())                                                            \
+      return ls;                                                               \
+    driver.member = reinterpret_cast<ret(*) params>(fn);                       \
+  }
+#include "CudaSymbols.def"
+    CUresult r = driver.cuInit(0);
+    if (r != kSuccess) {
+      const char *text = nullptr;
+      if (driver.cuGetErrorString(r, &text) != kSuccess || !text)
+        text = "unknown error";
+      return Status::error(ATTN_STATUS_NO_DRIVER,
+                           std::string("cuInit failed: ") + text + " (CUresult " +
+                               std::to_string(r) + ")");
+    }
+    return Status::ok();
+  }();
+  out = &driver;
+  return status;
+}
+
+std::string errorText(const CudaDriver &d, CUresult r) {
+  const char *text = nullptr;
+  if (d.cuGetErrorString(r, &text) != kSuccess || !text)
+    text = "unknown error";
+  return std::string(text) + " (CUresult " + std::to_string(r) + ")";
+}
+
+/// Makes `ctx` current for the scope when it is not already.
+class ScopedContext {
+public:
+  ScopedContext(const CudaDriver &d, CUcontext ctx) : d(d) {
+    CUcontext current = nullptr;
+    if (d.cuCtxGetCurrent(&current) == kSuccess && current == ctx)
+      return;
+    pushed = d.cuCtxPushCurrent(ctx) == kSuccess;
+  }
+  ~ScopedContext() {
+    if (pushed) {
+      CUcontext ignored;
+      d.cuCtxPopCurrent(&ignored);
+    }
+  }
+
+private:
+  const CudaDriver &d;
+  bool pushed = false;
+};
+
+/// Whether a device of compute capability major.minor runs cubins for
+/// `chip`. A cubin runs on its own major version with an equal or higher
+/// minor; an arch-specific target (sm_90a) on exactly its version.
+Status checkChip(const std::string &chip, int major, int minor) {
+  unsigned number = 0;
+  char suffix[8] = {0};
+  if (std::sscanf(chip.c_str(), "sm_%u%7s", &number, suffix) < 1 ||
+      number < 10 || (suffix[0] && std::string(suffix) != "a" &&
+                      std::string(suffix) != "f"))
+    return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
+                         "cannot read the bundle's chip '" + chip +
+                             "' (expected sm_<major><minor>[a|f])");
+  int wantMajor = int(number / 10), wantMinor = int(number % 10);
+  bool exact = std::string(suffix) == "a";
+  bool fits = major == wantMajor &&
+              (exact ? minor == wantMinor : minor >= wantMinor);
+  if (fits)
+    return Status::ok();
+  return Status::error(
+      ATTN_STATUS_UNSUPPORTED_GPU,
+      "the bundle is for " + chip + ", which needs a GPU of compute " +
+          "capability " + std::to_string(wantMajor) + "." +
+          std::to_string(wantMinor) + (exact ? "" : " (or a later minor)") +
+          "; this GPU is " + std::to_string(major) + "." +
+          std::to_string(minor));
+}
+
+class CudaBackend final : public Backend {
+public:
+  ~CudaBackend() override {
+    const CudaDriver *d = nullptr;
+    if (!getDriver(d).isOk())
+      return;
+    // Errors are ignored: at process exit the context may already be gone.
+    for (auto &[key, module] : modules) {
+      ScopedContext scope(*d, key.first);
+      d->cuModuleUnload(module);
+    }
+  }
+
+  Status launch(const BundleInfo &bundle, int index, KernelArgs &args,
+                const attn_fwd_params &params) override {
+    const CudaDriver *d = nullptr;
+    Status s = getDriver(d);
+    if (!s.isOk())
+      return s;
+    CUcontext ctx = nullptr;
+    s = findContext(*d, static_cast<CUstream>(params.stream), ctx);
+    if (!s.isOk())
+      return s;
+    ScopedContext scope(*d, ctx);
+    CUfunction fn = nullptr;
+    s = getFunction(*d, bundle, index, ctx, fn);
+    if (!s.isOk())
+      return s;
+    const Variant &v = bundle.variants[index];
+    LaunchGeometry g = launchGeometry(v, params);
+    CUresult r = d->cuLaunchKernel(fn, g.gridX, g.gridY, g.gridZ, g.blockX, 1,
+                                   1, g.dynamicSmem,
+                                   static_cast<CUstream>(params.stream),
+                                   args.data(), nullptr);
+    if (r != kSuccess)
+      return Status::error(ATTN_STATUS_LAUNCH_FAILED,
+                           "cuLaunchKernel of variant '" + v.name +
+                               "' failed: " + errorText(*d, r));
+    return Status::ok();
+  }
+
+private:
+  /// The stream's context; with the default stream, the thread's current
+  /// context, or the primary context of device 0 (made current, as the CUDA
+  /// runtime does) when the thread has none.
+  Status findContext(const CudaDriver &d, CUstream stream, CUcontext &ctx) {
+    CUresult r;
+    if (stream) {
+      r = d.cuStreamGetCtx(stream, &ctx);
+      if (r != kSuccess)
+        return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                             "cuStreamGetCtx failed for the given stream: " +
+                                 errorText(d, r));
+      return Status::ok();
+    }
+    r = d.cuCtxGetCurrent(&ctx);
+    if (r != kSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "cuCtxGetCurrent failed: " + errorText(d, r));
+    if (ctx)
+      return Status::ok();
+    CUdevice dev;
+    r = d.cuDeviceGet(&dev, 0);
+    if (r == kSuccess)
+      r = d.cuDevicePrimaryCtxRetain(&ctx, dev);
+    if (r == kSuccess)
+      r = d.cuCtxSetCurrent(ctx);
+    if (r != kSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "no current CUDA context and the primary context "
+                           "of device 0 is unavailable: " +
+                               errorText(d, r));
+    return Status::ok();
+  }
+
+  /// The kernel of variant `index` in `ctx` (current), loaded on first use.
+  Status getFunction(const CudaDriver &d, const BundleInfo &bundle, int index,
+                     CUcontext ctx, CUfunction &fn) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto key = std::make_pair(ctx, index);
+    auto it = functions.find(key);
+    if (it != functions.end()) {
+      fn = it->second;
+      return Status::ok();
+    }
+    const Variant &v = bundle.variants[index];
+    CUdevice dev;
+    int major = 0, minor = 0, smemOptin = 0;
+    CUresult r = d.cuCtxGetDevice(&dev);
+    if (r == kSuccess)
+      r = d.cuDeviceGetAttribute(&major, kAttrCcMajor, dev);
+    if (r == kSuccess)
+      r = d.cuDeviceGetAttribute(&minor, kAttrCcMinor, dev);
+    if (r == kSuccess)
+      r = d.cuDeviceGetAttribute(&smemOptin, kAttrMaxSmemOptin, dev);
+    if (r != kSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "cannot query the current device: " +
+                               errorText(d, r));
+    Status s = checkChip(bundle.chip, major, minor);
+    if (!s.isOk())
+      return s;
+    if (v.dynamicSmem > smemOptin)
+      return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
+                           "variant '" + v.name + "' needs " +
+                               std::to_string(v.dynamicSmem) +
+                               " bytes of shared memory; this GPU allows " +
+                               std::to_string(smemOptin));
+    CUmodule module = nullptr;
+    r = d.cuModuleLoadData(&module, v.image.data());
+    if (r != kSuccess)
+      return Status::error(ATTN_STATUS_LAUNCH_FAILED,
+                           "cuModuleLoadData of '" + v.binary +
+                               "' (variant '" + v.name +
+                               "') failed: " + errorText(d, r));
+    r = d.cuModuleGetFunction(&fn, module, v.entry.c_str());
+    if (r == kSuccess && v.dynamicSmem > kDefaultSmemLimit)
+      r = d.cuFuncSetAttribute(fn, kFuncAttrMaxDynamicSmem,
+                               int(v.dynamicSmem));
+    if (r != kSuccess) {
+      d.cuModuleUnload(module);
+      return Status::error(ATTN_STATUS_LAUNCH_FAILED,
+                           "cannot prepare kernel '" + v.entry + "' of '" +
+                               v.binary + "' (variant '" + v.name +
+                               "'): " + errorText(d, r));
+    }
+    functions[key] = fn;
+    modules[key] = module;
+    return Status::ok();
+  }
+
+  std::mutex mutex;
+  std::map<std::pair<CUcontext, int>, CUfunction> functions;
+  std::map<std::pair<CUcontext, int>, CUmodule> modules;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> attn::createCudaBackend() {
+  return std::make_unique<CudaBackend>();
+}

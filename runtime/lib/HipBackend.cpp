@@ -1,0 +1,158 @@
+//===- HipBackend.cpp - Launch bundle kernels through HIP -----------------===//
+//
+// libamdhip64 is opened with dlopen, like the CUDA driver, so one runtime
+// binary serves both vendors and a machine without ROCm gets a message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+#include "KernelArgs.h"
+
+#include <map>
+#include <mutex>
+
+using namespace attn;
+
+namespace {
+
+using hipError_t = int;
+using hipModule_t = struct ihipModule_t *;
+using hipFunction_t = struct ihipModuleSymbol_t *;
+using hipStream_t = struct ihipStream_t *;
+
+constexpr hipError_t kHipSuccess = 0;
+
+struct HipRuntime {
+#define ATTN_HIP_SYMBOL(member, symbol, ret, params) ret(*member) params = nullptr;
+#include "HipSymbols.def"
+};
+
+Status getRuntime(const HipRuntime *&out) {
+  static HipRuntime hip;
+  static Status status = [] {
+    void *handle = nullptr;
+    Status s = openLibrary(
+        "HIP runtime", "ATTN_HIP_LIBRARY",
+        {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6"}, handle);
+    if (!s.isOk())
+      return s;
+#define ATTN_HIP_SYMBOL(member, symbol, ret, params)                           \
+  {                                                                            \
+    void *fn = nullptr;                                                        \
+    Status ls = lookupSymbol(handle, "HIP runtime", symbol, fn);              \
+    if (!ls.isOk())                                                            \
+      return ls;                                                               \
+    hip.member = reinterpret_cast<ret(*) params>(fn);                          \
+  }
+#include "HipSymbols.def"
+    hipError_t r = hip.hipInit(0);
+    if (r != kHipSuccess) {
+      const char *text = hip.hipGetErrorString(r);
+      return Status::error(ATTN_STATUS_NO_DRIVER,
+                           std::string("hipInit failed: ") +
+                               (text ? text : "unknown error") +
+                               " (hipError_t " + std::to_string(r) + ")");
+    }
+    return Status::ok();
+  }();
+  out = &hip;
+  return status;
+}
+
+std::string errorText(const HipRuntime &hip, hipError_t r) {
+  const char *text = hip.hipGetErrorString(r);
+  return std::string(text ? text : "unknown error") + " (hipError_t " +
+         std::to_string(r) + ")";
+}
+
+class HipBackend final : public Backend {
+public:
+  ~HipBackend() override {
+    const HipRuntime *hip = nullptr;
+    if (!getRuntime(hip).isOk())
+      return;
+    int current = 0;
+    bool restore = hip->hipGetDevice(&current) == kHipSuccess;
+    for (auto &[key, module] : modules) {
+      hip->hipSetDevice(key.first);
+      hip->hipModuleUnload(module);
+    }
+    if (restore)
+      hip->hipSetDevice(current);
+  }
+
+  Status launch(const BundleInfo &bundle, int index, KernelArgs &args,
+                const attn_fwd_params &params) override {
+    const HipRuntime *hip = nullptr;
+    Status s = getRuntime(hip);
+    if (!s.isOk())
+      return s;
+    int device = 0;
+    hipError_t r = hip->hipGetDevice(&device);
+    if (r != kHipSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "hipGetDevice failed: " + errorText(*hip, r));
+    hipFunction_t fn = nullptr;
+    s = getFunction(*hip, bundle, index, device, fn);
+    if (!s.isOk())
+      return s;
+    const Variant &v = bundle.variants[index];
+    LaunchGeometry g = launchGeometry(v, params);
+    // AMD GPUs need no opt-in for dynamic LDS up to the hardware limit; a
+    // larger request fails here with HIP's message.
+    r = hip->hipModuleLaunchKernel(fn, g.gridX, g.gridY, g.gridZ, g.blockX, 1,
+                                   1, g.dynamicSmem,
+                                   static_cast<hipStream_t>(params.stream),
+                                   args.data(), nullptr);
+    if (r != kHipSuccess)
+      return Status::error(ATTN_STATUS_LAUNCH_FAILED,
+                           "hipModuleLaunchKernel of variant '" + v.name +
+                               "' failed: " + errorText(*hip, r));
+    return Status::ok();
+  }
+
+private:
+  Status getFunction(const HipRuntime &hip, const BundleInfo &bundle,
+                     int index, int device, hipFunction_t &fn) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto key = std::make_pair(device, index);
+    auto it = functions.find(key);
+    if (it != functions.end()) {
+      fn = it->second;
+      return Status::ok();
+    }
+    const Variant &v = bundle.variants[index];
+    hipModule_t module = nullptr;
+    // HIP offers no stable way to read the gfx name without the versioned
+    // hipDeviceProp_t, so a code object for another chip is reported by the
+    // loader; the message names the bundle's chip for that case.
+    hipError_t r = hip.hipModuleLoadData(&module, v.image.data());
+    if (r != kHipSuccess)
+      return Status::error(ATTN_STATUS_LAUNCH_FAILED,
+                           "hipModuleLoadData of '" + v.binary +
+                               "' (variant '" + v.name + "', chip " +
+                               bundle.chip + ") failed: " +
+                               errorText(hip, r) +
+                               "; is this GPU a " + bundle.chip + "?");
+    r = hip.hipModuleGetFunction(&fn, module, v.entry.c_str());
+    if (r != kHipSuccess) {
+      hip.hipModuleUnload(module);
+      return Status::error(ATTN_STATUS_LAUNCH_FAILED,
+                           "cannot find kernel '" + v.entry + "' in '" +
+                               v.binary + "': " + errorText(hip, r));
+    }
+    functions[key] = fn;
+    modules[key] = module;
+    return Status::ok();
+  }
+
+  std::mutex mutex;
+  std::map<std::pair<int, int>, hipFunction_t> functions;
+  std::map<std::pair<int, int>, hipModule_t> modules;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> attn::createHipBackend() {
+  return std::make_unique<HipBackend>();
+}
