@@ -97,8 +97,8 @@ typedef struct attn_fwd_params {
   int64_t lse_stride[2];  ///< b, h
   int64_t bias_stride[4]; ///< b, h, q, k; 0 on broadcast dimensions
 
-  float scale;   ///< multiplies q.k (usually 1/sqrt(D))
-  float softcap; ///< 0: none; > 0 selects a softcap variant
+  float scale;                       ///< multiplies q.k (usually 1/sqrt(D))
+  float softcap;                     ///< 0: none; > 0 selects a softcap variant
   int32_t window_left, window_right; ///< sliding window; < 0 = unbounded
 
   /// CUstream / hipStream_t to launch on; null is the legacy default stream

@@ -34,9 +34,8 @@ struct LaunchGeometry {
 
 inline LaunchGeometry launchGeometry(const Variant &v,
                                      const attn_fwd_params &p) {
-  return {unsigned((p.seqlen_q + v.blockM - 1) / v.blockM),
-          unsigned(p.heads_q), unsigned(p.batch), unsigned(v.threads),
-          unsigned(v.dynamicSmem)};
+  return {unsigned((p.seqlen_q + v.blockM - 1) / v.blockM), unsigned(p.heads_q),
+          unsigned(p.batch), unsigned(v.threads), unsigned(v.dynamicSmem)};
 }
 
 /// dlopen()s the first of `candidates` that opens, the one named by the

@@ -124,7 +124,8 @@ public:
 
   /// A string field that must be one of `names` (indexed by enum value).
   template <typename EnumT, size_t N>
-  void enumeration(const char *name, EnumT &out, const char *const (&names)[N]) {
+  void enumeration(const char *name, EnumT &out,
+                   const char *const (&names)[N]) {
     std::string text;
     string(name, text);
     if (!ok())
@@ -137,8 +138,8 @@ public:
       }
       allowed += (i ? ", " : "") + std::string("'") + names[i] + "'";
     }
-    fail(std::string("field '") + name + "' is '" + text + "', expected one of " +
-         allowed);
+    fail(std::string("field '") + name + "' is '" + text +
+         "', expected one of " + allowed);
   }
 
   void fail(const std::string &what) {
@@ -155,8 +156,7 @@ private:
 } // namespace
 
 static Status badBundle(const std::string &dir, const std::string &what) {
-  return Status::error(ATTN_STATUS_BAD_BUNDLE,
-                       "bundle '" + dir + "': " + what);
+  return Status::error(ATTN_STATUS_BAD_BUNDLE, "bundle '" + dir + "': " + what);
 }
 
 static bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
@@ -209,8 +209,9 @@ static Status parseVariant(const json::Value &value, size_t index,
   // relocatable and its reader from wandering the file system.
   if (out.binary.empty() || out.binary[0] == '/' ||
       out.binary.find("..") != std::string::npos)
-    return badBundle(dir, where + ": field 'binary' must be a file name "
-                                  "relative to the bundle directory, got '" +
+    return badBundle(dir, where +
+                              ": field 'binary' must be a file name "
+                              "relative to the bundle directory, got '" +
                               out.binary + "'");
   if (readBinaries) {
     std::string path = dir + "/" + out.binary;
@@ -264,8 +265,8 @@ Status attn::parseBundle(const std::string &jsonText, const std::string &dir,
   out.variants.clear();
   out.variants.resize(variants->array.size());
   for (size_t i = 0; i < variants->array.size(); ++i) {
-    Status s = parseVariant(variants->array[i], i, dir, readBinaries,
-                            out.variants[i]);
+    Status s =
+        parseVariant(variants->array[i], i, dir, readBinaries, out.variants[i]);
     if (!s.isOk())
       return s;
   }

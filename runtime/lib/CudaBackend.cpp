@@ -28,7 +28,8 @@ using CUstream = struct CUstream_st *;
 using namespace attn::cuda;
 
 struct CudaDriver {
-#define ATTN_CUDA_SYMBOL(member, symbol, ret, params) ret(*member) params = nullptr;
+#define ATTN_CUDA_SYMBOL(member, symbol, ret, params)                          \
+  ret(*member) params = nullptr;
 #include "CudaSymbols.def"
 };
 
@@ -45,7 +46,7 @@ Status getDriver(const CudaDriver *&out) {
 #define ATTN_CUDA_SYMBOL(member, symbol, ret, params)                          \
   {                                                                            \
     void *fn = nullptr;                                                        \
-    Status ls = lookupSymbol(handle, "CUDA driver", symbol, fn);              \
+    Status ls = lookupSymbol(handle, "CUDA driver", symbol, fn);               \
     if (!ls.isOk())                                                            \
       return ls;                                                               \
     driver.member = reinterpret_cast<ret(*) params>(fn);                       \
@@ -57,8 +58,8 @@ Status getDriver(const CudaDriver *&out) {
       if (driver.cuGetErrorString(r, &text) != kSuccess || !text)
         text = "unknown error";
       return Status::error(ATTN_STATUS_NO_DRIVER,
-                           std::string("cuInit failed: ") + text + " (CUresult " +
-                               std::to_string(r) + ")");
+                           std::string("cuInit failed: ") + text +
+                               " (CUresult " + std::to_string(r) + ")");
     }
     return Status::ok();
   }();
@@ -101,15 +102,15 @@ Status checkChip(const std::string &chip, int major, int minor) {
   unsigned number = 0;
   char suffix[8] = {0};
   if (std::sscanf(chip.c_str(), "sm_%u%7s", &number, suffix) < 1 ||
-      number < 10 || (suffix[0] && std::string(suffix) != "a" &&
-                      std::string(suffix) != "f"))
+      number < 10 ||
+      (suffix[0] && std::string(suffix) != "a" && std::string(suffix) != "f"))
     return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
                          "cannot read the bundle's chip '" + chip +
                              "' (expected sm_<major><minor>[a|f])");
   int wantMajor = int(number / 10), wantMinor = int(number % 10);
   bool exact = std::string(suffix) == "a";
-  bool fits = major == wantMajor &&
-              (exact ? minor == wantMinor : minor >= wantMinor);
+  bool fits =
+      major == wantMajor && (exact ? minor == wantMinor : minor >= wantMinor);
   if (fits)
     return Status::ok();
   return Status::error(
@@ -151,10 +152,9 @@ public:
       return s;
     const Variant &v = bundle.variants[index];
     LaunchGeometry g = launchGeometry(v, params);
-    CUresult r = d->cuLaunchKernel(fn, g.gridX, g.gridY, g.gridZ, g.blockX, 1,
-                                   1, g.dynamicSmem,
-                                   static_cast<CUstream>(params.stream),
-                                   args.data(), nullptr);
+    CUresult r = d->cuLaunchKernel(
+        fn, g.gridX, g.gridY, g.gridZ, g.blockX, 1, 1, g.dynamicSmem,
+        static_cast<CUstream>(params.stream), args.data(), nullptr);
     if (r != kSuccess)
       return Status::error(ATTN_STATUS_LAUNCH_FAILED,
                            "cuLaunchKernel of variant '" + v.name +
@@ -233,13 +233,11 @@ private:
     r = d.cuModuleLoadData(&module, v.image.data());
     if (r != kSuccess)
       return Status::error(ATTN_STATUS_LAUNCH_FAILED,
-                           "cuModuleLoadData of '" + v.binary +
-                               "' (variant '" + v.name +
-                               "') failed: " + errorText(d, r));
+                           "cuModuleLoadData of '" + v.binary + "' (variant '" +
+                               v.name + "') failed: " + errorText(d, r));
     r = d.cuModuleGetFunction(&fn, module, v.entry.c_str());
     if (r == kSuccess && v.dynamicSmem > kDefaultSmemLimit)
-      r = d.cuFuncSetAttribute(fn, kFuncAttrMaxDynamicSmem,
-                               int(v.dynamicSmem));
+      r = d.cuFuncSetAttribute(fn, kFuncAttrMaxDynamicSmem, int(v.dynamicSmem));
     if (r != kSuccess) {
       d.cuModuleUnload(module);
       return Status::error(ATTN_STATUS_LAUNCH_FAILED,

@@ -12,11 +12,13 @@
 
 namespace attn::cuda {
 
-constexpr int kSuccess = 0;                // CUDA_SUCCESS
-constexpr int kAttrCcMajor = 75;           // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-constexpr int kAttrCcMinor = 76;           // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
-constexpr int kAttrMaxSmemOptin = 97;      // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-constexpr int kFuncAttrMaxDynamicSmem = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+constexpr int kSuccess = 0;      // CUDA_SUCCESS
+constexpr int kAttrCcMajor = 75; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int kAttrCcMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+constexpr int kAttrMaxSmemOptin =
+    97; // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+constexpr int kFuncAttrMaxDynamicSmem =
+    8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 /// Kernels may use up to 48 KiB of dynamic shared memory without opting in.
 constexpr int64_t kDefaultSmemLimit = 48 * 1024;
 

@@ -25,9 +25,9 @@ static std::string hex(const void *p) {
 
 Status attn::validateParams(const attn_fwd_params &p) {
   const std::pair<const char *, int32_t> dims[] = {
-      {"batch", p.batch},       {"heads_q", p.heads_q},
-      {"heads_kv", p.heads_kv}, {"seqlen_q", p.seqlen_q},
-      {"seqlen_k", p.seqlen_k}, {"head_dim", p.head_dim},
+      {"batch", p.batch},          {"heads_q", p.heads_q},
+      {"heads_kv", p.heads_kv},    {"seqlen_q", p.seqlen_q},
+      {"seqlen_k", p.seqlen_k},    {"head_dim", p.head_dim},
       {"head_dim_v", p.head_dim_v}};
   for (const auto &[name, value] : dims)
     if (value <= 0)
@@ -45,7 +45,8 @@ Status attn::validateParams(const attn_fwd_params &p) {
                    std::to_string(p.heads_q) + ", batch " +
                    std::to_string(p.batch));
   if (dtypeSize(p.dtype) == 0)
-    return invalid("dtype " + std::to_string(p.dtype) + " is not an attn_dtype");
+    return invalid("dtype " + std::to_string(p.dtype) +
+                   " is not an attn_dtype");
   if (p.mask < ATTN_MASK_NONE || p.mask > ATTN_MASK_SLIDING_WINDOW)
     return invalid("mask " + std::to_string(p.mask) + " is not an attn_mask");
   if (p.bias_kind < ATTN_BIAS_NONE || p.bias_kind > ATTN_BIAS_F32)
@@ -73,7 +74,9 @@ Status attn::validateParams(const attn_fwd_params &p) {
     return invalid("lse pointer " + hex(p.lse) + " is not 4-byte aligned");
 
   const std::pair<const char *, const int64_t *> tensors[] = {
-      {"q", p.q_stride}, {"k", p.k_stride}, {"v", p.v_stride},
+      {"q", p.q_stride},
+      {"k", p.k_stride},
+      {"v", p.v_stride},
       {"o", p.o_stride}};
   for (const auto &[name, s] : tensors) {
     if (s[3] != 1)
@@ -151,13 +154,12 @@ std::string attn::whyNot(const Variant &v, const attn_fwd_params &p) {
   // Only the strides a kernel steps by whole rows count; the unit head stride
   // and the bias key stride are element steps. lse is written one f32 at a
   // time, so its alignment is not a condition.
-  const Tensor tensors[] = {
-      {"q", p.q, p.q_stride, 3, elem},
-      {"k", p.k, p.k_stride, 3, elem},
-      {"v", p.v, p.v_stride, 3, elem},
-      {"o", p.o, p.o_stride, 3, elem},
-      {"bias", p.bias, p.bias_stride, 3,
-       p.bias_kind == ATTN_BIAS_F32 ? 4 : elem}};
+  const Tensor tensors[] = {{"q", p.q, p.q_stride, 3, elem},
+                            {"k", p.k, p.k_stride, 3, elem},
+                            {"v", p.v, p.v_stride, 3, elem},
+                            {"o", p.o, p.o_stride, 3, elem},
+                            {"bias", p.bias, p.bias_stride, 3,
+                             p.bias_kind == ATTN_BIAS_F32 ? 4 : elem}};
   static const char *const kDimNames[] = {"b", "h", "s"};
   for (const Tensor &t : tensors) {
     if (!t.ptr)

@@ -23,7 +23,8 @@ using hipStream_t = struct ihipStream_t *;
 constexpr hipError_t kHipSuccess = 0;
 
 struct HipRuntime {
-#define ATTN_HIP_SYMBOL(member, symbol, ret, params) ret(*member) params = nullptr;
+#define ATTN_HIP_SYMBOL(member, symbol, ret, params)                           \
+  ret(*member) params = nullptr;
 #include "HipSymbols.def"
 };
 
@@ -39,7 +40,7 @@ Status getRuntime(const HipRuntime *&out) {
 #define ATTN_HIP_SYMBOL(member, symbol, ret, params)                           \
   {                                                                            \
     void *fn = nullptr;                                                        \
-    Status ls = lookupSymbol(handle, "HIP runtime", symbol, fn);              \
+    Status ls = lookupSymbol(handle, "HIP runtime", symbol, fn);               \
     if (!ls.isOk())                                                            \
       return ls;                                                               \
     hip.member = reinterpret_cast<ret(*) params>(fn);                          \
@@ -100,10 +101,9 @@ public:
     LaunchGeometry g = launchGeometry(v, params);
     // AMD GPUs need no opt-in for dynamic LDS up to the hardware limit; a
     // larger request fails here with HIP's message.
-    r = hip->hipModuleLaunchKernel(fn, g.gridX, g.gridY, g.gridZ, g.blockX, 1,
-                                   1, g.dynamicSmem,
-                                   static_cast<hipStream_t>(params.stream),
-                                   args.data(), nullptr);
+    r = hip->hipModuleLaunchKernel(
+        fn, g.gridX, g.gridY, g.gridZ, g.blockX, 1, 1, g.dynamicSmem,
+        static_cast<hipStream_t>(params.stream), args.data(), nullptr);
     if (r != kHipSuccess)
       return Status::error(ATTN_STATUS_LAUNCH_FAILED,
                            "hipModuleLaunchKernel of variant '" + v.name +
@@ -112,8 +112,8 @@ public:
   }
 
 private:
-  Status getFunction(const HipRuntime &hip, const BundleInfo &bundle,
-                     int index, int device, hipFunction_t &fn) {
+  Status getFunction(const HipRuntime &hip, const BundleInfo &bundle, int index,
+                     int device, hipFunction_t &fn) {
     std::lock_guard<std::mutex> lock(mutex);
     auto key = std::make_pair(device, index);
     auto it = functions.find(key);
@@ -131,8 +131,7 @@ private:
       return Status::error(ATTN_STATUS_LAUNCH_FAILED,
                            "hipModuleLoadData of '" + v.binary +
                                "' (variant '" + v.name + "', chip " +
-                               bundle.chip + ") failed: " +
-                               errorText(hip, r) +
+                               bundle.chip + ") failed: " + errorText(hip, r) +
                                "; is this GPU a " + bundle.chip + "?");
     r = hip.hipModuleGetFunction(&fn, module, v.entry.c_str());
     if (r != kHipSuccess) {

@@ -20,14 +20,15 @@
 namespace {
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: attn-runtime-probe load DIR\n"
-               "       attn-runtime-probe select|forward DIR [key=value...]\n"
-               "       attn-runtime-probe threads DIR [key=value...]\n"
-               "       attn-runtime-probe api-nulls\n"
-               "keys: dtype d dv mask bias softcap b hq hkv sq sk scale wl wr\n"
-               "      lse=0|1 null=q|k|v|o|bias offset=q|k|v|o|bias:BYTES\n"
-               "      q_stride|k_stride|v_stride|o_stride|bias_stride=a,b,c,d\n");
+  std::fprintf(
+      stderr,
+      "usage: attn-runtime-probe load DIR\n"
+      "       attn-runtime-probe select|forward DIR [key=value...]\n"
+      "       attn-runtime-probe threads DIR [key=value...]\n"
+      "       attn-runtime-probe api-nulls\n"
+      "keys: dtype d dv mask bias softcap b hq hkv sq sk scale wl wr\n"
+      "      lse=0|1 null=q|k|v|o|bias offset=q|k|v|o|bias:BYTES\n"
+      "      q_stride|k_stride|v_stride|o_stride|bias_stride=a,b,c,d\n");
   return 2;
 }
 
@@ -85,8 +86,8 @@ bool buildParams(int argc, char **argv, attn_fwd_params &p) {
     if (key == "dtype")
       p.dtype = lookup(value, {"f16", "bf16", "f32"});
     else if (key == "mask")
-      p.mask = lookup(value, {"none", "causal", "causal_bottom_right",
-                              "sliding_window"});
+      p.mask = lookup(
+          value, {"none", "causal", "causal_bottom_right", "sliding_window"});
     else if (key == "bias")
       p.bias_kind = lookup(value, {"none", "same", "f32"});
     else if (key == "d")
@@ -224,8 +225,8 @@ int threads(attn_bundle *bundle, const attn_fwd_params &params) {
             (s != ATTN_STATUS_SUCCESS && firstError != attn_last_error()))
           ++mismatches;
         s = attn_select_variant(bundle, &bad, &index);
-        std::string want = "batch must be positive, got " +
-                           std::to_string(-t - 1);
+        std::string want =
+            "batch must be positive, got " + std::to_string(-t - 1);
         if (s != ATTN_STATUS_INVALID_ARGUMENT || want != attn_last_error())
           ++mismatches;
       }
