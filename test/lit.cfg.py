@@ -20,9 +20,16 @@ config.substitutions.append(("%attn_src_root", config.attn_src_root))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit))
+config.substitutions.append(
+    ("%attn_runtime_probe",
+     os.path.join(config.attn_obj_root, "runtime", "bin", "attn-runtime-probe")))
+config.substitutions.append(
+    ("%attn_runtime_lib", os.path.join(config.attn_obj_root, "runtime", "lib")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# "not" and "count" at the start of a RUN line are found through PATH.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "mlir-opt", "mlir-runner", "mlir-translate", "llvm-objdump",
