@@ -24,6 +24,11 @@ struct AttnToNVVMPipelineOptions
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit", llvm::cl::desc("CUDA toolkit root (ptxas)"),
       llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<bool> selectConfig{
+      *this, "select-config",
+      llvm::cl::desc("Run attn-select-config first (off: every op already "
+                     "carries a #attn.config)"),
+      llvm::cl::init(true)};
 };
 
 /// Options of attn-to-rocdl.

@@ -1,6 +1,13 @@
-//===- AttnToNVVM.cpp ----------------------------------------------*- C++ -*-===//
+//===- AttnToNVVM.cpp - the convert-attn-to-nvvm pass -----------*- C++ -*-===//
+//
+// A thin driver: the kernel skeleton lives in AttnToGPU, the NVIDIA parts in
+// NVVMTargetInfo and MmaM16N8K16.
+//
+//===----------------------------------------------------------------------===//
 
+#include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
 #include "AttnDialect/Conversion/Passes.h"
+#include "NVVMTargetInfo.h"
 
 namespace mlir {
 namespace attn {
@@ -10,13 +17,30 @@ namespace attn {
 } // namespace mlir
 
 using namespace mlir;
+using namespace mlir::attn;
 
 namespace {
-struct ConvertAttnToNVVMPassImpl : public attn::impl::ConvertAttnToNVVMPassBase<ConvertAttnToNVVMPassImpl> {
+struct ConvertAttnToNVVMPass
+    : public attn::impl::ConvertAttnToNVVMPassBase<ConvertAttnToNVVMPass> {
   using Base::Base;
+
   void runOnOperation() override {
-    getOperation()->emitError("ConvertAttnToNVVMPass is not implemented yet");
-    signalPassFailure();
+    ModuleOp top = getOperation();
+    const NVVMChip *nvChip = lookupNVVMChip(chip);
+    if (!nvChip) {
+      top.emitError("convert-attn-to-nvvm: unsupported chip '")
+          << chip << "'; expected one of " << getNVVMChipList();
+      return signalPassFailure();
+    }
+    NVVMTargetInfo target(*nvChip);
+    SmallVector<AttentionOp> ops;
+    top.walk([&](AttentionOp op) { ops.push_back(op); });
+    bool failed = false;
+    for (AttentionOp op : ops)
+      if (mlir::failed(lowerAttentionToGPU(op, top, target)))
+        failed = true;
+    if (failed)
+      signalPassFailure();
   }
 };
 } // namespace

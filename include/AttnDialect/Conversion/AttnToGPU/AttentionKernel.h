@@ -1,0 +1,56 @@
+//===- AttentionKernel.h - target-independent attention kernel --*- C++ -*-===//
+//
+// Lowers a memref-form, configured attn.attention into a gpu.func kernel of
+// the attn-fwd-v1 ABI plus a gpu.launch_func, using a GPUTargetInfo for the
+// per-target parts. Both convert-attn-to-nvvm and convert-attn-to-rocdl are
+// thin drivers over lowerAttentionToGPU.
+//
+// The kernel is FlashAttention-2's forward pass: one workgroup per
+// (query block, head, batch); each warp owns getRowsPerWarp() query rows,
+// holds its Q fragments and O accumulator in registers, walks the visible
+// key blocks (MaskUtils) with K/V tiles staged through shared memory
+// (`stages` buffers), and keeps the online softmax (running max and sum in
+// the exp2 domain) per row slot of the accumulator layout.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNDIALECT_CONVERSION_ATTNTOGPU_ATTENTIONKERNEL_H
+#define ATTNDIALECT_CONVERSION_ATTNTOGPU_ATTENTIONKERNEL_H
+
+#include "AttnDialect/Conversion/AttnToGPU/GPUTargetInfo.h"
+#include "AttnDialect/IR/AttnOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir {
+namespace attn {
+
+/// Name of the top-module attribute listing the metadata of every kernel
+/// (one dictionary per kernel, bundle.json's variant fields), in the order
+/// the kernels were created. attn-write-bundle reads it.
+inline constexpr StringLiteral kKernelsAttrName = "attn.kernels";
+
+/// The spec of `op`, or failure with a diagnostic on `op` naming what is
+/// missing or unsupported (tensor form, no config, bias, element type...).
+FailureOr<KernelSpec> getKernelSpec(AttentionOp op,
+                                    const GPUTargetInfo &target);
+
+/// Bytes of dynamic shared memory the kernel of `spec` uses.
+int64_t getDynamicSharedMemoryBytes(const KernelSpec &spec,
+                                    const GPUTargetInfo &target);
+
+/// Emits the kernel `name` for `spec` into `gpuModule`.
+gpu::GPUFuncOp buildAttentionKernel(OpBuilder &b, Location loc,
+                                    gpu::GPUModuleOp gpuModule, StringRef name,
+                                    const KernelSpec &spec,
+                                    const GPUTargetInfo &target);
+
+/// Replaces `op` by a launch of its kernel, creating the kernel (in a
+/// gpu.module of the same name) unless `top` already has it, and appends the
+/// kernel's metadata to `top`'s attn.kernels.
+LogicalResult lowerAttentionToGPU(AttentionOp op, ModuleOp top,
+                                  const GPUTargetInfo &target);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTNDIALECT_CONVERSION_ATTNTOGPU_ATTENTIONKERNEL_H

@@ -1,0 +1,154 @@
+//===- GPUTargetInfo.h - per-target hooks of the GPU kernel ------*- C++ -*-===//
+//
+// The attention kernel skeleton (AttentionKernel.h) is written once; what
+// differs between NVIDIA and AMD is behind two interfaces:
+//
+//  * GPUTargetInfo: warp size, cross-lane shuffles, global->shared copies
+//    (cp.async on NVIDIA, plain loads + stores where there is no async copy),
+//    shared-memory padding, the gpu.module target attribute, and which
+//    problems the target lowers at all.
+//  * MmaEmitter: the matrix instructions of one warp and the register layout
+//    of their accumulators (AccLayout), for the two products of the kernel:
+//    S = Q K^T and O += P V.
+//
+// The skeleton never looks at a chip name: it asks these objects.
+//
+// Memory model the hooks share: global memory is `!llvm.ptr<1>` (bare device
+// pointers of the kernel ABI), shared memory / LDS is `!llvm.ptr<3>` into one
+// dynamic shared-memory buffer the skeleton carves into tiles. Both NVPTX and
+// AMDGPU use these address spaces.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNDIALECT_CONVERSION_ATTNTOGPU_GPUTARGETINFO_H
+#define ATTNDIALECT_CONVERSION_ATTNTOGPU_GPUTARGETINFO_H
+
+#include "AttnDialect/Conversion/AttnToGPU/KernelABI.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallVector.h"
+#include <memory>
+
+namespace mlir {
+namespace attn {
+
+/// Which (row, col) of a warp's [rows x cols] f32 accumulator tile each
+/// element of a lane holds. Element `e` of lane `l` is at
+///   row = laneRow(l) + rowSlotOffsets[rowSlot[e]]
+///   col = laneCol(l) + colOffsets[e].
+/// A "row slot" is one of the distinct rows a lane holds; the online softmax
+/// keeps one running max and sum per slot. Lanes that hold parts of the same
+/// row are reached from each other by xor-shuffles with `rowReduceXor`.
+struct AccLayout {
+  Value laneRow; // i32
+  Value laneCol; // i32
+  SmallVector<int64_t> rowSlotOffsets;
+  SmallVector<unsigned> rowSlot;
+  SmallVector<int64_t> colOffsets;
+  SmallVector<int32_t> rowReduceXor;
+
+  unsigned getNumElements() const { return rowSlot.size(); }
+  unsigned getNumRowSlots() const { return rowSlotOffsets.size(); }
+};
+
+/// A row-major tile in shared memory: `rows` x `cols` elements of
+/// `elemType`, rows `rowStride` elements apart (cols plus padding).
+struct SharedTile {
+  Value base; // !llvm.ptr<3>
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t rowStride = 0;
+  Type elemType;
+};
+
+/// The matrix instructions of one warp (wave). One emitter serves one kernel
+/// (one KernelSpec); it may cache lane-dependent values it computes once.
+class MmaEmitter {
+public:
+  virtual ~MmaEmitter();
+
+  /// Query rows one warp owns; block_m = rowsPerWarp * warps.
+  virtual int64_t getRowsPerWarp() const = 0;
+
+  /// Layout of the scores S [rowsPerWarp x block_n] and of the output
+  /// accumulator O [rowsPerWarp x Dv]. Both must have the same laneRow and
+  /// row slots: the softmax rescales O with the per-slot factors of S.
+  virtual AccLayout getScoreLayout(OpBuilder &b, Location loc, Value lane) = 0;
+  virtual AccLayout getOutputLayout(OpBuilder &b, Location loc,
+                                    Value lane) = 0;
+
+  /// Loads this warp's query rows [warpRow, warpRow + rowsPerWarp) of `q`
+  /// into registers, in whatever form computeScores wants (called once).
+  virtual SmallVector<Value> loadQuery(OpBuilder &b, Location loc, Value lane,
+                                       const SharedTile &q, Value warpRow) = 0;
+
+  /// S = Q K^T for the key tile `k` [block_n x D]; f32 values in
+  /// getScoreLayout order.
+  virtual SmallVector<Value> computeScores(OpBuilder &b, Location loc,
+                                           Value lane, ArrayRef<Value> query,
+                                           const SharedTile &k) = 0;
+
+  /// Returns acc + P V for probabilities `p` (f32, getScoreLayout order) and
+  /// the value tile `v` [block_n x Dv]; `acc` and the result are f32 in
+  /// getOutputLayout order.
+  virtual SmallVector<Value> accumulateOutput(OpBuilder &b, Location loc,
+                                              Value lane, ArrayRef<Value> p,
+                                              const SharedTile &v,
+                                              ArrayRef<Value> acc) = 0;
+};
+
+/// Per-target parts of the kernel other than the matrix instructions.
+class GPUTargetInfo {
+public:
+  virtual ~GPUTargetInfo();
+
+  /// The chip, as the bundle names it ("sm_90a", "gfx942").
+  virtual StringRef getChip() const = 0;
+  /// "cuda" or "hip" (bundle.json's platform).
+  virtual StringRef getPlatform() const = 0;
+  virtual unsigned getWarpSize() const = 0;
+  virtual unsigned getGlobalAddressSpace() const { return 1; }
+  virtual unsigned getSharedAddressSpace() const { return 3; }
+  /// Shared memory a workgroup may use (bytes).
+  virtual int64_t getMaxSharedMemoryBytes() const = 0;
+  /// Elements added to every shared-memory row so the target's tile loads
+  /// are free of bank conflicts.
+  virtual int64_t getSharedRowPadding(Type elemType) const = 0;
+  /// Alignment (bytes) of pointers and strides the kernels assume.
+  virtual int64_t getAlignBytes() const { return 16; }
+
+  /// The target attribute of the gpu.module holding the kernels.
+  virtual Attribute getTargetAttr(MLIRContext *ctx) const = 0;
+
+  /// Fails, with a diagnostic naming what is unsupported, when this target
+  /// cannot lower `spec` (element type, head dims, config's mma/pipeline).
+  virtual LogicalResult
+  checkSupported(const KernelSpec &spec,
+                 function_ref<InFlightDiagnostic()> emitError) const = 0;
+
+  virtual std::unique_ptr<MmaEmitter>
+  createMmaEmitter(const KernelSpec &spec) const = 0;
+
+  /// Value of `v` (32-bit) held by lane `lane ^ offset`.
+  virtual Value emitShuffleXor(OpBuilder &b, Location loc, Value v,
+                               int32_t offset) const;
+
+  /// Copies `bytes` (16) from global `src` to shared `dst`, or writes zeros
+  /// when `valid` (i1) is false. May be asynchronous: the copies issued
+  /// before emitCopyCommit form a group, and emitCopyWait(n) waits until at
+  /// most `n` groups are in flight. The skeleton adds the barrier.
+  virtual void emitCopyToShared(OpBuilder &b, Location loc, Value dst,
+                                Value src, int64_t bytes, Value valid) const = 0;
+  virtual void emitCopyCommit(OpBuilder &b, Location loc) const {}
+  virtual void emitCopyWait(OpBuilder &b, Location loc, int pending) const {}
+
+  /// Target attributes on the kernel (launch bounds and the like).
+  virtual void annotateKernel(gpu::GPUFuncOp func,
+                              const KernelSpec &spec) const {}
+};
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTNDIALECT_CONVERSION_ATTNTOGPU_GPUTARGETINFO_H

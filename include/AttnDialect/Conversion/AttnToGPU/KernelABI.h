@@ -1,0 +1,77 @@
+//===- KernelABI.h - the attn-fwd-v1 kernel ABI -----------------*- C++ -*-===//
+//
+// The argument list every forward kernel takes (docs/BundleFormat.md), shared
+// by the NVIDIA and AMD lowerings so the runtime launches any variant alike.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNDIALECT_CONVERSION_ATTNTOGPU_KERNELABI_H
+#define ATTNDIALECT_CONVERSION_ATTNTOGPU_KERNELABI_H
+
+#include "AttnDialect/IR/AttnAttrs.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include <string>
+
+namespace mlir {
+namespace attn {
+
+/// Positions of the attn-fwd-v1 kernel arguments.
+enum KernelArg : unsigned {
+  kArgQ = 0,
+  kArgK,
+  kArgV,
+  kArgO,
+  kArgLse,
+  kArgBias,
+  kArgBatch,
+  kArgHeadsQ,
+  kArgHeadsKV,
+  kArgSeqQ,
+  kArgSeqK,
+  kArgQStrideB, // q, k, v, o: (b, h, s) strides in elements
+  kArgKStrideB = kArgQStrideB + 3,
+  kArgVStrideB = kArgKStrideB + 3,
+  kArgOStrideB = kArgVStrideB + 3,
+  kArgLseStrideB = kArgOStrideB + 3, // lse: (b, h)
+  kArgBiasStrideB = kArgLseStrideB + 2, // bias: (b, h, q, k)
+  kArgScale = kArgBiasStrideB + 4,
+  kArgSoftcap,
+  kArgWindowLeft,
+  kArgWindowRight,
+  kNumKernelArgs
+};
+
+/// What one compiled kernel computes; two ops with equal specs share a
+/// kernel. Heads, batch and sequence lengths are kernel arguments.
+struct KernelSpec {
+  Type elemType;
+  int64_t headDim = 0;
+  int64_t headDimV = 0;
+  MaskKind mask = MaskKind::None;
+  bool softcap = false;
+  ConfigAttr config;
+
+  int64_t blockM() const { return config.getBlockM(); }
+  int64_t blockN() const { return config.getBlockN(); }
+  int64_t warps() const { return config.getWarps(); }
+  int64_t stages() const { return config.getStages(); }
+};
+
+/// "f16", "bf16" or "f32".
+std::string getDTypeName(Type elemType);
+
+/// The bundle name of a mask kind ("none", "causal", ...).
+std::string getMaskName(MaskKind kind);
+
+/// Deterministic kernel name from the problem and the config, e.g.
+/// fwd_bf16_d128_causal_m64n64w4s2 (Dv is spelled out only when != D).
+std::string getKernelName(const KernelSpec &spec);
+
+/// The kernel's function type: pointers are `!llvm.ptr<globalAddrSpace>`
+/// (bare device pointers), then i32 / i64 / f32 scalars as in the ABI table.
+FunctionType getKernelFunctionType(MLIRContext *ctx, unsigned globalAddrSpace);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTNDIALECT_CONVERSION_ATTNTOGPU_KERNELABI_H

@@ -1,0 +1,449 @@
+//===- AttentionKernel.cpp - target-independent attention kernel -*- C++ -*-===//
+//
+// Emits the body of the FlashAttention-2 forward kernel. All per-tile work is
+// unrolled here in C++, so register arrays (scores, probabilities, output
+// accumulators) are SSA values indexed by constants only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
+#include "AttnDialect/Utils/MaskUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static constexpr StringLiteral kSharedGlobalName = "attn_smem";
+
+namespace {
+/// Shared-memory carving of one kernel: [Q tile][K stages][V stages], every
+/// row padded by the target's padding.
+struct SharedLayout {
+  int64_t qRowStride, kRowStride, vRowStride;
+  int64_t qBytes, kStageBytes, vStageBytes, totalBytes;
+
+  SharedLayout(const KernelSpec &spec, const GPUTargetInfo &target) {
+    int64_t pad = target.getSharedRowPadding(spec.elemType);
+    int64_t eb = spec.elemType.getIntOrFloatBitWidth() / 8;
+    qRowStride = spec.headDim + pad;
+    kRowStride = spec.headDim + pad;
+    vRowStride = spec.headDimV + pad;
+    qBytes = spec.blockM() * qRowStride * eb;
+    kStageBytes = spec.blockN() * kRowStride * eb;
+    vStageBytes = spec.blockN() * vRowStride * eb;
+    totalBytes = qBytes + spec.stages() * (kStageBytes + vStageBytes);
+  }
+};
+
+/// Emission state of one kernel body.
+class KernelEmitter {
+public:
+  KernelEmitter(OpBuilder &b, Location loc, Block &entry,
+                const KernelSpec &spec, const GPUTargetInfo &target)
+      : b(b), loc(loc), entry(entry), spec(spec), target(target),
+        smem(spec, target) {
+    i32 = b.getI32Type();
+    i64 = b.getI64Type();
+    f32 = b.getF32Type();
+    elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
+    threads = spec.warps() * target.getWarpSize();
+    mma = target.createMmaEmitter(spec);
+  }
+
+  void emit();
+
+private:
+  Value arg(unsigned i) { return entry.getArgument(i); }
+  Value c32(int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); }
+  Value c64(int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v); }
+  Value cf(double v) {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                          APFloat(static_cast<float>(v)));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value ext(Value v) { return arith::ExtSIOp::create(b, loc, i64, v); }
+  Value toI32(Value index) {
+    return arith::IndexCastUIOp::create(b, loc, i32, index);
+  }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value fmax(Value x, Value y) {
+    return arith::MaxNumFOp::create(b, loc, x, y);
+  }
+  Value exp2(Value v) { return math::Exp2Op::create(b, loc, v); }
+  Value gep(Value ptr, Type elem, Value offset) {
+    return LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr,
+                               ValueRange{offset});
+  }
+  Value sharedAt(int64_t byteOffset, Value stage, int64_t stageBytes);
+
+  void copyTile(const SharedTile &tile, Value src, Value rowStart,
+                Value rowLimit, Value rowStride);
+  void loadKV(Value block, Value stage);
+  SmallVector<Value> emitBlock(Value block, Value stage, ValueRange state);
+  void emitEpilogue(ValueRange state);
+
+  OpBuilder &b;
+  Location loc;
+  Block &entry;
+  const KernelSpec &spec;
+  const GPUTargetInfo &target;
+  SharedLayout smem;
+  std::unique_ptr<MmaEmitter> mma;
+  Type i32, i64, f32;
+  int64_t elemBytes, threads;
+
+  // Values computed once at kernel entry.
+  Value tid, lane, warpRow, m0, head, batch, sq, sk, smemBase;
+  Value qPtr, kPtr, vPtr, oPtr;
+  Value scaleLog2, softcapScale, softcapLog2;
+  MaskParams maskParams;
+  SmallVector<Value> query;
+  AccLayout sLayout, oLayout;
+  SmallVector<Value> rowOfSlot; // absolute query row of each row slot
+};
+} // namespace
+
+Value KernelEmitter::sharedAt(int64_t byteOffset, Value stage,
+                              int64_t stageBytes) {
+  Value off = c32(byteOffset);
+  if (stage)
+    off = add(off, mul(stage, c32(stageBytes)));
+  return gep(smemBase, b.getI8Type(), off);
+}
+
+/// Every thread copies 16-byte chunks of the tile, consecutive threads
+/// consecutive chunks of a row (coalesced); rows at or past `rowLimit` are
+/// zero-filled so the tails feed zeros, never garbage, to the MMAs.
+void KernelEmitter::copyTile(const SharedTile &tile, Value src, Value rowStart,
+                             Value rowLimit, Value rowStride) {
+  int64_t vec = 16 / elemBytes;
+  int64_t chunksPerRow = tile.cols / vec;
+  int64_t total = tile.rows * chunksPerRow;
+  for (int64_t it = 0; it * threads < total; ++it) {
+    OpBuilder::InsertionGuard guard(b);
+    Value idx = add(tid, c32(it * threads));
+    if ((it + 1) * threads > total) {
+      Value inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           idx, c32(total));
+      auto ifOp = scf::IfOp::create(b, loc, inTile, /*withElse=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    Value r = arith::DivUIOp::create(b, loc, idx, c32(chunksPerRow));
+    Value c = arith::RemUIOp::create(b, loc, idx, c32(chunksPerRow));
+    Value row = add(rowStart, r);
+    Value valid =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rowLimit);
+    Value gOff = add(mul(ext(row), rowStride), ext(mul(c, c32(vec))));
+    Value from =
+        arith::SelectOp::create(b, loc, valid, gep(src, spec.elemType, gOff),
+                                src);
+    Value sOff = add(mul(r, c32(tile.rowStride)), mul(c, c32(vec)));
+    Value to = gep(tile.base, spec.elemType, sOff);
+    target.emitCopyToShared(b, loc, to, from, 16, valid);
+  }
+}
+
+void KernelEmitter::loadKV(Value block, Value stage) {
+  Value n0 = mul(block, c32(spec.blockN()));
+  SharedTile k{sharedAt(smem.qBytes, stage, smem.kStageBytes), spec.blockN(),
+               spec.headDim, smem.kRowStride, spec.elemType};
+  SharedTile v{sharedAt(smem.qBytes + spec.stages() * smem.kStageBytes, stage,
+                        smem.vStageBytes),
+               spec.blockN(), spec.headDimV, smem.vRowStride, spec.elemType};
+  copyTile(k, kPtr, n0, sk, ext(arg(kArgKStrideB + 2)));
+  copyTile(v, vPtr, n0, sk, ext(arg(kArgVStrideB + 2)));
+  target.emitCopyCommit(b, loc);
+}
+
+/// One key block: scores, mask, online-softmax update, O += P V.
+/// `state` is [m per slot..., l per slot..., O...].
+SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
+                                            ValueRange state) {
+  unsigned slots = sLayout.getNumRowSlots();
+  SharedTile k{sharedAt(smem.qBytes, stage, smem.kStageBytes), spec.blockN(),
+               spec.headDim, smem.kRowStride, spec.elemType};
+  SharedTile v{sharedAt(smem.qBytes + spec.stages() * smem.kStageBytes, stage,
+                        smem.vStageBytes),
+               spec.blockN(), spec.headDimV, smem.vRowStride, spec.elemType};
+  SmallVector<Value> s = mma->computeScores(b, loc, lane, query, k);
+
+  Value negInf = cf(-std::numeric_limits<double>::infinity());
+  Value colBase = add(mul(block, c32(spec.blockN())), sLayout.laneCol);
+  SmallVector<Value> rowMax(slots, negInf);
+  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+    Value x;
+    if (spec.softcap) {
+      // softcap * tanh(scale * qk / softcap), then into the exp2 domain.
+      x = math::TanhOp::create(b, loc, fmul(s[e], softcapScale));
+      x = fmul(x, softcapLog2);
+    } else {
+      x = fmul(s[e], scaleLog2);
+    }
+    unsigned slot = sLayout.rowSlot[e];
+    Value col = add(colBase, c32(sLayout.colOffsets[e]));
+    Value visible =
+        emitKeyVisible(b, loc, maskParams, rowOfSlot[slot], col, sq, sk);
+    s[e] = arith::SelectOp::create(b, loc, visible, x, negInf);
+    rowMax[slot] = fmax(rowMax[slot], s[e]);
+  }
+
+  SmallVector<Value> newState(state.begin(), state.end());
+  SmallVector<Value> alpha(slots), mUse(slots);
+  for (unsigned slot = 0; slot < slots; ++slot) {
+    Value mx = rowMax[slot];
+    for (int32_t off : sLayout.rowReduceXor)
+      mx = fmax(mx, target.emitShuffleXor(b, loc, mx, off));
+    Value mNew = fmax(state[slot], mx);
+    // A row with nothing visible yet keeps m = -inf; subtract 0 instead so
+    // exp2 sees -inf (giving 0), never -inf - -inf.
+    Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                        mNew, negInf);
+    mUse[slot] = arith::SelectOp::create(b, loc, empty, cf(0.0), mNew);
+    alpha[slot] = exp2(arith::SubFOp::create(b, loc, state[slot], mUse[slot]));
+    newState[slot] = mNew;
+  }
+  SmallVector<Value> rowSum(slots, cf(0.0));
+  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+    unsigned slot = sLayout.rowSlot[e];
+    s[e] = exp2(arith::SubFOp::create(b, loc, s[e], mUse[slot]));
+    rowSum[slot] = fadd(rowSum[slot], s[e]);
+  }
+  // l stays a per-lane partial sum; the lanes of a row are summed once, in
+  // the epilogue (every lane of a row rescales by the same alpha).
+  for (unsigned slot = 0; slot < slots; ++slot)
+    newState[slots + slot] =
+        fadd(fmul(state[slots + slot], alpha[slot]), rowSum[slot]);
+  SmallVector<Value> acc;
+  for (unsigned e = 0, ne = oLayout.getNumElements(); e < ne; ++e)
+    acc.push_back(fmul(state[2 * slots + e], alpha[oLayout.rowSlot[e]]));
+  acc = mma->accumulateOutput(b, loc, lane, s, v, acc);
+  llvm::copy(acc, newState.begin() + 2 * slots);
+  return newState;
+}
+
+void KernelEmitter::emitEpilogue(ValueRange state) {
+  unsigned slots = sLayout.getNumRowSlots();
+  Value negInf = cf(-std::numeric_limits<double>::infinity());
+  SmallVector<Value> inv(slots), lse(slots);
+  for (unsigned slot = 0; slot < slots; ++slot) {
+    Value l = state[slots + slot];
+    for (int32_t off : sLayout.rowReduceXor)
+      l = fadd(l, target.emitShuffleXor(b, loc, l, off));
+    Value has =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, cf(0.0));
+    // Rows that saw no key get zeros and lse = -inf.
+    Value safeL = arith::SelectOp::create(b, loc, has, l, cf(1.0));
+    inv[slot] = arith::SelectOp::create(
+        b, loc, has, arith::DivFOp::create(b, loc, cf(1.0), safeL), cf(0.0));
+    Value m = arith::SelectOp::create(b, loc, has, state[slot], cf(0.0));
+    Value lse2 = fadd(m, math::Log2Op::create(b, loc, safeL));
+    lse[slot] =
+        arith::SelectOp::create(b, loc, has, fmul(lse2, cf(M_LN2)), negInf);
+  }
+
+  // Output: runs of adjacent columns of one row become one vector store.
+  Value oRowStride = ext(arg(kArgOStrideB + 2));
+  unsigned ne = oLayout.getNumElements();
+  for (unsigned e = 0; e < ne;) {
+    unsigned slot = oLayout.rowSlot[e];
+    unsigned run = 1;
+    while (e + run < ne && run < 16 / elemBytes &&
+           oLayout.rowSlot[e + run] == slot &&
+           oLayout.colOffsets[e + run] == oLayout.colOffsets[e] + run)
+      ++run;
+    while (run & (run - 1))
+      --run; // keep power-of-two runs so the store is naturally aligned
+    SmallVector<Value> vals;
+    for (unsigned i = 0; i < run; ++i)
+      vals.push_back(arith::TruncFOp::create(
+          b, loc, spec.elemType,
+          fmul(state[2 * slots + e + i], inv[slot])));
+    Value row = rowOfSlot[slot];
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, sq);
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value col = add(oLayout.laneCol, c32(oLayout.colOffsets[e]));
+    Value off = add(mul(ext(row), oRowStride), ext(col));
+    Value ptr = gep(oPtr, spec.elemType, off);
+    Value vec = vector::FromElementsOp::create(
+        b, loc, VectorType::get({(int64_t)run}, spec.elemType), vals);
+    LLVM::StoreOp::create(b, loc, vec, ptr, run * elemBytes);
+    e += run;
+  }
+
+  // lse, by the lane holding column 0 of each row, when lse is not null.
+  Value lsePtr = arg(kArgLse);
+  Value null = LLVM::ZeroOp::create(b, loc, lsePtr.getType());
+  Value hasLse =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, lsePtr, null);
+  Value firstCol = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         sLayout.laneCol, c32(0));
+  Value lseBase = add(mul(ext(batch), arg(kArgLseStrideB)),
+                      mul(ext(head), arg(kArgLseStrideB + 1)));
+  for (unsigned slot = 0; slot < slots; ++slot) {
+    Value row = rowOfSlot[slot];
+    Value ok = arith::AndIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, hasLse, firstCol),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, sq));
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value ptr = gep(lsePtr, f32, add(lseBase, ext(row)));
+    LLVM::StoreOp::create(b, loc, lse[slot], ptr, 4);
+  }
+}
+
+void KernelEmitter::emit() {
+  int64_t warpSize = target.getWarpSize();
+  tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  lane = arith::RemUIOp::create(b, loc, tid, c32(warpSize));
+  Value warp = arith::DivUIOp::create(b, loc, tid, c32(warpSize));
+  warpRow = mul(warp, c32(mma->getRowsPerWarp()));
+  Value mBlock = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  head = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
+  batch = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
+  sq = arg(kArgSeqQ);
+  sk = arg(kArgSeqK);
+  m0 = mul(mBlock, c32(spec.blockM()));
+  Value group = arith::DivSIOp::create(b, loc, arg(kArgHeadsQ),
+                                       arg(kArgHeadsKV));
+  Value headKV = arith::DivSIOp::create(b, loc, head, group);
+
+  auto base = [&](unsigned ptrArg, unsigned strideArg, Value h) {
+    Value off = add(mul(ext(batch), arg(strideArg)),
+                    mul(ext(h), arg(strideArg + 1)));
+    return gep(arg(ptrArg), spec.elemType, off);
+  };
+  qPtr = base(kArgQ, kArgQStrideB, head);
+  kPtr = base(kArgK, kArgKStrideB, headKV);
+  vPtr = base(kArgV, kArgVStrideB, headKV);
+  oPtr = base(kArgO, kArgOStrideB, head);
+
+  Value scale = arg(kArgScale);
+  scaleLog2 = fmul(scale, cf(M_LOG2E));
+  if (spec.softcap) {
+    softcapScale = arith::DivFOp::create(b, loc, scale, arg(kArgSoftcap));
+    softcapLog2 = fmul(arg(kArgSoftcap), cf(M_LOG2E));
+  }
+  maskParams.kind = spec.mask;
+  maskParams.windowLeft = arg(kArgWindowLeft);
+  maskParams.windowRight = arg(kArgWindowRight);
+
+  auto *module = entry.getParentOp()->getParentOp();
+  auto global = cast<LLVM::GlobalOp>(
+      SymbolTable::lookupSymbolIn(module, kSharedGlobalName));
+  smemBase = LLVM::AddressOfOp::create(b, loc, global);
+
+  sLayout = mma->getScoreLayout(b, loc, lane);
+  oLayout = mma->getOutputLayout(b, loc, lane);
+  for (int64_t off : sLayout.rowSlotOffsets)
+    rowOfSlot.push_back(add(add(m0, warpRow), add(sLayout.laneRow, c32(off))));
+
+  // Q: global -> shared -> registers, once.
+  SharedTile qTile{smemBase, spec.blockM(), spec.headDim, smem.qRowStride,
+                   spec.elemType};
+  copyTile(qTile, qPtr, m0, sq, ext(arg(kArgQStrideB + 2)));
+  target.emitCopyCommit(b, loc);
+
+  // Key blocks any row of this block can see.
+  Value rowEnd = arith::MinSIOp::create(b, loc, add(m0, c32(spec.blockM())), sq);
+  auto [lo, hi] = emitVisibleKeyRange(b, loc, maskParams, m0, rowEnd, sq, sk);
+  Value blockN = c32(spec.blockN());
+  Value jLo = arith::DivUIOp::create(b, loc, lo, blockN);
+  Value jHi = arith::DivUIOp::create(b, loc, add(hi, c32(spec.blockN() - 1)),
+                                     blockN);
+  bool doubleBuffer = spec.stages() > 1;
+  if (doubleBuffer)
+    loadKV(jLo, c32(0));
+  target.emitCopyWait(b, loc, doubleBuffer ? 1 : 0);
+  gpu::BarrierOp::create(b, loc);
+  query = mma->loadQuery(b, loc, lane, qTile, warpRow);
+
+  SmallVector<Value> init;
+  unsigned slots = sLayout.getNumRowSlots();
+  for (unsigned i = 0; i < slots; ++i)
+    init.push_back(cf(-std::numeric_limits<double>::infinity()));
+  for (unsigned i = 0; i < slots; ++i)
+    init.push_back(cf(0.0));
+  for (unsigned i = 0; i < oLayout.getNumElements(); ++i)
+    init.push_back(cf(0.0));
+
+  auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value stage;
+    // Every warp must be done with the buffer about to be overwritten.
+    gpu::BarrierOp::create(b, loc);
+    if (doubleBuffer) {
+      Value next = add(j, c32(1));
+      Value nextStage = arith::AndIOp::create(b, loc, next, c32(1));
+      Value more =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, jHi);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        loadKV(next, nextStage);
+      }
+      // Commit an empty group on the last block so "wait 1" still means
+      // "block j has landed".
+      target.emitCopyCommit(b, loc);
+      target.emitCopyWait(b, loc, 1);
+      stage = arith::AndIOp::create(b, loc, j, c32(1));
+    } else {
+      loadKV(j, Value());
+      target.emitCopyWait(b, loc, 0);
+    }
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> next = emitBlock(j, stage, loop.getRegionIterArgs());
+    scf::YieldOp::create(b, loc, next);
+  }
+  emitEpilogue(loop.getResults());
+}
+
+int64_t attn::getDynamicSharedMemoryBytes(const KernelSpec &spec,
+                                          const GPUTargetInfo &target) {
+  return SharedLayout(spec, target).totalBytes;
+}
+
+gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
+                                          gpu::GPUModuleOp gpuModule,
+                                          StringRef name,
+                                          const KernelSpec &spec,
+                                          const GPUTargetInfo &target) {
+  MLIRContext *ctx = builder.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(gpuModule.getBody());
+  if (!SymbolTable::lookupSymbolIn(gpuModule, kSharedGlobalName)) {
+    // The dynamic shared memory of the launch (extern __shared__).
+    LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+        /*isConstant=*/false, LLVM::Linkage::External, kSharedGlobalName,
+        Attribute(), /*alignment=*/16, target.getSharedAddressSpace());
+  }
+  auto func = gpu::GPUFuncOp::create(
+      b, loc, name,
+      getKernelFunctionType(ctx, target.getGlobalAddressSpace()));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  int32_t threads = spec.warps() * target.getWarpSize();
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+  target.annotateKernel(func, spec);
+
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  KernelEmitter(b, loc, entry, spec, target).emit();
+  gpu::ReturnOp::create(b, loc);
+  return func;
+}

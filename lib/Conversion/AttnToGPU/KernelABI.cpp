@@ -1,0 +1,56 @@
+//===- KernelABI.cpp - the attn-fwd-v1 kernel ABI ---------------*- C++ -*-===//
+
+#include "AttnDialect/Conversion/AttnToGPU/KernelABI.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+std::string attn::getDTypeName(Type elemType) {
+  if (elemType.isF16())
+    return "f16";
+  if (elemType.isBF16())
+    return "bf16";
+  if (elemType.isF32())
+    return "f32";
+  return "unknown";
+}
+
+std::string attn::getMaskName(MaskKind kind) {
+  return stringifyMaskKind(kind).str();
+}
+
+std::string attn::getKernelName(const KernelSpec &spec) {
+  std::string name = "fwd_" + getDTypeName(spec.elemType) + "_d" +
+                     std::to_string(spec.headDim);
+  if (spec.headDimV != spec.headDim)
+    name += "v" + std::to_string(spec.headDimV);
+  name += "_" + getMaskName(spec.mask);
+  if (spec.softcap)
+    name += "_softcap";
+  name += "_m" + std::to_string(spec.blockM()) + "n" +
+          std::to_string(spec.blockN()) + "w" + std::to_string(spec.warps()) +
+          "s" + std::to_string(spec.stages());
+  return name;
+}
+
+FunctionType attn::getKernelFunctionType(MLIRContext *ctx,
+                                         unsigned globalAddrSpace) {
+  Type ptr = LLVM::LLVMPointerType::get(ctx, globalAddrSpace);
+  Type i32 = IntegerType::get(ctx, 32);
+  Type i64 = IntegerType::get(ctx, 64);
+  Type f32 = Float32Type::get(ctx);
+  SmallVector<Type> args(kNumKernelArgs);
+  for (unsigned i = kArgQ; i <= kArgBias; ++i)
+    args[i] = ptr;
+  for (unsigned i = kArgBatch; i <= kArgSeqK; ++i)
+    args[i] = i32;
+  for (unsigned i = kArgQStrideB; i < kArgScale; ++i)
+    args[i] = i64;
+  args[kArgScale] = f32;
+  args[kArgSoftcap] = f32;
+  args[kArgWindowLeft] = i32;
+  args[kArgWindowRight] = i32;
+  return FunctionType::get(ctx, args, {});
+}

@@ -1,0 +1,221 @@
+//===- LaunchAttention.cpp - host side of the attention lowering -*- C++ -*-===//
+//
+// Replaces a memref-form attn.attention by a gpu.launch_func of its kernel,
+// computing the attn-fwd-v1 arguments from the memrefs, and records the
+// kernel's bundle metadata on the top module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
+                                          const GPUTargetInfo &target) {
+  auto qType = dyn_cast<MemRefType>(op.getQuery().getType());
+  if (!qType || !isa<MemRefType>(op.getOutput().getType()))
+    return op.emitOpError(
+        "expected memref operands (run one-shot-bufferize first)");
+  std::optional<ConfigAttr> config = op.getConfig();
+  if (!config)
+    return op.emitOpError("has no 'config' attribute: run "
+                          "attn-select-config or attach a #attn.config");
+  if (op.getBias())
+    return op.emitOpError("'bias' operand is not supported by the GPU "
+                          "lowering yet");
+  auto vType = cast<MemRefType>(op.getValue().getType());
+  KernelSpec spec;
+  spec.elemType = qType.getElementType();
+  spec.headDim = qType.getDimSize(3);
+  spec.headDimV = vType.getDimSize(3);
+  spec.mask = op.getMask();
+  spec.softcap = op.getSoftcap().has_value();
+  spec.config = *config;
+  for (Value v : {op.getQuery(), op.getKey(), op.getValue(), op.getOutput()}) {
+    auto t = cast<MemRefType>(v.getType());
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    if (failed(t.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1)
+      return op.emitOpError("expected operands whose last dimension is "
+                            "contiguous (stride 1), got ")
+             << t;
+  }
+  if (failed(target.checkSupported(spec, [&] { return op.emitOpError(); })))
+    return failure();
+  int64_t bytes = getDynamicSharedMemoryBytes(spec, target);
+  if (bytes > target.getMaxSharedMemoryBytes())
+    return op.emitOpError("config '")
+           << spec.config.getName() << "' needs " << bytes
+           << " bytes of shared memory; " << target.getChip() << " has "
+           << target.getMaxSharedMemoryBytes();
+  return spec;
+}
+
+namespace {
+/// Device pointer (aligned pointer + offset) of a memref, as the kernel's
+/// `!llvm.ptr<1>` argument.
+Value getDevicePointer(OpBuilder &b, Location loc, Value memref,
+                       Type ptrType) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  int64_t eb =
+      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  Value bytes = arith::MulIOp::create(
+      b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, eb));
+  Value addr = arith::AddIOp::create(b, loc, aligned, bytes);
+  Value addr64 =
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
+  return LLVM::IntToPtrOp::create(b, loc, ptrType, addr64);
+}
+
+SmallVector<Value> getStrides(OpBuilder &b, Location loc, Value memref,
+                              unsigned count) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  SmallVector<Value> out;
+  for (unsigned i = 0; i < count; ++i)
+    out.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                             meta.getStrides()[i]));
+  return out;
+}
+
+DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
+                           const KernelSpec &spec,
+                           const GPUTargetInfo &target) {
+  Builder b(ctx);
+  std::string config;
+  llvm::raw_string_ostream os(config);
+  Attribute(spec.config).print(os);
+  NamedAttrList attrs;
+  attrs.append("name", b.getStringAttr(name));
+  attrs.append("entry", b.getStringAttr(name));
+  attrs.append("module", b.getStringAttr(name));
+  attrs.append("platform", b.getStringAttr(target.getPlatform()));
+  attrs.append("chip", b.getStringAttr(target.getChip()));
+  attrs.append("dtype", b.getStringAttr(getDTypeName(spec.elemType)));
+  attrs.append("head_dim", b.getI64IntegerAttr(spec.headDim));
+  attrs.append("head_dim_v", b.getI64IntegerAttr(spec.headDimV));
+  attrs.append("mask", b.getStringAttr(getMaskName(spec.mask)));
+  attrs.append("bias", b.getStringAttr("none"));
+  attrs.append("softcap", b.getBoolAttr(spec.softcap));
+  attrs.append("block_m", b.getI64IntegerAttr(spec.blockM()));
+  attrs.append("threads",
+               b.getI64IntegerAttr(spec.warps() * target.getWarpSize()));
+  attrs.append("dynamic_smem",
+               b.getI64IntegerAttr(getDynamicSharedMemoryBytes(spec, target)));
+  attrs.append("align_bytes", b.getI64IntegerAttr(target.getAlignBytes()));
+  attrs.append("seqlen_q_multiple", b.getI64IntegerAttr(1));
+  attrs.append("seqlen_k_multiple", b.getI64IntegerAttr(1));
+  attrs.append("config", b.getStringAttr(config));
+  return attrs.getDictionary(ctx);
+}
+} // namespace
+
+LogicalResult attn::lowerAttentionToGPU(AttentionOp op, ModuleOp top,
+                                        const GPUTargetInfo &target) {
+  FailureOr<KernelSpec> spec = getKernelSpec(op, target);
+  if (failed(spec))
+    return failure();
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  std::string name = getKernelName(*spec);
+
+  OpBuilder b(ctx);
+  top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+  auto gpuModule = top.lookupSymbol<gpu::GPUModuleOp>(name);
+  gpu::GPUFuncOp kernel;
+  if (gpuModule) {
+    kernel = gpuModule.lookupSymbol<gpu::GPUFuncOp>(name);
+  } else {
+    b.setInsertionPointToEnd(top.getBody());
+    gpuModule = gpu::GPUModuleOp::create(
+        b, loc, name, b.getArrayAttr({target.getTargetAttr(ctx)}));
+    kernel = buildAttentionKernel(b, loc, gpuModule, name, *spec, target);
+    SmallVector<Attribute> kernels;
+    if (auto old = top->getAttrOfType<ArrayAttr>(kKernelsAttrName))
+      kernels.append(old.begin(), old.end());
+    kernels.push_back(getMetadata(ctx, name, *spec, target));
+    top->setAttr(kKernelsAttrName, b.getArrayAttr(kernels));
+  }
+  if (!kernel)
+    return op.emitOpError("gpu.module @") << name << " has no kernel @" << name;
+
+  // Host side: the ABI arguments, from the memrefs.
+  b.setInsertionPoint(op);
+  Type ptrType = LLVM::LLVMPointerType::get(ctx, target.getGlobalAddressSpace());
+  Type i32 = b.getI32Type();
+  auto cI32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  auto cI64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  };
+  auto dimI32 = [&](Value memref, int64_t dim) -> Value {
+    Value d = memref::DimOp::create(b, loc, memref, dim);
+    return arith::IndexCastOp::create(b, loc, i32, d);
+  };
+  auto qType = cast<MemRefType>(op.getQuery().getType());
+  auto kType = cast<MemRefType>(op.getKey().getType());
+  Value null = LLVM::ZeroOp::create(b, loc, ptrType);
+
+  SmallVector<Value> args(kNumKernelArgs);
+  args[kArgQ] = getDevicePointer(b, loc, op.getQuery(), ptrType);
+  args[kArgK] = getDevicePointer(b, loc, op.getKey(), ptrType);
+  args[kArgV] = getDevicePointer(b, loc, op.getValue(), ptrType);
+  args[kArgO] = getDevicePointer(b, loc, op.getOutput(), ptrType);
+  args[kArgLse] =
+      op.getLse() ? getDevicePointer(b, loc, op.getLse(), ptrType) : null;
+  args[kArgBias] = null;
+  args[kArgBatch] = dimI32(op.getQuery(), 0);
+  args[kArgHeadsQ] = cI32(qType.getDimSize(1));
+  args[kArgHeadsKV] = cI32(kType.getDimSize(1));
+  args[kArgSeqQ] = dimI32(op.getQuery(), 2);
+  args[kArgSeqK] = dimI32(op.getKey(), 2);
+  unsigned strideBase[] = {kArgQStrideB, kArgKStrideB, kArgVStrideB,
+                           kArgOStrideB};
+  Value tensors[] = {op.getQuery(), op.getKey(), op.getValue(),
+                     op.getOutput()};
+  for (unsigned t = 0; t < 4; ++t)
+    llvm::copy(getStrides(b, loc, tensors[t], 3),
+               args.begin() + strideBase[t]);
+  if (op.getLse()) {
+    llvm::copy(getStrides(b, loc, op.getLse(), 2),
+               args.begin() + kArgLseStrideB);
+  } else {
+    args[kArgLseStrideB] = cI64(0);
+    args[kArgLseStrideB + 1] = cI64(0);
+  }
+  for (unsigned i = 0; i < 4; ++i)
+    args[kArgBiasStrideB + i] = cI64(0);
+  auto cF32 = [&](float v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(v));
+  };
+  args[kArgScale] = cF32(op.getScaleValue());
+  args[kArgSoftcap] = cF32(op.getSoftcap() ? op.getSoftcap()->convertToFloat()
+                                           : 0.0f);
+  auto [left, right] = op.getMask() == MaskKind::SlidingWindow
+                           ? op.getWindowBounds()
+                           : std::pair<int64_t, int64_t>{-1, -1};
+  args[kArgWindowLeft] = cI32(left);
+  args[kArgWindowRight] = cI32(right);
+
+  // Grid (ceil(Sq / block_m), Hq, B), block (threads, 1, 1).
+  auto cIdx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value sqIdx = memref::DimOp::create(b, loc, op.getQuery(), 2);
+  Value gridX = arith::CeilDivUIOp::create(b, loc, sqIdx, cIdx(spec->blockM()));
+  Value gridZ = memref::DimOp::create(b, loc, op.getQuery(), 0);
+  gpu::KernelDim3 grid{gridX, cIdx(qType.getDimSize(1)), gridZ};
+  gpu::KernelDim3 block{cIdx(spec->warps() * target.getWarpSize()), cIdx(1),
+                        cIdx(1)};
+  Value smemBytes = cI32(getDynamicSharedMemoryBytes(*spec, target));
+  gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, smemBytes, args);
+  op.erase();
+  return success();
+}

@@ -1,0 +1,252 @@
+//===- MmaM16N8K16.cpp - mma.sync m16n8k16 for the attention kernel -*- C++ -*-===//
+//
+// Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16"), with
+// g = lane / 4 and t = lane % 4:
+//  * C/D (f32): c0,c1 at row g, cols 2t, 2t+1; c2,c3 at row g + 8.
+//  * A (16x16): a0 (row g, k 2t..2t+1), a1 (row g+8), a2 (row g, k 2t+8..),
+//    a3 (row g+8, k 2t+8..), each a 32-bit pair.
+//  * B (16x8): b0 (k 2t..2t+1, col g), b1 (k 2t+8.., col g).
+// ldmatrix.x4 gives lane l the pair at (row l/4, cols 2(l%4)..) of each of
+// four 8x8 matrices, whose rows are addressed by lanes 8i..8i+7. Hence:
+//  * Q (row-major [m, d]) -> A by ldmatrix.x4;
+//  * K (row-major [n, d]) is B "column-major" -> B by plain ldmatrix;
+//  * V (row-major [n, dv]) -> B by ldmatrix.x4.trans;
+//  * the S accumulators of two adjacent n8 tiles, rounded to 16 bits, are
+//    exactly the A fragment of P for one k16 step of P V (no shuffles).
+//
+//===----------------------------------------------------------------------===//
+
+#include "NVVMTargetInfo.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+class MmaM16N8K16 : public MmaEmitter {
+public:
+  explicit MmaM16N8K16(const KernelSpec &spec) : spec(spec) {}
+
+  int64_t getRowsPerWarp() const override { return 16; }
+  AccLayout getScoreLayout(OpBuilder &b, Location loc, Value lane) override {
+    return layout(b, loc, lane, spec.blockN());
+  }
+  AccLayout getOutputLayout(OpBuilder &b, Location loc, Value lane) override {
+    return layout(b, loc, lane, spec.headDimV);
+  }
+  SmallVector<Value> loadQuery(OpBuilder &b, Location loc, Value lane,
+                               const SharedTile &q, Value warpRow) override;
+  SmallVector<Value> computeScores(OpBuilder &b, Location loc, Value lane,
+                                   ArrayRef<Value> query,
+                                   const SharedTile &k) override;
+  SmallVector<Value> accumulateOutput(OpBuilder &b, Location loc, Value lane,
+                                      ArrayRef<Value> p, const SharedTile &v,
+                                      ArrayRef<Value> acc) override;
+
+private:
+  AccLayout layout(OpBuilder &b, Location loc, Value lane, int64_t cols);
+  /// ldmatrix.x4 (optionally .trans) at element offset `off` of `tile`:
+  /// four 32-bit registers.
+  SmallVector<Value> ldmatrix4(OpBuilder &b, Location loc,
+                               const SharedTile &tile, Value off, bool trans);
+  /// One mma.sync: d = a * b + c on 4/2/4 registers.
+  SmallVector<Value> mma(OpBuilder &b, Location loc, ArrayRef<Value> a,
+                         ArrayRef<Value> bOps, ArrayRef<Value> c);
+  /// Two f32 -> one 32-bit register of two 16-bit elements.
+  Value pack(OpBuilder &b, Location loc, Value lo, Value hi);
+
+  const KernelSpec &spec;
+};
+} // namespace
+
+static Value cst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+}
+
+AccLayout MmaM16N8K16::layout(OpBuilder &b, Location loc, Value lane,
+                              int64_t cols) {
+  AccLayout l;
+  l.laneRow = arith::DivUIOp::create(b, loc, lane, cst(b, loc, 4));
+  l.laneCol = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, cst(b, loc, 4)),
+      cst(b, loc, 2));
+  l.rowSlotOffsets = {0, 8};
+  for (int64_t tile = 0; tile < cols / 8; ++tile)
+    for (unsigned r = 0; r < 2; ++r)
+      for (unsigned c = 0; c < 2; ++c) {
+        l.rowSlot.push_back(r);
+        l.colOffsets.push_back(8 * tile + c);
+      }
+  l.rowReduceXor = {1, 2};
+  return l;
+}
+
+SmallVector<Value> MmaM16N8K16::ldmatrix4(OpBuilder &b, Location loc,
+                                          const SharedTile &tile, Value off,
+                                          bool trans) {
+  MLIRContext *ctx = b.getContext();
+  Value ptr = LLVM::GEPOp::create(b, loc, tile.base.getType(), tile.elemType,
+                                  tile.base, ValueRange{off});
+  Type i32 = b.getI32Type();
+  auto resType = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
+  Value res = NVVM::LdMatrixOp::create(
+      b, loc, resType, ptr, b.getI32IntegerAttr(4),
+      NVVM::MMALayoutAttr::get(ctx, trans ? NVVM::MMALayout::col
+                                          : NVVM::MMALayout::row),
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+      NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < 4; ++i)
+    regs.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));
+  return regs;
+}
+
+SmallVector<Value> MmaM16N8K16::mma(OpBuilder &b, Location loc,
+                                    ArrayRef<Value> a, ArrayRef<Value> bOps,
+                                    ArrayRef<Value> c) {
+  MLIRContext *ctx = b.getContext();
+  bool f16 = spec.elemType.isF16();
+  // f16 operands are <2 x half>; bf16 operands stay 32-bit registers.
+  auto operand = [&](Value reg) -> Value {
+    if (!f16)
+      return reg;
+    return LLVM::BitcastOp::create(
+        b, loc, VectorType::get({2}, b.getF16Type()), reg);
+  };
+  SmallVector<Value> av, bv;
+  for (Value v : a)
+    av.push_back(operand(v));
+  for (Value v : bOps)
+    bv.push_back(operand(v));
+  Type f32 = b.getF32Type();
+  auto resType = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  NVVM::MMATypes type = f16 ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  Value d = NVVM::MmaOp::create(
+      b, loc, resType, av, bv, c, {16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
+  return out;
+}
+
+Value MmaM16N8K16::pack(OpBuilder &b, Location loc, Value lo, Value hi) {
+  Type t = spec.elemType;
+  Value pair = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, t),
+      ValueRange{arith::TruncFOp::create(b, loc, t, lo),
+                 arith::TruncFOp::create(b, loc, t, hi)});
+  return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+}
+
+SmallVector<Value> MmaM16N8K16::loadQuery(OpBuilder &b, Location loc,
+                                          Value lane, const SharedTile &q,
+                                          Value warpRow) {
+  // Lane l addresses row l % 16 and column half l / 16 of each 16x16 block.
+  Value row = arith::AddIOp::create(
+      b, loc, warpRow, arith::RemUIOp::create(b, loc, lane, cst(b, loc, 16)));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, cst(b, loc, 16)),
+      cst(b, loc, 8));
+  Value laneOff = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, row, cst(b, loc, q.rowStride)),
+      col);
+  SmallVector<Value> frags;
+  for (int64_t ks = 0; ks < spec.headDim / 16; ++ks) {
+    Value off = arith::AddIOp::create(b, loc, laneOff, cst(b, loc, 16 * ks));
+    llvm::append_range(frags, ldmatrix4(b, loc, q, off, /*trans=*/false));
+  }
+  return frags;
+}
+
+SmallVector<Value> MmaM16N8K16::computeScores(OpBuilder &b, Location loc,
+                                              Value lane,
+                                              ArrayRef<Value> query,
+                                              const SharedTile &k) {
+  // One ldmatrix.x4 = B fragments of two n8 tiles for one k16 step: lanes
+  // 0-15 address key rows 0-7 (cols +0, +8), lanes 16-31 key rows 8-15.
+  Value l8 = arith::RemUIOp::create(b, loc, lane, cst(b, loc, 8));
+  Value half = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, cst(b, loc, 8)),
+      cst(b, loc, 2));
+  Value pairRow = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, cst(b, loc, 16)),
+      cst(b, loc, 8));
+  Value row = arith::AddIOp::create(b, loc, pairRow, l8);
+  Value laneOff = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, row, cst(b, loc, k.rowStride)),
+      arith::MulIOp::create(b, loc, half, cst(b, loc, 8)));
+
+  Value zero = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                              APFloat(0.0f));
+  int64_t nTiles = spec.blockN() / 8;
+  SmallVector<Value> acc(nTiles * 4, zero);
+  for (int64_t np = 0; np < nTiles / 2; ++np) {
+    for (int64_t ks = 0; ks < spec.headDim / 16; ++ks) {
+      Value off = arith::AddIOp::create(
+          b, loc, laneOff, cst(b, loc, 16 * np * k.rowStride + 16 * ks));
+      SmallVector<Value> r = ldmatrix4(b, loc, k, off, /*trans=*/false);
+      ArrayRef<Value> a = query.slice(4 * ks, 4);
+      for (int64_t t = 0; t < 2; ++t) {
+        int64_t tile = 2 * np + t;
+        SmallVector<Value> d =
+            mma(b, loc, a, {r[2 * t], r[2 * t + 1]},
+                ArrayRef<Value>(acc).slice(4 * tile, 4));
+        llvm::copy(d, acc.begin() + 4 * tile);
+      }
+    }
+  }
+  return acc;
+}
+
+SmallVector<Value> MmaM16N8K16::accumulateOutput(OpBuilder &b, Location loc,
+                                                 Value lane, ArrayRef<Value> p,
+                                                 const SharedTile &v,
+                                                 ArrayRef<Value> accIn) {
+  // ldmatrix.x4.trans: matrices (keys 0-7, dv 0-7), (keys 8-15, dv 0-7),
+  // (keys 0-7, dv 8-15), (keys 8-15, dv 8-15) = B of two n8 tiles.
+  Value l8 = arith::RemUIOp::create(b, loc, lane, cst(b, loc, 8));
+  Value half = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, cst(b, loc, 8)),
+      cst(b, loc, 2));
+  Value row = arith::AddIOp::create(
+      b, loc, l8, arith::MulIOp::create(b, loc, half, cst(b, loc, 8)));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, cst(b, loc, 16)),
+      cst(b, loc, 8));
+  Value laneOff = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, row, cst(b, loc, v.rowStride)),
+      col);
+
+  SmallVector<Value> acc(accIn.begin(), accIn.end());
+  for (int64_t kk = 0; kk < spec.blockN() / 16; ++kk) {
+    // S tiles 2kk and 2kk+1 (4 values each: row g pair, row g+8 pair).
+    SmallVector<Value> a = {pack(b, loc, p[8 * kk + 0], p[8 * kk + 1]),
+                            pack(b, loc, p[8 * kk + 2], p[8 * kk + 3]),
+                            pack(b, loc, p[8 * kk + 4], p[8 * kk + 5]),
+                            pack(b, loc, p[8 * kk + 6], p[8 * kk + 7])};
+    for (int64_t dp = 0; dp < spec.headDimV / 16; ++dp) {
+      Value off = arith::AddIOp::create(
+          b, loc, laneOff, cst(b, loc, 16 * kk * v.rowStride + 16 * dp));
+      SmallVector<Value> r = ldmatrix4(b, loc, v, off, /*trans=*/true);
+      for (int64_t t = 0; t < 2; ++t) {
+        int64_t tile = 2 * dp + t;
+        SmallVector<Value> d =
+            mma(b, loc, a, {r[2 * t], r[2 * t + 1]},
+                ArrayRef<Value>(acc).slice(4 * tile, 4));
+        llvm::copy(d, acc.begin() + 4 * tile);
+      }
+    }
+  }
+  return acc;
+}
+
+std::unique_ptr<MmaEmitter>
+attn::createMmaM16N8K16Emitter(const KernelSpec &spec) {
+  return std::make_unique<MmaM16N8K16>(spec);
+}

@@ -1,0 +1,116 @@
+//===- NVVMTargetInfo.cpp - NVIDIA hooks of the attention kernel -*- C++ -*-===//
+
+#include "NVVMTargetInfo.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+// Opt-in shared memory per block (CUDA programming guide, compute
+// capabilities table): 163 KiB on sm_80, 99 KiB on sm_86/sm_89, 227 KiB on
+// sm_90.
+static const NVVMChip kChips[] = {
+    {"sm_80", 163 * 1024},
+    {"sm_86", 99 * 1024},
+    {"sm_89", 99 * 1024},
+    {"sm_90a", 227 * 1024},
+};
+
+const NVVMChip *attn::lookupNVVMChip(StringRef name) {
+  for (const NVVMChip &chip : kChips)
+    if (chip.name == name)
+      return &chip;
+  return nullptr;
+}
+
+std::string attn::getNVVMChipList() {
+  std::string out;
+  for (const NVVMChip &chip : kChips)
+    out += (out.empty() ? "" : ", ") + chip.name.str();
+  return out;
+}
+
+// 8 elements (16 bytes) per row: the 8 row addresses of one ldmatrix 8x8
+// matrix then start in 8 different 16-byte bank groups.
+int64_t NVVMTargetInfo::getSharedRowPadding(Type elemType) const {
+  return 128 / elemType.getIntOrFloatBitWidth();
+}
+
+Attribute NVVMTargetInfo::getTargetAttr(MLIRContext *ctx) const {
+  // PTX 8.0 is the first ISA with sm_90a; every chip here accepts it.
+  return NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda",
+                                   chip.name, "+ptx80");
+}
+
+LogicalResult NVVMTargetInfo::checkSupported(
+    const KernelSpec &spec,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (!spec.elemType.isF16() && !spec.elemType.isBF16())
+    return emitError() << "element type " << spec.elemType
+                       << " is not supported by convert-attn-to-nvvm: "
+                          "expected f16 or bf16";
+  for (auto [what, d] : {std::pair<StringRef, int64_t>{"head dim D",
+                                                       spec.headDim},
+                         {"head dim Dv", spec.headDimV}})
+    if (d % 16 != 0 || d > 256)
+      return emitError() << what << " = " << d
+                         << " is not supported by convert-attn-to-nvvm: "
+                            "expected a multiple of 16 <= 256";
+  ConfigAttr c = spec.config;
+  if (c.getMma() != "mma.m16n8k16")
+    return emitError() << "config '" << c.getName() << "' asks for mma = \""
+                       << c.getMma()
+                       << "\"; convert-attn-to-nvvm implements "
+                          "\"mma.m16n8k16\"";
+  if (c.getPipeline() != PipelineKind::CpAsync &&
+      c.getPipeline() != PipelineKind::Simple)
+    return emitError() << "config '" << c.getName() << "' asks for pipeline = "
+                       << stringifyPipelineKind(c.getPipeline())
+                       << "; convert-attn-to-nvvm implements simple and "
+                          "cp_async";
+  if (c.getStages() < 1 || c.getStages() > 2 ||
+      (c.getPipeline() == PipelineKind::Simple && c.getStages() != 1))
+    return emitError() << "config '" << c.getName() << "' has stages = "
+                       << c.getStages()
+                       << "; expected 1 or 2 (1 with pipeline = simple)";
+  if (c.getWarps() < 1 || c.getWarps() > 16 ||
+      c.getBlockM() != 16 * c.getWarps())
+    return emitError() << "config '" << c.getName() << "' has block_m = "
+                       << c.getBlockM() << " and warps = " << c.getWarps()
+                       << "; expected block_m == 16 * warps, warps <= 16";
+  if (!llvm::is_contained({32, 64, 128}, c.getBlockN()))
+    return emitError() << "config '" << c.getName() << "' has block_n = "
+                       << c.getBlockN() << "; expected 32, 64 or 128";
+  if (!c.getAccInRegisters())
+    return emitError() << "config '" << c.getName()
+                       << "' has acc_in_registers = false; "
+                          "convert-attn-to-nvvm keeps O in registers";
+  return success();
+}
+
+std::unique_ptr<MmaEmitter>
+NVVMTargetInfo::createMmaEmitter(const KernelSpec &spec) const {
+  return createMmaM16N8K16Emitter(spec);
+}
+
+void NVVMTargetInfo::emitCopyToShared(OpBuilder &b, Location loc, Value dst,
+                                      Value src, int64_t bytes,
+                                      Value valid) const {
+  // cp.async with src-size 0 writes zeros without reading the source.
+  Value full = arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes);
+  Value none = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+  Value size = arith::SelectOp::create(b, loc, valid, full, none);
+  NVVM::CpAsyncOp::create(b, loc, dst, src, bytes,
+                          NVVM::LoadCacheModifierKind::CG, size);
+}
+
+void NVVMTargetInfo::emitCopyCommit(OpBuilder &b, Location loc) const {
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+}
+
+void NVVMTargetInfo::emitCopyWait(OpBuilder &b, Location loc,
+                                  int pending) const {
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+}

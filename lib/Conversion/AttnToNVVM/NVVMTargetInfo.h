@@ -1,0 +1,56 @@
+//===- NVVMTargetInfo.h - NVIDIA hooks of the attention kernel ---*- C++ -*-===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTONVVM_NVVMTARGETINFO_H
+#define ATTN_LIB_CONVERSION_ATTNTONVVM_NVVMTARGETINFO_H
+
+#include "AttnDialect/Conversion/AttnToGPU/GPUTargetInfo.h"
+
+namespace mlir {
+namespace attn {
+
+/// What the lowering knows of each NVIDIA chip it accepts.
+struct NVVMChip {
+  StringRef name;
+  int64_t maxSharedBytes; // opt-in dynamic shared memory per block
+};
+
+/// The chip named `name`, or null when the lowering does not target it.
+const NVVMChip *lookupNVVMChip(StringRef name);
+
+/// Chip names, for diagnostics.
+std::string getNVVMChipList();
+
+class NVVMTargetInfo : public GPUTargetInfo {
+public:
+  explicit NVVMTargetInfo(const NVVMChip &chip) : chip(chip) {}
+
+  StringRef getChip() const override { return chip.name; }
+  StringRef getPlatform() const override { return "cuda"; }
+  unsigned getWarpSize() const override { return 32; }
+  int64_t getMaxSharedMemoryBytes() const override {
+    return chip.maxSharedBytes;
+  }
+  int64_t getSharedRowPadding(Type elemType) const override;
+  Attribute getTargetAttr(MLIRContext *ctx) const override;
+  LogicalResult
+  checkSupported(const KernelSpec &spec,
+                 function_ref<InFlightDiagnostic()> emitError) const override;
+  std::unique_ptr<MmaEmitter>
+  createMmaEmitter(const KernelSpec &spec) const override;
+  void emitCopyToShared(OpBuilder &b, Location loc, Value dst, Value src,
+                        int64_t bytes, Value valid) const override;
+  void emitCopyCommit(OpBuilder &b, Location loc) const override;
+  void emitCopyWait(OpBuilder &b, Location loc, int pending) const override;
+
+private:
+  const NVVMChip &chip;
+};
+
+/// The mma.sync m16n8k16 emitter (f16/bf16 in, f32 accumulators, ldmatrix
+/// fragments).
+std::unique_ptr<MmaEmitter> createMmaM16N8K16Emitter(const KernelSpec &spec);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LIB_CONVERSION_ATTNTONVVM_NVVMTARGETINFO_H
