@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Forward attention throughput: our bundle's kernels against torch SDPA's
+flash, cuDNN and memory-efficient backends, on the same bf16 inputs.
+
+    python3 bench/bench.py --bundle DIR [--quick]
+
+Configurations: batch * seqlen = 16384 tokens, hidden 2048 (heads = 2048 / D),
+D in {64, 128}, S in {512, ..., 16384}, causal off and on. Time is the median
+of triton.testing.do_bench (CUDA events without triton) after warm-up;
+TFLOP/s = 4 * B * H * S * S * D / time, halved when causal. Prints a table
+and, with $OUT set, writes it to $OUT/bench.md.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
+
+TOKENS = 16384
+HIDDEN = 2048
+SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
+HEAD_DIMS = [64, 128]
+
+
+def bench_ms(fn):
+    import torch
+    try:
+        from triton.testing import do_bench
+        return do_bench(fn, warmup=25, rep=100, return_mode="median")
+    except ImportError:
+        pass
+    for _ in range(5):
+        fn()
+    times = []
+    for _ in range(20):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bundle", default=os.environ.get(
+        "ATTN_BUNDLE_DIR", os.path.join(REPO, ".carry", "bundles", "sm_90a")))
+    ap.add_argument("--quick", action="store_true",
+                    help="S in {1024, 4096} only")
+    args = ap.parse_args()
+
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    if not torch.cuda.is_available():
+        print("SKIP bench: no CUDA device")
+        return 0
+    ours = None
+    try:
+        import attn_runtime
+        ours = attn_runtime.load(args.bundle)
+    except Exception as e:  # noqa: BLE001 - the torch columns still run
+        print(f"our kernels unavailable: {e}")
+    backends = [("flash", SDPBackend.FLASH_ATTENTION),
+                ("cudnn", SDPBackend.CUDNN_ATTENTION),
+                ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
+    device = torch.cuda.get_device_name()
+    rows = []
+    header = (f"| D | S | B | H | causal | ours TFLOP/s | "
+              + " | ".join(f"{n} TFLOP/s | ours/{n}" for n, _ in backends)
+              + " |")
+    print(f"device: {device}; bundle: {args.bundle}")
+    print(header, flush=True)
+    seqlens = [1024, 4096] if args.quick else SEQLENS
+    for d in HEAD_DIMS:
+        heads = HIDDEN // d
+        for s in seqlens:
+            batch = TOKENS // s
+            for causal in (False, True):
+                q, k, v = (torch.randn(batch, heads, s, d, dtype=torch.bfloat16,
+                                       device="cuda") for _ in range(3))
+                flops = 4 * batch * heads * s * s * d / (2 if causal else 1)
+
+                def tflops(fn):
+                    try:
+                        fn()
+                        torch.cuda.synchronize()
+                        return flops / bench_ms(fn) / 1e9
+                    except Exception as e:  # noqa: BLE001 - shown as n/a
+                        return str(e).splitlines()[0][:60]
+
+                mine = "n/a"
+                if ours is not None:
+                    mine = tflops(lambda: ours.attention(q, k, v,
+                                                         causal=causal))
+                cells = []
+                for name, backend in backends:
+                    def run(backend=backend):
+                        with sdpa_kernel([backend]):
+                            F.scaled_dot_product_attention(q, k, v,
+                                                           is_causal=causal)
+                    theirs = tflops(run)
+                    ratio = (f"{mine / theirs:.2f}"
+                             if isinstance(mine, float) and
+                             isinstance(theirs, float) else "-")
+                    cells.append(f"{theirs:.1f}" if isinstance(theirs, float)
+                                 else f"n/a ({theirs})")
+                    cells.append(ratio)
+                mine_cell = (f"{mine:.1f}" if isinstance(mine, float)
+                             else f"n/a ({mine})")
+                row = (f"| {d} | {s} | {batch} | {heads} | "
+                       f"{'yes' if causal else 'no'} | {mine_cell} | "
+                       + " | ".join(cells) + " |")
+                print(row, flush=True)
+                rows.append(row)
+                del q, k, v
+    out = os.environ.get("OUT")
+    if out:
+        with open(os.path.join(out, "bench.md"), "w") as f:
+            f.write(f"Device: {device}. Bundle: `{args.bundle}`. bf16, "
+                    f"batch*seqlen={TOKENS}, hidden {HIDDEN}; median of "
+                    "triton.testing.do_bench.\n\n")
+            f.write(header + "\n")
+            f.write("|" + "---|" * (header.count("|") - 1) + "\n")
+            f.write("\n".join(rows) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The one command to run on the GPU machine: builds the runtime (standalone
+# CMake, no MLIR) into /tmp, runs the GPU correctness tests and the benchmark
+# against a bundle compiled elsewhere and carried along.
+#
+#   bench/device_run.sh [BUNDLE_DIR]     (default .carry/bundles/sm_90a)
+#   bench/device_run.sh reference        (naive kernels built here with nvcc)
+#
+# QUICK=1 shortens both; SKIP_BENCH=1 / SKIP_TESTS=1 leave one out. Logs go to
+# $OUT when it is set.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUNDLE=${1:-$ROOT/.carry/bundles/sm_90a}
+BUILD=${ATTN_RUNTIME_BUILD:-/tmp/attn-runtime-build}
+LOGS=${OUT:-/tmp/attn-logs}
+mkdir -p "$LOGS"
+export PYTHONUNBUFFERED=1
+QUICK_FLAG=()
+[ "${QUICK:-0}" = 1 ] && QUICK_FLAG=(--quick)
+
+echo "$0 $*" | tee "$LOGS/command.txt"
+nvidia-smi -L 2>&1 | tee -a "$LOGS/command.txt"
+
+cmake -G Ninja -S "$ROOT/runtime" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+  >"$LOGS/build.log" 2>&1 && ninja -C "$BUILD" >>"$LOGS/build.log" 2>&1 ||
+  { tail -30 "$LOGS/build.log"; echo "runtime build failed"; exit 1; }
+export ATTN_RUNTIME_LIB=$BUILD/lib/libattn_runtime.so
+echo "built $ATTN_RUNTIME_LIB"
+
+if [ "$BUNDLE" = reference ]; then
+  BUNDLE=/tmp/attn-reference-bundle
+  python3 "$ROOT/test/GPU/reference_bundle.py" "$BUNDLE" || exit 1
+fi
+
+rc=0
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  python3 "$ROOT/test/GPU/test_attention.py" --bundle "$BUNDLE" \
+    "${QUICK_FLAG[@]}" 2>&1 | tee "$LOGS/gpu-tests.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+fi
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  python3 "$ROOT/bench/bench.py" --bundle "$BUNDLE" "${QUICK_FLAG[@]}" 2>&1 |
+    tee "$LOGS/bench.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+fi
+exit $rc
