@@ -81,7 +81,8 @@ public:
     CUcontext current = nullptr;
     if (d.cuCtxGetCurrent(&current) == kSuccess && current == ctx)
       return;
-    pushed = d.cuCtxPushCurrent(ctx) == kSuccess;
+    result = d.cuCtxPushCurrent(ctx);
+    pushed = result == kSuccess;
   }
   ~ScopedContext() {
     if (pushed) {
@@ -89,10 +90,13 @@ public:
       d.cuCtxPopCurrent(&ignored);
     }
   }
+  /// CUDA_SUCCESS, or why the context could not be made current.
+  CUresult status() const { return result; }
 
 private:
   const CudaDriver &d;
   bool pushed = false;
+  CUresult result = kSuccess;
 };
 
 /// Whether a device of compute capability major.minor runs cubins for
@@ -146,6 +150,10 @@ public:
     if (!s.isOk())
       return s;
     ScopedContext scope(*d, ctx);
+    if (scope.status() != kSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "cannot make the stream's context current: " +
+                               errorText(*d, scope.status()));
     CUfunction fn = nullptr;
     s = getFunction(*d, bundle, index, ctx, fn);
     if (!s.isOk())
