@@ -34,6 +34,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "mlir-opt", "mlir-runner", "mlir-translate", "llvm-objdump",
          "llvm-readelf", "split-file"]
+tools.append("attn-cpu-runner")
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # Features the GPU and toolkit tests gate on. CI has no GPU: those tests report

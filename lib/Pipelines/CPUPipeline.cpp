@@ -1,9 +1,21 @@
-//===- CPUPipeline.cpp - the attn-to-cpu pipeline -----------------*- C++ -*-===//
+//===- CPUPipeline.cpp - the attn-to-cpu pipeline ----------------*- C++ -*-===//
+//
+// attn.attention -> host config -> buffers -> FlashAttention-2 loop nest ->
+// LLVM dialect for the host. The grid runs as sequential loops; the inner
+// loops stay vectors over the head dimension and the key block, which LLVM
+// maps onto the host's SIMD width.
+//
+//===----------------------------------------------------------------------===//
 
 #include "AttnDialect/Pipelines/Pipelines.h"
-#include "AttnDialect/Conversion/Passes.h"
 #include "AttnDialect/Transforms/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -11,5 +23,42 @@ using namespace mlir::attn;
 void attn::buildAttnToCPUPipeline(OpPassManager &pm,
                                   const AttnToCPUPipelineOptions &) {
   pm.addPass(createAttnSelectConfigPass({"host"}));
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  // Callers pass plain row-major buffers; identity layouts keep the function
+  // ABI simple and the row reads contiguous.
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+
   pm.addPass(createAttnTilePass());
+  // Host: the grid becomes sequential loops around each grid point. This
+  // comes before any canonicalization, which would dissolve the per-point
+  // memref.alloca_scope while its parent is still an allocation scope (the
+  // forall) and leave the scratch allocas growing the stack in a loop.
+  pm.addPass(createForallToForLoopPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // ceildivui and friends have no direct LLVM lowering.
+  pm.addPass(arith::createArithExpandOpsPass());
+
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  // Dot products and row sums are tree reductions, not sequential chains.
+  vectorOptions.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  pm.addPass(createConvertMathToLLVMPass());
+  // What LLVM has no intrinsic for (tanh of softcap) becomes a libm call.
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
 }

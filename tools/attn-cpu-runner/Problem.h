@@ -1,0 +1,53 @@
+//===- Problem.h - one attention problem of attn-cpu-runner -----*- C++ -*-===//
+//
+// A problem is a shape plus the op's semantics. Problems whose compiled
+// module would be identical (same dtype, heads, head dims, mask, bias layout,
+// ...) share one JIT-compiled kernel: B, Sq and Sk are dynamic in it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TOOLS_ATTNCPURUNNER_PROBLEM_H
+#define ATTN_TOOLS_ATTNCPURUNNER_PROBLEM_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace attn_runner {
+
+enum class DType { F32, F16, BF16 };
+
+struct Problem {
+  int64_t batch = 1, hq = 1, hkv = 1, sq = 1, sk = 1, d = 64, dv = 0;
+  DType dtype = DType::F32;
+  /// none, causal, causal_bottom_right or sliding_window.
+  std::string mask = "none";
+  int64_t windowLeft = -1, windowRight = -1;
+  /// Bias shape; each dimension is 1 or the full size of [B, Hq, Sq, Sk].
+  std::optional<std::array<int64_t, 4>> bias;
+  bool biasF32 = false;
+  std::optional<float> scale, softcap;
+  bool lse = false;
+  uint64_t seed = 1;
+  /// Tile sizes to attach as #attn.config; 0 lets attn-select-config pick.
+  int64_t blockM = 0, blockN = 0;
+
+  /// The attn.attention module computing this problem (func @attn with
+  /// dynamic B, Sq, Sk). Equal strings mean one compiled kernel serves both.
+  std::string moduleText() const;
+  /// One line describing the problem, for reports.
+  std::string describe() const;
+};
+
+/// Parses problem flags (`--hq 8 --dtype bf16 ...`) into `p`. Returns an
+/// error message naming the flag, or "" on success.
+std::string parseProblemFlags(llvm::ArrayRef<std::string> args, Problem &p);
+
+llvm::StringRef dtypeName(DType t);
+
+} // namespace attn_runner
+
+#endif // ATTN_TOOLS_ATTNCPURUNNER_PROBLEM_H

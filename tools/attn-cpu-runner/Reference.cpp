@@ -1,0 +1,143 @@
+//===- Reference.cpp - reference attention for attn-cpu-runner --*- C++ -*-===//
+
+#include "Reference.h"
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace attn_runner;
+
+bool attn_runner::referenceVisible(const Problem &p, int64_t i, int64_t j) {
+  int64_t diag = i + p.sk - p.sq;
+  if (p.mask == "causal")
+    return j <= i;
+  if (p.mask == "causal_bottom_right")
+    return j <= diag;
+  if (p.mask == "sliding_window")
+    return (p.windowLeft < 0 || j >= diag - p.windowLeft) &&
+           (p.windowRight < 0 || j <= diag + p.windowRight);
+  return true;
+}
+
+double attn_runner::effectiveScale(const Problem &p) {
+  return p.scale ? static_cast<double>(*p.scale)
+                 : 1.0 / std::sqrt(static_cast<double>(p.d));
+}
+
+namespace {
+/// Offset of bias[b, h, i, j] with broadcast dimensions read at 0.
+int64_t biasOffset(const std::array<int64_t, 4> &shape, int64_t b, int64_t h,
+                   int64_t i, int64_t j) {
+  int64_t idx[4] = {b, h, i, j};
+  int64_t off = 0;
+  for (int d = 0; d < 4; ++d)
+    off = off * shape[d] + (shape[d] == 1 ? 0 : idx[d]);
+  return off;
+}
+} // namespace
+
+void attn_runner::referenceAttention(const Problem &p, const double *q,
+                                     const double *k, const double *v,
+                                     const double *bias,
+                                     std::vector<double> &out,
+                                     std::vector<double> &lse) {
+  int64_t dv = p.dv ? p.dv : p.d, group = p.hq / p.hkv;
+  double scale = effectiveScale(p);
+  const double inf = std::numeric_limits<double>::infinity();
+  out.assign(p.batch * p.hq * p.sq * dv, 0.0);
+  lse.assign(p.batch * p.hq * p.sq, -inf);
+  std::vector<double> s(p.sk);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.hq; ++h) {
+      int64_t hk = h / group;
+      const double *kh = k + (b * p.hkv + hk) * p.sk * p.d;
+      const double *vh = v + (b * p.hkv + hk) * p.sk * dv;
+      for (int64_t i = 0; i < p.sq; ++i) {
+        const double *qi = q + ((b * p.hq + h) * p.sq + i) * p.d;
+        double mx = -inf;
+        for (int64_t j = 0; j < p.sk; ++j) {
+          if (!referenceVisible(p, i, j)) {
+            s[j] = -inf;
+            continue;
+          }
+          double dot = 0;
+          for (int64_t c = 0; c < p.d; ++c)
+            dot += qi[c] * kh[j * p.d + c];
+          dot *= scale;
+          if (p.softcap)
+            dot = *p.softcap * std::tanh(dot / *p.softcap);
+          if (bias)
+            dot += bias[biasOffset(*p.bias, b, h, i, j)];
+          s[j] = dot;
+          mx = std::max(mx, dot);
+        }
+        if (mx == -inf)
+          continue;
+        double sum = 0;
+        double *oi = out.data() + ((b * p.hq + h) * p.sq + i) * dv;
+        for (int64_t j = 0; j < p.sk; ++j) {
+          if (s[j] == -inf)
+            continue;
+          double e = std::exp(s[j] - mx);
+          sum += e;
+          for (int64_t c = 0; c < dv; ++c)
+            oi[c] += e * vh[j * dv + c];
+        }
+        for (int64_t c = 0; c < dv; ++c)
+          oi[c] /= sum;
+        lse[(b * p.hq + h) * p.sq + i] = mx + std::log(sum);
+      }
+    }
+}
+
+void attn_runner::naiveAttention(const Problem &p, const float *q,
+                                 const float *k, const float *v,
+                                 const float *bias, float *out) {
+  int64_t dv = p.dv ? p.dv : p.d, group = p.hq / p.hkv;
+  float scale = static_cast<float>(effectiveScale(p));
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> s(p.sq * p.sk);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.hq; ++h) {
+      int64_t hk = h / group;
+      const float *qh = q + (b * p.hq + h) * p.sq * p.d;
+      const float *kh = k + (b * p.hkv + hk) * p.sk * p.d;
+      const float *vh = v + (b * p.hkv + hk) * p.sk * dv;
+      float *oh = out + (b * p.hq + h) * p.sq * dv;
+      // S = scale * Q K^T, then bias, mask, row softmax, O = P V.
+      for (int64_t i = 0; i < p.sq; ++i)
+        for (int64_t j = 0; j < p.sk; ++j) {
+          float dot = 0;
+          for (int64_t c = 0; c < p.d; ++c)
+            dot += qh[i * p.d + c] * kh[j * p.d + c];
+          dot *= scale;
+          if (p.softcap)
+            dot = *p.softcap * std::tanh(dot / *p.softcap);
+          if (bias)
+            dot += bias[biasOffset(*p.bias, b, h, i, j)];
+          s[i * p.sk + j] = referenceVisible(p, i, j) ? dot : -inf;
+        }
+      for (int64_t i = 0; i < p.sq; ++i) {
+        float *row = &s[i * p.sk];
+        float mx = *std::max_element(row, row + p.sk);
+        float sum = 0;
+        for (int64_t j = 0; j < p.sk; ++j) {
+          row[j] = mx == -inf ? 0.0f : std::exp(row[j] - mx);
+          sum += row[j];
+        }
+        for (int64_t j = 0; j < p.sk; ++j)
+          row[j] = sum > 0 ? row[j] / sum : 0.0f;
+      }
+      // Loop order i, j, c keeps the innermost loop contiguous (and
+      // auto-vectorized), so the baseline is naive but not a strawman.
+      for (int64_t i = 0; i < p.sq; ++i) {
+        float *oi = oh + i * dv;
+        std::fill(oi, oi + dv, 0.0f);
+        for (int64_t j = 0; j < p.sk; ++j) {
+          float pij = s[i * p.sk + j];
+          for (int64_t c = 0; c < dv; ++c)
+            oi[c] += pij * vh[j * dv + c];
+        }
+      }
+    }
+}

@@ -1,0 +1,36 @@
+//===- Reference.h - reference attention for attn-cpu-runner ----*- C++ -*-===//
+//
+// Written independently of the compiler (own mask arithmetic) so that it is
+// an oracle for it. Tensors are dense row-major [B, H, S, D].
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TOOLS_ATTNCPURUNNER_REFERENCE_H
+#define ATTN_TOOLS_ATTNCPURUNNER_REFERENCE_H
+
+#include "Problem.h"
+#include <vector>
+
+namespace attn_runner {
+
+/// Whether query row `i` sees key `j` under `p`'s mask.
+bool referenceVisible(const Problem &p, int64_t i, int64_t j);
+
+/// The scale of q.k: the problem's, or 1/sqrt(D).
+double effectiveScale(const Problem &p);
+
+/// float64 attention. `bias` is dense in the problem's bias shape (or null).
+/// Resizes and fills `out` [B, Hq, Sq, Dv] and `lse` [B, Hq, Sq].
+void referenceAttention(const Problem &p, const double *q, const double *k,
+                        const double *v, const double *bias,
+                        std::vector<double> &out, std::vector<double> &lse);
+
+/// The textbook float32 implementation the benchmark compares against:
+/// materializes the [Sq, Sk] score matrix of each (batch, head), then a
+/// softmax and a matrix product.
+void naiveAttention(const Problem &p, const float *q, const float *k,
+                    const float *v, const float *bias, float *out);
+
+} // namespace attn_runner
+
+#endif // ATTN_TOOLS_ATTNCPURUNNER_REFERENCE_H

@@ -1,0 +1,474 @@
+//===- attn-cpu-runner.cpp - JIT-run attn.attention on the host -*- C++ -*-===//
+//
+// Builds the attn.attention module of each problem, lowers it with
+// attn-to-cpu, JIT-compiles it with MLIR's ExecutionEngine, runs it on random
+// inputs and compares with a float64 reference computed from the same
+// rounded inputs. Problems come from the command line or from list files
+// (one problem per line) so that CI amortizes start-up and compilation over
+// many shapes: problems whose modules are equal share a compiled kernel.
+//
+// --bench times the compiled kernel against a naive float32 implementation
+// instead of checking it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Problem.h"
+#include "Reference.h"
+
+#include "AttnDialect/InitAll.h"
+#include "AttnDialect/Pipelines/Pipelines.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace attn_runner;
+
+namespace {
+
+/// MLIR's ranked memref descriptor (the C interface's argument).
+template <int N> struct MemRefDesc {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[N];
+  int64_t strides[N];
+};
+
+template <int N> MemRefDesc<N> describe(void *data, const int64_t (&sizes)[N]) {
+  MemRefDesc<N> desc;
+  desc.allocated = desc.aligned = data;
+  desc.offset = 0;
+  int64_t stride = 1;
+  for (int i = N - 1; i >= 0; --i) {
+    desc.sizes[i] = sizes[i];
+    desc.strides[i] = stride;
+    stride *= sizes[i];
+  }
+  return desc;
+}
+
+/// Round to nearest even, as arith.truncf does; NaN stays NaN. (The
+/// compiler's __bf16 conversion needs a runtime helper libgcc may lack.)
+uint16_t floatToBF16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if (std::isnan(f))
+    return 0x7fc0;
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+float bf16ToFloat(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// A tensor in the kernel's element type, with the float64 value of every
+/// (rounded) element for the reference.
+struct Buffer {
+  DType type = DType::F32;
+  std::vector<uint8_t> bytes;
+  std::vector<double> exact;
+
+  size_t elemSize() const { return type == DType::F32 ? 4 : 2; }
+  void resize(DType t, size_t n) {
+    type = t;
+    bytes.assign(n * elemSize(), 0);
+    exact.assign(n, 0.0);
+  }
+  size_t size() const { return exact.size(); }
+  void set(size_t i, double v) {
+    float f = static_cast<float>(v);
+    switch (type) {
+    case DType::F32:
+      std::memcpy(&bytes[4 * i], &f, 4);
+      exact[i] = f;
+      return;
+    case DType::F16: {
+      _Float16 h = static_cast<_Float16>(f);
+      std::memcpy(&bytes[2 * i], &h, 2);
+      exact[i] = static_cast<float>(h);
+      return;
+    }
+    case DType::BF16: {
+      uint16_t h = floatToBF16(f);
+      std::memcpy(&bytes[2 * i], &h, 2);
+      exact[i] = bf16ToFloat(h);
+      return;
+    }
+    }
+  }
+  double get(size_t i) const {
+    switch (type) {
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, &bytes[4 * i], 4);
+      return f;
+    }
+    case DType::F16: {
+      _Float16 h;
+      std::memcpy(&h, &bytes[2 * i], 2);
+      return static_cast<float>(h);
+    }
+    case DType::BF16: {
+      uint16_t h;
+      std::memcpy(&h, &bytes[2 * i], 2);
+      return bf16ToFloat(h);
+    }
+    }
+    return 0;
+  }
+  void fillRandom(std::mt19937_64 &rng) {
+    std::normal_distribution<double> dist(0.0, 1.0);
+    for (size_t i = 0; i < size(); ++i)
+      set(i, dist(rng));
+  }
+  /// NaN everywhere, so that an element the kernel does not write fails.
+  void poison() {
+    for (size_t i = 0; i < size(); ++i)
+      set(i, std::nan(""));
+  }
+  std::vector<float> asFloat() const {
+    return std::vector<float>(exact.begin(), exact.end());
+  }
+};
+
+/// ||a - ref|| / ||ref|| (absolute when ref is 0). Non-finite entries must
+/// match the reference exactly (-inf lse of empty rows); NaN never does.
+double relFrobenius(const std::vector<double> &a,
+                    const std::vector<double> &ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (std::isnan(a[i]))
+      return std::nan("");
+    if (!std::isfinite(ref[i]) || !std::isfinite(a[i])) {
+      if (a[i] != ref[i])
+        return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    num += (a[i] - ref[i]) * (a[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+double tolerance(DType t) {
+  // f32: accumulation order and the exp2 approximation only. 16-bit types:
+  // dominated by rounding the output to 8 (bf16) or 11 (f16) bits.
+  switch (t) {
+  case DType::F32:
+    return 1e-5;
+  case DType::F16:
+    return 1e-2;
+  case DType::BF16:
+    return 2e-2;
+  }
+  return 0;
+}
+
+struct Options {
+  std::vector<std::string> problemFiles;
+  std::vector<std::string> problemFlags;
+  bool bench = false;
+  int reps = 5;
+  bool printModule = false;
+};
+
+class Runner {
+public:
+  Runner() {
+    mlir::DialectRegistry registry;
+    mlir::attn::registerAllDialects(registry);
+    context = std::make_unique<mlir::MLIRContext>(registry);
+  }
+
+  /// Checks (or benchmarks) one problem; returns false when it fails.
+  bool run(const Problem &p, const Options &opts);
+
+private:
+  mlir::ExecutionEngine *compile(const Problem &p, const Options &opts);
+
+  std::unique_ptr<mlir::MLIRContext> context;
+  llvm::StringMap<std::unique_ptr<mlir::ExecutionEngine>> engines;
+  std::unique_ptr<llvm::TargetMachine> tm;
+};
+
+mlir::ExecutionEngine *Runner::compile(const Problem &p, const Options &opts) {
+  std::string text = p.moduleText();
+  auto it = engines.find(text);
+  if (it != engines.end())
+    return it->second.get();
+  if (opts.printModule)
+    llvm::outs() << text;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, context.get());
+  if (!module) {
+    llvm::errs() << "error: could not parse the module of " << p.describe()
+                 << "\n";
+    return nullptr;
+  }
+  mlir::PassManager pm(context.get());
+  mlir::attn::buildAttnToCPUPipeline(pm, {});
+  if (mlir::failed(pm.run(*module))) {
+    llvm::errs() << "error: attn-to-cpu failed on " << p.describe() << "\n";
+    return nullptr;
+  }
+  if (!tm) {
+    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!builder) {
+      llvm::errs() << "error: " << llvm::toString(builder.takeError()) << "\n";
+      return nullptr;
+    }
+    builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto machine = builder->createTargetMachine();
+    if (!machine) {
+      llvm::errs() << "error: " << llvm::toString(machine.takeError()) << "\n";
+      return nullptr;
+    }
+    tm = std::move(*machine);
+  }
+  auto transformer = mlir::makeOptimizingTransformer(3, 0, tm.get());
+  mlir::ExecutionEngineOptions engineOpts;
+  engineOpts.transformer = transformer;
+  engineOpts.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // A fresh target machine per engine: the engine takes ownership.
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto engineTm = builder->createTargetMachine();
+  if (!engineTm) {
+    llvm::errs() << "error: " << llvm::toString(engineTm.takeError()) << "\n";
+    return nullptr;
+  }
+  auto engine =
+      mlir::ExecutionEngine::create(*module, engineOpts, std::move(*engineTm));
+  if (!engine) {
+    llvm::errs() << "error: JIT compilation failed: "
+                 << llvm::toString(engine.takeError()) << "\n";
+    return nullptr;
+  }
+  mlir::ExecutionEngine *result = engine->get();
+  engines[text] = std::move(*engine);
+  return result;
+}
+
+bool Runner::run(const Problem &p, const Options &opts) {
+  mlir::ExecutionEngine *engine = compile(p, opts);
+  if (!engine) {
+    llvm::outs() << "FAIL " << p.describe() << " (compilation)\n";
+    return false;
+  }
+  int64_t dv = p.dv ? p.dv : p.d;
+  std::mt19937_64 rng(p.seed * 0x9E3779B97F4A7C15ull + 12345);
+  Buffer q, k, v, bias, out, lse;
+  q.resize(p.dtype, p.batch * p.hq * p.sq * p.d);
+  k.resize(p.dtype, p.batch * p.hkv * p.sk * p.d);
+  v.resize(p.dtype, p.batch * p.hkv * p.sk * dv);
+  out.resize(p.dtype, p.batch * p.hq * p.sq * dv);
+  lse.resize(DType::F32, p.batch * p.hq * p.sq);
+  q.fillRandom(rng);
+  k.fillRandom(rng);
+  v.fillRandom(rng);
+  out.poison();
+  lse.poison();
+  int64_t biasSizes[4] = {1, 1, 1, 1};
+  if (p.bias) {
+    std::copy(p.bias->begin(), p.bias->end(), biasSizes);
+    bias.resize(p.biasF32 ? DType::F32 : p.dtype,
+                biasSizes[0] * biasSizes[1] * biasSizes[2] * biasSizes[3]);
+    bias.fillRandom(rng);
+  }
+
+  auto qD = describe(q.bytes.data(), {p.batch, p.hq, p.sq, p.d});
+  auto kD = describe(k.bytes.data(), {p.batch, p.hkv, p.sk, p.d});
+  auto vD = describe(v.bytes.data(), {p.batch, p.hkv, p.sk, dv});
+  auto oD = describe(out.bytes.data(), {p.batch, p.hq, p.sq, dv});
+  auto lD = describe(lse.bytes.data(), {p.batch, p.hq, p.sq});
+  auto bD = describe(bias.bytes.data(), biasSizes);
+  std::vector<void *> descs = {&qD, &kD, &vD};
+  if (p.bias)
+    descs.push_back(&bD);
+  descs.push_back(&oD);
+  if (p.lse)
+    descs.push_back(&lD);
+  std::vector<void *> args;
+  for (void *&d : descs)
+    args.push_back(&d);
+
+  auto call = [&]() -> bool {
+    if (llvm::Error err = engine->invokePacked("_mlir_ciface_attn", args)) {
+      llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
+      return false;
+    }
+    return true;
+  };
+  using Clock = std::chrono::steady_clock;
+  auto millis = [](Clock::duration d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+  };
+
+  if (opts.bench) {
+    std::vector<double> ours, naive;
+    std::vector<float> qf = q.asFloat(), kf = k.asFloat(), vf = v.asFloat(),
+                       bf = bias.asFloat(), of(out.size());
+    for (int r = 0; r < opts.reps; ++r) {
+      auto t0 = Clock::now();
+      if (!call())
+        return false;
+      auto t1 = Clock::now();
+      naiveAttention(p, qf.data(), kf.data(), vf.data(),
+                     p.bias ? bf.data() : nullptr, of.data());
+      auto t2 = Clock::now();
+      ours.push_back(millis(t1 - t0));
+      naive.push_back(millis(t2 - t1));
+    }
+    std::sort(ours.begin(), ours.end());
+    std::sort(naive.begin(), naive.end());
+    double tOurs = ours[ours.size() / 2], tNaive = naive[naive.size() / 2];
+    double flops = 2.0 * p.batch * p.hq * p.sq * p.sk * (p.d + dv);
+    llvm::outs() << llvm::format(
+        "BENCH %s attn_ms=%.3f naive_ms=%.3f speedup=%.2f attn_gflops=%.2f "
+        "naive_gflops=%.2f\n",
+        p.describe().c_str(), tOurs, tNaive, tNaive / tOurs,
+        flops / tOurs * 1e-6, flops / tNaive * 1e-6);
+    return true;
+  }
+
+  if (!call()) {
+    llvm::outs() << "FAIL " << p.describe() << " (invocation)\n";
+    return false;
+  }
+  std::vector<double> refOut, refLse;
+  referenceAttention(p, q.exact.data(), k.exact.data(), v.exact.data(),
+                     p.bias ? bias.exact.data() : nullptr, refOut, refLse);
+  std::vector<double> gotOut(out.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    gotOut[i] = out.get(i);
+  double outErr = relFrobenius(gotOut, refOut);
+  double tol = tolerance(p.dtype);
+  bool ok = outErr <= tol;
+  std::string lseText;
+  if (p.lse) {
+    std::vector<double> gotLse(lse.size());
+    for (size_t i = 0; i < lse.size(); ++i)
+      gotLse[i] = lse.get(i);
+    double lseErr = relFrobenius(gotLse, refLse);
+    // lse is f32 for every dtype and computed from the same rounded inputs.
+    ok &= lseErr <= 1e-5;
+    lseText = llvm::formatv(" lse_err={0:e2}", lseErr).str();
+  }
+  llvm::outs() << (ok ? "PASS " : "FAIL ") << p.describe()
+               << llvm::formatv(" out_err={0:e2}", outErr) << lseText
+               << " tol=" << tol << "\n";
+  return ok;
+}
+
+/// Splits a problem-list line into flags; '#' starts a comment.
+std::vector<std::string> splitLine(llvm::StringRef line) {
+  line = line.split('#').first;
+  llvm::SmallVector<llvm::StringRef> parts;
+  line.split(parts, ' ', -1, /*KeepEmpty=*/false);
+  std::vector<std::string> out;
+  for (llvm::StringRef s : parts)
+    if (!s.trim().empty())
+      out.push_back(s.trim().str());
+  return out;
+}
+
+void usage() {
+  llvm::errs()
+      << "usage: attn-cpu-runner [--problems FILE]... [--bench] [--reps N]\n"
+         "                       [--print-module] [PROBLEM FLAGS]\n"
+         "problem flags: --batch --hq --hkv --sq --sk --d --dv --dtype "
+         "f32|f16|bf16\n"
+         "  --mask none|causal|causal_bottom_right|sliding_window "
+         "--window L,R\n"
+         "  --bias BxHxSqxSk | --bias-f32 BxHxSqxSk  --scale S --softcap C "
+         "--lse --seed N\n"
+         "  --block-m M --block-n N (attach a config instead of "
+         "attn-select-config)\n";
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef a = argv[i];
+    if (a == "--problems" && i + 1 < argc)
+      opts.problemFiles.push_back(argv[++i]);
+    else if (a == "--bench")
+      opts.bench = true;
+    else if (a == "--reps" && i + 1 < argc)
+      opts.reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--print-module")
+      opts.printModule = true;
+    else if (a == "--help" || a == "-h") {
+      usage();
+      return 0;
+    } else
+      opts.problemFlags.push_back(a.str());
+  }
+
+  // Each problem with its origin, for error messages.
+  std::vector<std::pair<std::string, std::vector<std::string>>> lines;
+  for (const std::string &file : opts.problemFiles) {
+    auto buf = llvm::MemoryBuffer::getFile(file);
+    if (!buf) {
+      llvm::errs() << "error: cannot read problem list '" << file
+                   << "': " << buf.getError().message() << "\n";
+      return 2;
+    }
+    llvm::SmallVector<llvm::StringRef> fileLines;
+    (*buf)->getBuffer().split(fileLines, '\n');
+    for (auto [n, line] : llvm::enumerate(fileLines)) {
+      std::vector<std::string> flags = splitLine(line);
+      if (flags.empty())
+        continue;
+      // Command-line flags apply to every listed problem unless it overrides
+      // them.
+      std::vector<std::string> all = opts.problemFlags;
+      all.insert(all.end(), flags.begin(), flags.end());
+      lines.push_back({file + ":" + std::to_string(n + 1), all});
+    }
+  }
+  if (opts.problemFiles.empty())
+    lines.push_back({"command line", opts.problemFlags});
+
+  std::vector<std::pair<std::string, Problem>> problems;
+  for (auto &[where, flags] : lines) {
+    Problem p;
+    std::string err = parseProblemFlags(flags, p);
+    if (!err.empty()) {
+      llvm::errs() << where << ": error: " << err << "\n";
+      usage();
+      return 2;
+    }
+    problems.push_back({where, p});
+  }
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  Runner runner;
+  int passed = 0, failed = 0;
+  for (auto &[where, p] : problems)
+    (runner.run(p, opts) ? passed : failed)++;
+  if (!opts.bench)
+    llvm::outs() << passed << " passed, " << failed << " failed\n";
+  return failed ? 1 : 0;
+}
