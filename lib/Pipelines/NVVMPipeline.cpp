@@ -1,4 +1,5 @@
-//===- NVVMPipeline.cpp - the attn-to-nvvm pipeline ---------------*- C++ -*-===//
+//===- NVVMPipeline.cpp - the attn-to-nvvm pipeline ---------------*- C++
+//-*-===//
 //
 // attn.attention -> (config) -> bufferized -> gpu.func kernels (AttnToGPU +
 // NVVM hooks) -> NVVM/LLVM -> gpu.binary (PTX or cubin). The upstream part

@@ -39,8 +39,7 @@ struct AttnWriteBundlePass
     : public attn::impl::AttnWriteBundlePassBase<AttnWriteBundlePass> {
   using Base::Base;
 
-  LogicalResult writeFile(Operation *anchor, StringRef path,
-                          StringRef bytes) {
+  LogicalResult writeFile(Operation *anchor, StringRef path, StringRef bytes) {
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
     if (ec)
@@ -134,12 +133,10 @@ struct AttnWriteBundlePass
       variants.push_back(std::move(v));
     }
 
-    llvm::json::Object bundle{{"schema", "attn-bundle"},
-                              {"version", 1},
-                              {"platform", platform},
-                              {"chip", chip},
-                              {"abi", "attn-fwd-v1"},
-                              {"variants", std::move(variants)}};
+    llvm::json::Object bundle{
+        {"schema", "attn-bundle"}, {"version", 1},
+        {"platform", platform},    {"chip", chip},
+        {"abi", "attn-fwd-v1"},    {"variants", std::move(variants)}};
     std::string text;
     llvm::raw_string_ostream os(text);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(bundle))) << "\n";

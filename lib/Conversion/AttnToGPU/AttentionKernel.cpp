@@ -1,4 +1,5 @@
-//===- AttentionKernel.cpp - target-independent attention kernel -*- C++ -*-===//
+//===- AttentionKernel.cpp - target-independent attention kernel -*- C++
+//-*-===//
 //
 // Emits the body of the FlashAttention-2 forward kernel. All per-tile work is
 // unrolled here in C++, so register arrays (scores, probabilities, output
@@ -142,9 +143,8 @@ void KernelEmitter::copyTile(const SharedTile &tile, Value src, Value rowStart,
     Value valid =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rowLimit);
     Value gOff = add(mul(ext(row), rowStride), ext(mul(c, c32(vec))));
-    Value from =
-        arith::SelectOp::create(b, loc, valid, gep(src, spec.elemType, gOff),
-                                src);
+    Value from = arith::SelectOp::create(b, loc, valid,
+                                         gep(src, spec.elemType, gOff), src);
     Value sOff = add(mul(r, c32(tile.rowStride)), mul(c, c32(vec)));
     Value to = gep(tile.base, spec.elemType, sOff);
     target.emitCopyToShared(b, loc, to, from, 16, valid);
@@ -158,8 +158,8 @@ void KernelEmitter::loadKV(Value block, Value stage) {
   SharedTile v{sharedAt(smem.qBytes + spec.stages() * smem.kStageBytes, stage,
                         smem.vStageBytes),
                spec.blockN(), spec.headDimV, smem.vRowStride, spec.elemType};
-  copyTile(k, kPtr, n0, sk, ext(arg(kArgKStrideB + 2)));
-  copyTile(v, vPtr, n0, sk, ext(arg(kArgVStrideB + 2)));
+  copyTile(k, kPtr, n0, sk, arg(kArgKStrideB + 2));
+  copyTile(v, vPtr, n0, sk, arg(kArgVStrideB + 2));
   target.emitCopyCommit(b, loc);
 }
 
@@ -204,8 +204,8 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
     Value mNew = fmax(state[slot], mx);
     // A row with nothing visible yet keeps m = -inf; subtract 0 instead so
     // exp2 sees -inf (giving 0), never -inf - -inf.
-    Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                        mNew, negInf);
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
     mUse[slot] = arith::SelectOp::create(b, loc, empty, cf(0.0), mNew);
     alpha[slot] = exp2(arith::SubFOp::create(b, loc, state[slot], mUse[slot]));
     newState[slot] = mNew;
@@ -250,7 +250,7 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
   }
 
   // Output: runs of adjacent columns of one row become one vector store.
-  Value oRowStride = ext(arg(kArgOStrideB + 2));
+  Value oRowStride = arg(kArgOStrideB + 2);
   unsigned ne = oLayout.getNumElements();
   for (unsigned e = 0; e < ne;) {
     unsigned slot = oLayout.rowSlot[e];
@@ -264,8 +264,7 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
     SmallVector<Value> vals;
     for (unsigned i = 0; i < run; ++i)
       vals.push_back(arith::TruncFOp::create(
-          b, loc, spec.elemType,
-          fmul(state[2 * slots + e + i], inv[slot])));
+          b, loc, spec.elemType, fmul(state[2 * slots + e + i], inv[slot])));
     Value row = rowOfSlot[slot];
     Value inRange =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, sq);
@@ -315,13 +314,13 @@ void KernelEmitter::emit() {
   sq = arg(kArgSeqQ);
   sk = arg(kArgSeqK);
   m0 = mul(mBlock, c32(spec.blockM()));
-  Value group = arith::DivSIOp::create(b, loc, arg(kArgHeadsQ),
-                                       arg(kArgHeadsKV));
+  Value group =
+      arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
   Value headKV = arith::DivSIOp::create(b, loc, head, group);
 
   auto base = [&](unsigned ptrArg, unsigned strideArg, Value h) {
-    Value off = add(mul(ext(batch), arg(strideArg)),
-                    mul(ext(h), arg(strideArg + 1)));
+    Value off =
+        add(mul(ext(batch), arg(strideArg)), mul(ext(h), arg(strideArg + 1)));
     return gep(arg(ptrArg), spec.elemType, off);
   };
   qPtr = base(kArgQ, kArgQStrideB, head);
@@ -352,16 +351,17 @@ void KernelEmitter::emit() {
   // Q: global -> shared -> registers, once.
   SharedTile qTile{smemBase, spec.blockM(), spec.headDim, smem.qRowStride,
                    spec.elemType};
-  copyTile(qTile, qPtr, m0, sq, ext(arg(kArgQStrideB + 2)));
+  copyTile(qTile, qPtr, m0, sq, arg(kArgQStrideB + 2));
   target.emitCopyCommit(b, loc);
 
   // Key blocks any row of this block can see.
-  Value rowEnd = arith::MinSIOp::create(b, loc, add(m0, c32(spec.blockM())), sq);
+  Value rowEnd =
+      arith::MinSIOp::create(b, loc, add(m0, c32(spec.blockM())), sq);
   auto [lo, hi] = emitVisibleKeyRange(b, loc, maskParams, m0, rowEnd, sq, sk);
   Value blockN = c32(spec.blockN());
   Value jLo = arith::DivUIOp::create(b, loc, lo, blockN);
-  Value jHi = arith::DivUIOp::create(b, loc, add(hi, c32(spec.blockN() - 1)),
-                                     blockN);
+  Value jHi =
+      arith::DivUIOp::create(b, loc, add(hi, c32(spec.blockN() - 1)), blockN);
   bool doubleBuffer = spec.stages() > 1;
   if (doubleBuffer)
     loadKV(jLo, c32(0));
@@ -387,8 +387,10 @@ void KernelEmitter::emit() {
     // Every warp must be done with the buffer about to be overwritten.
     gpu::BarrierOp::create(b, loc);
     if (doubleBuffer) {
+      // Buffers alternate from the first visible block on (jLo may be odd).
       Value next = add(j, c32(1));
-      Value nextStage = arith::AndIOp::create(b, loc, next, c32(1));
+      Value nextStage = arith::AndIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, next, jLo), c32(1));
       Value more =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, jHi);
       {
@@ -401,7 +403,8 @@ void KernelEmitter::emit() {
       // "block j has landed".
       target.emitCopyCommit(b, loc);
       target.emitCopyWait(b, loc, 1);
-      stage = arith::AndIOp::create(b, loc, j, c32(1));
+      stage = arith::AndIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, j, jLo), c32(1));
     } else {
       loadKV(j, Value());
       target.emitCopyWait(b, loc, 0);
@@ -428,14 +431,13 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
   b.setInsertionPointToEnd(gpuModule.getBody());
   if (!SymbolTable::lookupSymbolIn(gpuModule, kSharedGlobalName)) {
     // The dynamic shared memory of the launch (extern __shared__).
-    LLVM::GlobalOp::create(
-        b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
-        /*isConstant=*/false, LLVM::Linkage::External, kSharedGlobalName,
-        Attribute(), /*alignment=*/16, target.getSharedAddressSpace());
+    LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                           /*isConstant=*/false, LLVM::Linkage::External,
+                           kSharedGlobalName, Attribute(), /*alignment=*/16,
+                           target.getSharedAddressSpace());
   }
   auto func = gpu::GPUFuncOp::create(
-      b, loc, name,
-      getKernelFunctionType(ctx, target.getGlobalAddressSpace()));
+      b, loc, name, getKernelFunctionType(ctx, target.getGlobalAddressSpace()));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   int32_t threads = spec.warps() * target.getWarpSize();
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));

@@ -1,4 +1,5 @@
-//===- LaunchAttention.cpp - host side of the attention lowering -*- C++ -*-===//
+//===- LaunchAttention.cpp - host side of the attention lowering -*- C++
+//-*-===//
 //
 // Replaces a memref-form attn.attention by a gpu.launch_func of its kernel,
 // computing the attn-fwd-v1 arguments from the memrefs, and records the
@@ -40,8 +41,7 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
     auto t = cast<MemRefType>(v.getType());
     int64_t offset;
     SmallVector<int64_t> strides;
-    if (failed(t.getStridesAndOffset(strides, offset)) ||
-        strides.back() != 1)
+    if (failed(t.getStridesAndOffset(strides, offset)) || strides.back() != 1)
       return op.emitOpError("expected operands whose last dimension is "
                             "contiguous (stride 1), got ")
              << t;
@@ -60,17 +60,15 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
 namespace {
 /// Device pointer (aligned pointer + offset) of a memref, as the kernel's
 /// `!llvm.ptr<1>` argument.
-Value getDevicePointer(OpBuilder &b, Location loc, Value memref,
-                       Type ptrType) {
+Value getDevicePointer(OpBuilder &b, Location loc, Value memref, Type ptrType) {
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  int64_t eb =
-      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  Value aligned =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  int64_t eb = cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
   Value bytes = arith::MulIOp::create(
       b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, eb));
   Value addr = arith::AddIOp::create(b, loc, aligned, bytes);
-  Value addr64 =
-      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
+  Value addr64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
   return LLVM::IntToPtrOp::create(b, loc, ptrType, addr64);
 }
 
@@ -147,7 +145,8 @@ LogicalResult attn::lowerAttentionToGPU(AttentionOp op, ModuleOp top,
 
   // Host side: the ABI arguments, from the memrefs.
   b.setInsertionPoint(op);
-  Type ptrType = LLVM::LLVMPointerType::get(ctx, target.getGlobalAddressSpace());
+  Type ptrType =
+      LLVM::LLVMPointerType::get(ctx, target.getGlobalAddressSpace());
   Type i32 = b.getI32Type();
   auto cI32 = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, i32, v);
@@ -178,11 +177,9 @@ LogicalResult attn::lowerAttentionToGPU(AttentionOp op, ModuleOp top,
   args[kArgSeqK] = dimI32(op.getKey(), 2);
   unsigned strideBase[] = {kArgQStrideB, kArgKStrideB, kArgVStrideB,
                            kArgOStrideB};
-  Value tensors[] = {op.getQuery(), op.getKey(), op.getValue(),
-                     op.getOutput()};
+  Value tensors[] = {op.getQuery(), op.getKey(), op.getValue(), op.getOutput()};
   for (unsigned t = 0; t < 4; ++t)
-    llvm::copy(getStrides(b, loc, tensors[t], 3),
-               args.begin() + strideBase[t]);
+    llvm::copy(getStrides(b, loc, tensors[t], 3), args.begin() + strideBase[t]);
   if (op.getLse()) {
     llvm::copy(getStrides(b, loc, op.getLse(), 2),
                args.begin() + kArgLseStrideB);
@@ -196,8 +193,8 @@ LogicalResult attn::lowerAttentionToGPU(AttentionOp op, ModuleOp top,
     return arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(v));
   };
   args[kArgScale] = cF32(op.getScaleValue());
-  args[kArgSoftcap] = cF32(op.getSoftcap() ? op.getSoftcap()->convertToFloat()
-                                           : 0.0f);
+  args[kArgSoftcap] =
+      cF32(op.getSoftcap() ? op.getSoftcap()->convertToFloat() : 0.0f);
   auto [left, right] = op.getMask() == MaskKind::SlidingWindow
                            ? op.getWindowBounds()
                            : std::pair<int64_t, int64_t>{-1, -1};

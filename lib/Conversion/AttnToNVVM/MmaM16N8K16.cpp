@@ -1,4 +1,5 @@
-//===- MmaM16N8K16.cpp - mma.sync m16n8k16 for the attention kernel -*- C++ -*-===//
+//===- MmaM16N8K16.cpp - mma.sync m16n8k16 for the attention kernel -*- C++
+//-*-===//
 //
 // Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16"), with
 // g = lane / 4 and t = lane % 4:
@@ -28,9 +29,10 @@ using namespace mlir::attn;
 namespace {
 class MmaM16N8K16 : public MmaEmitter {
 public:
-  explicit MmaM16N8K16(const KernelSpec &spec) : spec(spec) {}
+  explicit MmaM16N8K16(const KernelSpec &spec)
+      : spec(spec), mTiles(spec.blockM() / (16 * spec.warps())) {}
 
-  int64_t getRowsPerWarp() const override { return 16; }
+  int64_t getRowsPerWarp() const override { return 16 * mTiles; }
   AccLayout getScoreLayout(OpBuilder &b, Location loc, Value lane) override {
     return layout(b, loc, lane, spec.blockN());
   }
@@ -57,8 +59,19 @@ private:
                          ArrayRef<Value> bOps, ArrayRef<Value> c);
   /// Two f32 -> one 32-bit register of two 16-bit elements.
   Value pack(OpBuilder &b, Location loc, Value lo, Value hi);
+  /// A fragment of query rows [16 mt, 16 mt + 16) of this warp, k step ks.
+  SmallVector<Value> queryFragment(OpBuilder &b, Location loc,
+                                   ArrayRef<Value> query, int64_t mt,
+                                   int64_t ks);
 
   const KernelSpec &spec;
+  /// m16 tiles per warp: with two, every K/V fragment read from shared
+  /// memory feeds two MMAs, halving shared-memory traffic per MMA; Q is
+  /// then re-read from shared memory each block instead of pinning 2x the
+  /// registers.
+  int64_t mTiles;
+  SharedTile qTile;
+  Value qLaneOff;
 };
 } // namespace
 
@@ -73,13 +86,19 @@ AccLayout MmaM16N8K16::layout(OpBuilder &b, Location loc, Value lane,
   l.laneCol = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, cst(b, loc, 4)),
       cst(b, loc, 2));
-  l.rowSlotOffsets = {0, 8};
-  for (int64_t tile = 0; tile < cols / 8; ++tile)
-    for (unsigned r = 0; r < 2; ++r)
-      for (unsigned c = 0; c < 2; ++c) {
-        l.rowSlot.push_back(r);
-        l.colOffsets.push_back(8 * tile + c);
-      }
+  // Element (mt, tile, r, c) is at index ((mt * tiles + tile) * 2 + r) * 2
+  // + c: row 16 mt + 8 r + g, column 8 tile + 2t + c.
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    l.rowSlotOffsets.push_back(16 * mt);
+    l.rowSlotOffsets.push_back(16 * mt + 8);
+  }
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t tile = 0; tile < cols / 8; ++tile)
+      for (unsigned r = 0; r < 2; ++r)
+        for (unsigned c = 0; c < 2; ++c) {
+          l.rowSlot.push_back(2 * mt + r);
+          l.colOffsets.push_back(8 * tile + c);
+        }
   l.rowReduceXor = {1, 2};
   return l;
 }
@@ -113,8 +132,8 @@ SmallVector<Value> MmaM16N8K16::mma(OpBuilder &b, Location loc,
   auto operand = [&](Value reg) -> Value {
     if (!f16)
       return reg;
-    return LLVM::BitcastOp::create(
-        b, loc, VectorType::get({2}, b.getF16Type()), reg);
+    return LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getF16Type()),
+                                   reg);
   };
   SmallVector<Value> av, bv;
   for (Value v : a)
@@ -156,7 +175,11 @@ SmallVector<Value> MmaM16N8K16::loadQuery(OpBuilder &b, Location loc,
   Value laneOff = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, row, cst(b, loc, q.rowStride)),
       col);
+  qTile = q;
+  qLaneOff = laneOff;
   SmallVector<Value> frags;
+  if (mTiles > 1)
+    return frags; // re-read per block by queryFragment
   for (int64_t ks = 0; ks < spec.headDim / 16; ++ks) {
     Value off = arith::AddIOp::create(b, loc, laneOff, cst(b, loc, 16 * ks));
     llvm::append_range(frags, ldmatrix4(b, loc, q, off, /*trans=*/false));
@@ -164,9 +187,18 @@ SmallVector<Value> MmaM16N8K16::loadQuery(OpBuilder &b, Location loc,
   return frags;
 }
 
+SmallVector<Value> MmaM16N8K16::queryFragment(OpBuilder &b, Location loc,
+                                              ArrayRef<Value> query, int64_t mt,
+                                              int64_t ks) {
+  if (!query.empty())
+    return SmallVector<Value>(query.slice(4 * ks, 4));
+  Value off = arith::AddIOp::create(
+      b, loc, qLaneOff, cst(b, loc, 16 * mt * qTile.rowStride + 16 * ks));
+  return ldmatrix4(b, loc, qTile, off, /*trans=*/false);
+}
+
 SmallVector<Value> MmaM16N8K16::computeScores(OpBuilder &b, Location loc,
-                                              Value lane,
-                                              ArrayRef<Value> query,
+                                              Value lane, ArrayRef<Value> query,
                                               const SharedTile &k) {
   // One ldmatrix.x4 = B fragments of two n8 tiles for one k16 step: lanes
   // 0-15 address key rows 0-7 (cols +0, +8), lanes 16-31 key rows 8-15.
@@ -182,23 +214,25 @@ SmallVector<Value> MmaM16N8K16::computeScores(OpBuilder &b, Location loc,
       b, loc, arith::MulIOp::create(b, loc, row, cst(b, loc, k.rowStride)),
       arith::MulIOp::create(b, loc, half, cst(b, loc, 8)));
 
-  Value zero = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
-                                              APFloat(0.0f));
+  Value zero =
+      arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
   int64_t nTiles = spec.blockN() / 8;
-  SmallVector<Value> acc(nTiles * 4, zero);
-  for (int64_t np = 0; np < nTiles / 2; ++np) {
-    for (int64_t ks = 0; ks < spec.headDim / 16; ++ks) {
+  SmallVector<Value> acc(mTiles * nTiles * 4, zero);
+  for (int64_t ks = 0; ks < spec.headDim / 16; ++ks) {
+    SmallVector<SmallVector<Value>> a;
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      a.push_back(queryFragment(b, loc, query, mt, ks));
+    for (int64_t np = 0; np < nTiles / 2; ++np) {
       Value off = arith::AddIOp::create(
           b, loc, laneOff, cst(b, loc, 16 * np * k.rowStride + 16 * ks));
       SmallVector<Value> r = ldmatrix4(b, loc, k, off, /*trans=*/false);
-      ArrayRef<Value> a = query.slice(4 * ks, 4);
-      for (int64_t t = 0; t < 2; ++t) {
-        int64_t tile = 2 * np + t;
-        SmallVector<Value> d =
-            mma(b, loc, a, {r[2 * t], r[2 * t + 1]},
-                ArrayRef<Value>(acc).slice(4 * tile, 4));
-        llvm::copy(d, acc.begin() + 4 * tile);
-      }
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        for (int64_t t = 0; t < 2; ++t) {
+          int64_t at = 4 * (mt * nTiles + 2 * np + t);
+          SmallVector<Value> d = mma(b, loc, a[mt], {r[2 * t], r[2 * t + 1]},
+                                     ArrayRef<Value>(acc).slice(at, 4));
+          llvm::copy(d, acc.begin() + at);
+        }
     }
   }
   return acc;
@@ -224,23 +258,27 @@ SmallVector<Value> MmaM16N8K16::accumulateOutput(OpBuilder &b, Location loc,
       col);
 
   SmallVector<Value> acc(accIn.begin(), accIn.end());
+  int64_t sTiles = spec.blockN() / 8, oTiles = spec.headDimV / 8;
   for (int64_t kk = 0; kk < spec.blockN() / 16; ++kk) {
-    // S tiles 2kk and 2kk+1 (4 values each: row g pair, row g+8 pair).
-    SmallVector<Value> a = {pack(b, loc, p[8 * kk + 0], p[8 * kk + 1]),
-                            pack(b, loc, p[8 * kk + 2], p[8 * kk + 3]),
-                            pack(b, loc, p[8 * kk + 4], p[8 * kk + 5]),
-                            pack(b, loc, p[8 * kk + 6], p[8 * kk + 7])};
+    // S tiles 2kk and 2kk+1 of each m tile (4 values each: row g pair, row
+    // g+8 pair) are the A fragment of this k16 step.
+    SmallVector<SmallVector<Value>> a;
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      ArrayRef<Value> pt = p.slice(4 * (mt * sTiles + 2 * kk), 8);
+      a.push_back({pack(b, loc, pt[0], pt[1]), pack(b, loc, pt[2], pt[3]),
+                   pack(b, loc, pt[4], pt[5]), pack(b, loc, pt[6], pt[7])});
+    }
     for (int64_t dp = 0; dp < spec.headDimV / 16; ++dp) {
       Value off = arith::AddIOp::create(
           b, loc, laneOff, cst(b, loc, 16 * kk * v.rowStride + 16 * dp));
       SmallVector<Value> r = ldmatrix4(b, loc, v, off, /*trans=*/true);
-      for (int64_t t = 0; t < 2; ++t) {
-        int64_t tile = 2 * dp + t;
-        SmallVector<Value> d =
-            mma(b, loc, a, {r[2 * t], r[2 * t + 1]},
-                ArrayRef<Value>(acc).slice(4 * tile, 4));
-        llvm::copy(d, acc.begin() + 4 * tile);
-      }
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        for (int64_t t = 0; t < 2; ++t) {
+          int64_t at = 4 * (mt * oTiles + 2 * dp + t);
+          SmallVector<Value> d = mma(b, loc, a[mt], {r[2 * t], r[2 * t + 1]},
+                                     ArrayRef<Value>(acc).slice(at, 4));
+          llvm::copy(d, acc.begin() + at);
+        }
     }
   }
   return acc;

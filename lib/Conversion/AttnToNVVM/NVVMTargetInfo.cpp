@@ -1,4 +1,5 @@
-//===- NVVMTargetInfo.cpp - NVIDIA hooks of the attention kernel -*- C++ -*-===//
+//===- NVVMTargetInfo.cpp - NVIDIA hooks of the attention kernel -*- C++
+//-*-===//
 
 #include "NVVMTargetInfo.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -51,9 +52,9 @@ LogicalResult NVVMTargetInfo::checkSupported(
     return emitError() << "element type " << spec.elemType
                        << " is not supported by convert-attn-to-nvvm: "
                           "expected f16 or bf16";
-  for (auto [what, d] : {std::pair<StringRef, int64_t>{"head dim D",
-                                                       spec.headDim},
-                         {"head dim Dv", spec.headDimV}})
+  for (auto [what, d] :
+       {std::pair<StringRef, int64_t>{"head dim D", spec.headDim},
+        {"head dim Dv", spec.headDimV}})
     if (d % 16 != 0 || d > 256)
       return emitError() << what << " = " << d
                          << " is not supported by convert-attn-to-nvvm: "
@@ -72,17 +73,21 @@ LogicalResult NVVMTargetInfo::checkSupported(
                           "cp_async";
   if (c.getStages() < 1 || c.getStages() > 2 ||
       (c.getPipeline() == PipelineKind::Simple && c.getStages() != 1))
-    return emitError() << "config '" << c.getName() << "' has stages = "
-                       << c.getStages()
+    return emitError() << "config '" << c.getName()
+                       << "' has stages = " << c.getStages()
                        << "; expected 1 or 2 (1 with pipeline = simple)";
   if (c.getWarps() < 1 || c.getWarps() > 16 ||
-      c.getBlockM() != 16 * c.getWarps())
-    return emitError() << "config '" << c.getName() << "' has block_m = "
-                       << c.getBlockM() << " and warps = " << c.getWarps()
-                       << "; expected block_m == 16 * warps, warps <= 16";
+      (c.getBlockM() != 16 * c.getWarps() &&
+       c.getBlockM() != 32 * c.getWarps()))
+    return emitError() << "config '" << c.getName()
+                       << "' has block_m = " << c.getBlockM()
+                       << " and warps = " << c.getWarps()
+                       << "; expected block_m == 16 * warps or 32 * warps, "
+                          "warps <= 16";
   if (!llvm::is_contained({32, 64, 128}, c.getBlockN()))
-    return emitError() << "config '" << c.getName() << "' has block_n = "
-                       << c.getBlockN() << "; expected 32, 64 or 128";
+    return emitError() << "config '" << c.getName()
+                       << "' has block_n = " << c.getBlockN()
+                       << "; expected 32, 64 or 128";
   if (!c.getAccInRegisters())
     return emitError() << "config '" << c.getName()
                        << "' has acc_in_registers = false; "

@@ -1,4 +1,5 @@
-//===- NVVMTargetInfo.h - NVIDIA hooks of the attention kernel ---*- C++ -*-===//
+//===- NVVMTargetInfo.h - NVIDIA hooks of the attention kernel ---*- C++
+//-*-===//
 
 #ifndef ATTN_LIB_CONVERSION_ATTNTONVVM_NVVMTARGETINFO_H
 #define ATTN_LIB_CONVERSION_ATTNTONVVM_NVVMTARGETINFO_H

@@ -1,0 +1,182 @@
+//===- attn-bundle.cpp - write kernel bundles -------------------*- C++ -*-===//
+//
+// Writes a kernel bundle (docs/BundleFormat.md) for an NVIDIA chip, either
+// from a user's .mlir file or as a whole kernel family, like xformers'
+// generate_kernels.py: every (dtype, head dim, mask) asked for, each with the
+// configs this chip accepts, in priority order. See docs/NVIDIA.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttnDialect/InitAll.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> chip("chip", cl::desc("NVIDIA chip"),
+                                 cl::init("sm_90a"));
+static cl::opt<std::string>
+    profile("profile",
+            cl::desc("Family profile: inference (forward, f16/bf16)"),
+            cl::init("inference"));
+static cl::list<int64_t>
+    headDims("head-dims", cl::CommaSeparated,
+             cl::desc("Head dims (default 64,96,128,256)"));
+static cl::list<std::string>
+    dtypes("dtypes", cl::CommaSeparated,
+           cl::desc("Element types (default f16,bf16)"));
+static cl::list<std::string>
+    masks("masks", cl::CommaSeparated,
+          cl::desc("Masks (default none,causal,causal_bottom_right,"
+                   "sliding_window)"));
+static cl::opt<std::string> input("input",
+                                  cl::desc("Bundle the attn ops of this file "
+                                           "instead of a family"));
+static cl::opt<std::string> outDir("o", cl::desc("Output directory"),
+                                   cl::Required);
+static cl::opt<std::string> toolkit("toolkit", cl::desc("CUDA toolkit root"),
+                                    cl::init(ATTN_CUDA_TOOLKIT));
+static cl::opt<bool> verbose("v", cl::desc("Print the pass pipeline"),
+                             cl::init(false));
+static cl::opt<bool> printOnly("print-family",
+                               cl::desc("Print the family module and stop"),
+                               cl::init(false));
+
+namespace {
+struct Tile {
+  int64_t blockM, blockN, warps, stages;
+};
+
+/// Candidate tiles for head dim `d`, best first. Until the tile tables offer
+/// an enumerate-family API this is the list the mma.sync lowering supports
+/// (block_m = 16 * warps); the pipeline's shared-memory check drops those a
+/// chip cannot hold, so we filter by the same bound here.
+SmallVector<Tile> candidateTiles(int64_t d) {
+  // 32 query rows per warp (block_m = 32 * warps) first: each K/V fragment
+  // then feeds two MMAs (see MmaM16N8K16.cpp); 16 rows per warp as fallback
+  // where registers or shared memory do not allow it.
+  if (d <= 128)
+    return {{128, 64, 4, 2}, {128, 32, 4, 2}, {64, 64, 4, 2}};
+  return {{64, 32, 4, 2}, {64, 32, 4, 1}};
+}
+
+int64_t sharedBytes(const Tile &t, int64_t d) {
+  int64_t row = (d + 8) * 2;
+  return t.blockM * row + t.stages * 2 * t.blockN * row;
+}
+
+int64_t maxShared(StringRef chipName) {
+  if (chipName == "sm_90a")
+    return 227 * 1024;
+  if (chipName == "sm_80")
+    return 163 * 1024;
+  return 99 * 1024;
+}
+
+/// One func per variant, with a memref-form attn.attention whose B, Sq and
+/// Sk are dynamic (the kernel takes them, and the heads, as arguments).
+std::string buildFamily() {
+  SmallVector<int64_t> ds(headDims.begin(), headDims.end());
+  if (ds.empty())
+    ds = {64, 96, 128, 256};
+  SmallVector<std::string> ts(dtypes.begin(), dtypes.end());
+  if (ts.empty())
+    ts = {"f16", "bf16"};
+  SmallVector<std::string> ms(masks.begin(), masks.end());
+  if (ms.empty())
+    ms = {"none", "causal", "causal_bottom_right", "sliding_window"};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  int idx = 0;
+  for (const std::string &t : ts)
+    for (int64_t d : ds)
+      for (const std::string &m : ms)
+        for (const Tile &tile : candidateTiles(d)) {
+          if (sharedBytes(tile, d) > maxShared(chip))
+            continue;
+          std::string q = "memref<?x1x?x" + std::to_string(d) + "x" + t + ">";
+          std::string l = "memref<?x1x?xf32>";
+          std::string name = chip + "_m" + std::to_string(tile.blockM) + "n" +
+                             std::to_string(tile.blockN) + "w" +
+                             std::to_string(tile.warps);
+          os << "func.func @v" << idx++ << "(%q: " << q << ", %k: " << q
+             << ", %v: " << q << ", %o: " << q << ", %lse: " << l << ") {\n"
+             << "  attn.attention q(%q : " << q << ") k(%k : " << q
+             << ") v(%v : " << q << ") outs(%o : " << q << ") lse(%lse : " << l
+             << ") {mask = #attn.mask<" << m << ">, "
+             << (m == "sliding_window" ? "window = array<i64: 128, 0>, " : "")
+             << "config = #attn.config<name = \"" << name
+             << "\", block_m = " << tile.blockM << ", block_n = " << tile.blockN
+             << ", warps = " << tile.warps << ", stages = " << tile.stages
+             << ", pipeline = cp_async, acc_in_registers = true, mma = "
+                "\"mma.m16n8k16\">}\n"
+             << "  return\n}\n";
+        }
+  return text;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  DialectRegistry registry;
+  attn::registerAllDialects(registry);
+  attn::registerAllPasses();
+  registerPassManagerCLOptions();
+  registerMLIRContextCLOptions();
+  cl::ParseCommandLineOptions(argc, argv, "attn kernel bundle writer\n");
+  if (profile != "inference") {
+    llvm::errs() << "attn-bundle: unknown --profile '" << profile
+                 << "'; expected inference\n";
+    return 1;
+  }
+
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  OwningOpRef<ModuleOp> module;
+  bool selectConfig = false;
+  if (!input.empty()) {
+    module = parseSourceFile<ModuleOp>(input, sourceMgr, &ctx);
+    selectConfig = true;
+  } else {
+    std::string text = buildFamily();
+    if (text.empty()) {
+      llvm::errs() << "attn-bundle: no variant fits " << chip << "\n";
+      return 1;
+    }
+    if (printOnly) {
+      llvm::outs() << text;
+      return 0;
+    }
+    module = parseSourceString<ModuleOp>(text, &ctx, "family");
+  }
+  if (!module)
+    return 1;
+
+  std::string pipeline = "attn-to-nvvm{chip=" + chip +
+                         " format=bin toolkit=" + toolkit +
+                         " select-config=" + (selectConfig ? "true" : "false") +
+                         "}, attn-write-bundle{dir=" + outDir + "}";
+  PassManager pm(&ctx);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return 1;
+  if (verbose)
+    llvm::errs() << "attn-bundle: running " << pipeline << "\n";
+  if (failed(pm.run(*module)))
+    return 1;
+  llvm::outs() << "attn-bundle: wrote " << outDir << "/bundle.json\n";
+  return 0;
+}
