@@ -78,7 +78,7 @@ private:
   Value fmax(Value x, Value y) {
     return arith::MaxNumFOp::create(b, loc, x, y);
   }
-  Value exp2(Value v) { return math::Exp2Op::create(b, loc, v); }
+  Value exp2(Value v) { return target.emitExp2(b, loc, v); }
   Value gep(Value ptr, Type elem, Value offset) {
     return LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr,
                                ValueRange{offset});
@@ -175,45 +175,69 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
                spec.blockN(), spec.headDimV, smem.vRowStride, spec.elemType};
   SmallVector<Value> s = mma->computeScores(b, loc, lane, query, k);
 
+  // Scores in the exp2 domain are t * tScale: t is q.k (times scale*log2e)
+  // or the soft-capped score (times log2e). Keeping the factor out of the
+  // elementwise work makes exp2(t * tScale - m) one fma; it needs
+  // tScale > 0 (scale > 0) so that max commutes with it.
+  Value tScale = spec.softcap ? softcapLog2 : scaleLog2;
+  if (spec.softcap)
+    for (Value &x : s)
+      x = math::TanhOp::create(b, loc, fmul(x, softcapScale));
+
+  // Mask only blocks crossing a mask edge or the key tail, tested at the
+  // two corners of this warp's rows x block's keys (masks are bands, so
+  // both corners visible means everything between is). Uniform per warp.
   Value negInf = cf(-std::numeric_limits<double>::infinity());
-  Value colBase = add(mul(block, c32(spec.blockN())), sLayout.laneCol);
-  SmallVector<Value> rowMax(slots, negInf);
-  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
-    Value x;
-    if (spec.softcap) {
-      // softcap * tanh(scale * qk / softcap), then into the exp2 domain.
-      x = math::TanhOp::create(b, loc, fmul(s[e], softcapScale));
-      x = fmul(x, softcapLog2);
-    } else {
-      x = fmul(s[e], scaleLog2);
+  Value n0 = mul(block, c32(spec.blockN()));
+  Value rowFirst = add(m0, warpRow);
+  Value rowLast = add(rowFirst, c32(mma->getRowsPerWarp() - 1));
+  Value inside = arith::AndIOp::create(
+      b, loc,
+      emitKeyVisible(b, loc, maskParams, rowFirst,
+                     add(n0, c32(spec.blockN() - 1)), sq, sk),
+      emitKeyVisible(b, loc, maskParams, rowLast, n0, sq, sk));
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(s).getTypes(), inside,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, s);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    Value colBase = add(n0, sLayout.laneCol);
+    SmallVector<Value> masked;
+    for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+      Value col = add(colBase, c32(sLayout.colOffsets[e]));
+      Value visible = emitKeyVisible(
+          b, loc, maskParams, rowOfSlot[sLayout.rowSlot[e]], col, sq, sk);
+      masked.push_back(arith::SelectOp::create(b, loc, visible, s[e], negInf));
     }
-    unsigned slot = sLayout.rowSlot[e];
-    Value col = add(colBase, c32(sLayout.colOffsets[e]));
-    Value visible =
-        emitKeyVisible(b, loc, maskParams, rowOfSlot[slot], col, sq, sk);
-    s[e] = arith::SelectOp::create(b, loc, visible, x, negInf);
-    rowMax[slot] = fmax(rowMax[slot], s[e]);
+    scf::YieldOp::create(b, loc, masked);
   }
+  s.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+  SmallVector<Value> rowMax(slots, negInf);
+  for (unsigned e = 0, ne = s.size(); e < ne; ++e)
+    rowMax[sLayout.rowSlot[e]] = fmax(rowMax[sLayout.rowSlot[e]], s[e]);
 
   SmallVector<Value> newState(state.begin(), state.end());
-  SmallVector<Value> alpha(slots), mUse(slots);
+  SmallVector<Value> alpha(slots), negM(slots);
   for (unsigned slot = 0; slot < slots; ++slot) {
     Value mx = rowMax[slot];
     for (int32_t off : sLayout.rowReduceXor)
       mx = fmax(mx, target.emitShuffleXor(b, loc, mx, off));
-    Value mNew = fmax(state[slot], mx);
+    Value mNew = fmax(state[slot], fmul(mx, tScale));
     // A row with nothing visible yet keeps m = -inf; subtract 0 instead so
     // exp2 sees -inf (giving 0), never -inf - -inf.
     Value empty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
-    mUse[slot] = arith::SelectOp::create(b, loc, empty, cf(0.0), mNew);
-    alpha[slot] = exp2(arith::SubFOp::create(b, loc, state[slot], mUse[slot]));
+    Value mUse = arith::SelectOp::create(b, loc, empty, cf(0.0), mNew);
+    alpha[slot] = exp2(arith::SubFOp::create(b, loc, state[slot], mUse));
+    negM[slot] = arith::NegFOp::create(b, loc, mUse);
     newState[slot] = mNew;
   }
   SmallVector<Value> rowSum(slots, cf(0.0));
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
     unsigned slot = sLayout.rowSlot[e];
-    s[e] = exp2(arith::SubFOp::create(b, loc, s[e], mUse[slot]));
+    s[e] = exp2(math::FmaOp::create(b, loc, s[e], tScale, negM[slot]));
     rowSum[slot] = fadd(rowSum[slot], s[e]);
   }
   // l stays a per-lane partial sum; the lanes of a row are summed once, in

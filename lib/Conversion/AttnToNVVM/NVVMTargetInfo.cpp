@@ -3,6 +3,7 @@
 
 #include "NVVMTargetInfo.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -118,4 +119,13 @@ void NVVMTargetInfo::emitCopyCommit(OpBuilder &b, Location loc) const {
 void NVVMTargetInfo::emitCopyWait(OpBuilder &b, Location loc,
                                   int pending) const {
   NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+}
+
+// One MUFU.EX2: libdevice's exp2f adds range fix-ups the softmax does not
+// need (its arguments are <= 0, and a flushed denormal probability is 0).
+Value NVVMTargetInfo::emitExp2(OpBuilder &b, Location loc, Value v) const {
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, b.getF32Type(),
+             b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"), ValueRange{v})
+      .getResult(0);
 }

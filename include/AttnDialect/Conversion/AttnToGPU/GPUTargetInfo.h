@@ -1,4 +1,5 @@
-//===- GPUTargetInfo.h - per-target hooks of the GPU kernel ------*- C++ -*-===//
+//===- GPUTargetInfo.h - per-target hooks of the GPU kernel ------*- C++
+//-*-===//
 //
 // The attention kernel skeleton (AttentionKernel.h) is written once; what
 // differs between NVIDIA and AMD is behind two interfaces:
@@ -75,8 +76,7 @@ public:
   /// accumulator O [rowsPerWarp x Dv]. Both must have the same laneRow and
   /// row slots: the softmax rescales O with the per-slot factors of S.
   virtual AccLayout getScoreLayout(OpBuilder &b, Location loc, Value lane) = 0;
-  virtual AccLayout getOutputLayout(OpBuilder &b, Location loc,
-                                    Value lane) = 0;
+  virtual AccLayout getOutputLayout(OpBuilder &b, Location loc, Value lane) = 0;
 
   /// Loads this warp's query rows [warpRow, warpRow + rowsPerWarp) of `q`
   /// into registers, in whatever form computeScores wants (called once).
@@ -134,12 +134,17 @@ public:
   virtual Value emitShuffleXor(OpBuilder &b, Location loc, Value v,
                                int32_t offset) const;
 
+  /// 2^v for f32 `v` (-inf gives 0); the softmax's only transcendental.
+  /// Default: math.exp2.
+  virtual Value emitExp2(OpBuilder &b, Location loc, Value v) const;
+
   /// Copies `bytes` (16) from global `src` to shared `dst`, or writes zeros
   /// when `valid` (i1) is false. May be asynchronous: the copies issued
   /// before emitCopyCommit form a group, and emitCopyWait(n) waits until at
   /// most `n` groups are in flight. The skeleton adds the barrier.
   virtual void emitCopyToShared(OpBuilder &b, Location loc, Value dst,
-                                Value src, int64_t bytes, Value valid) const = 0;
+                                Value src, int64_t bytes,
+                                Value valid) const = 0;
   virtual void emitCopyCommit(OpBuilder &b, Location loc) const {}
   virtual void emitCopyWait(OpBuilder &b, Location loc, int pending) const {}
 

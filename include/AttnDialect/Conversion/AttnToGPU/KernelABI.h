@@ -32,7 +32,7 @@ enum KernelArg : unsigned {
   kArgKStrideB = kArgQStrideB + 3,
   kArgVStrideB = kArgKStrideB + 3,
   kArgOStrideB = kArgVStrideB + 3,
-  kArgLseStrideB = kArgOStrideB + 3, // lse: (b, h)
+  kArgLseStrideB = kArgOStrideB + 3,    // lse: (b, h)
   kArgBiasStrideB = kArgLseStrideB + 2, // bias: (b, h, q, k)
   kArgScale = kArgBiasStrideB + 4,
   kArgSoftcap,
