@@ -26,6 +26,10 @@ void attn::buildAttnToNVVMPipeline(OpPassManager &pm,
     pm.addPass(createAttnSelectConfigPass({options.chip}));
   bufferization::OneShotBufferizePassOptions bufOpts;
   bufOpts.bufferizeFunctionBoundaries = true;
+  // Identity layouts at function boundaries: contiguous rows, as the kernel
+  // ABI wants.
+  bufOpts.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
   pm.addPass(createConvertAttnToNVVMPass({options.chip}));
 

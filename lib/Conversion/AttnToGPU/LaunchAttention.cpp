@@ -41,7 +41,10 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
     auto t = cast<MemRefType>(v.getType());
     int64_t offset;
     SmallVector<int64_t> strides;
-    if (failed(t.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+    // A dynamic innermost stride is taken to be 1, as the kernel ABI
+    // requires; a static one must be.
+    if (failed(t.getStridesAndOffset(strides, offset)) ||
+        (!ShapedType::isDynamic(strides.back()) && strides.back() != 1))
       return op.emitOpError("expected operands whose last dimension is "
                             "contiguous (stride 1), got ")
              << t;

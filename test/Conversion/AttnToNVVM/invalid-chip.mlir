@@ -1,0 +1,5 @@
+// RUN: attn-opt %s -verify-diagnostics --convert-attn-to-nvvm=chip=sm_70
+
+// expected-error @+1 {{convert-attn-to-nvvm: unsupported chip 'sm_70'; expected one of sm_80, sm_86, sm_89, sm_90a}}
+module {
+}
