@@ -154,13 +154,13 @@ def run_checks(bundle, names):
     return fails
 
 
-def run_timing(bundle, out, all_variants):
+def run_timing(bundle, out, all_variants, dtypes=("bf16", "f16")):
     import triton.testing as tt
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     rows = []
     bench = lambda f: tt.do_bench(f, warmup=25, rep=100, return_mode="median")
-    for dtype in ("bf16", "f16"):
+    for dtype in dtypes:
         for d in (64, 128):
             for mask in ("none", "causal"):
                 vars_ = [v for v in bundle.variants() if v["dtype"] == dtype
@@ -215,6 +215,7 @@ def main():
     ap.add_argument("--time", action="store_true")
     ap.add_argument("--only", default="", help="comma-separated variant names")
     ap.add_argument("--out", default="")
+    ap.add_argument("--dtypes", default="bf16,f16", help="dtypes to time")
     ap.add_argument("--all-variants", action="store_true",
                     help="time every bf16 variant, not only the first")
     a = ap.parse_args()
@@ -224,7 +225,7 @@ def main():
     if a.check:
         fails = run_checks(bundle, [n for n in a.only.split(",") if n])
     if a.time:
-        run_timing(bundle, a.out, a.all_variants)
+        run_timing(bundle, a.out, a.all_variants, a.dtypes.split(","))
     sys.exit(1 if fails else 0)
 
 
