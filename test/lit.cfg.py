@@ -36,6 +36,7 @@ tools = ["attn-opt", "mlir-opt", "mlir-runner", "mlir-translate", "llvm-objdump"
          "llvm-readelf", "split-file"]
 tools.append("attn-cpu-runner")
 tools.append("attn-bundle")
+tools.append("attn-tiles")
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # Features the GPU and toolkit tests gate on. CI has no GPU: those tests report

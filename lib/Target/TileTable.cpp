@@ -1,3 +1,205 @@
-//===- TileTable.cpp - per-architecture tile tables -------------*- C++ -*-===//
+//===- TileTable.cpp - the embedded tile table and its lookups --*- C++ -*-===//
 
 #include "AttnDialect/Target/TileTable.h"
+#include "AttnDialect/IR/AttnOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+// TileTables.json as a NUL-terminated char array, generated at build time.
+static const char kTileTablesJSON[] = {
+#include "TileTables.json.inc"
+};
+
+llvm::StringRef mlir::attn::stringifyElementType(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+    return "f16";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::F32:
+    return "f32";
+  }
+  llvm_unreachable("unknown element type");
+}
+
+std::optional<ElementType> mlir::attn::parseElementType(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<ElementType>>(name)
+      .Case("f16", ElementType::F16)
+      .Case("bf16", ElementType::BF16)
+      .Case("f32", ElementType::F32)
+      .Default(std::nullopt);
+}
+
+std::optional<ElementType> mlir::attn::getElementType(Type type) {
+  if (type.isF16())
+    return ElementType::F16;
+  if (type.isBF16())
+    return ElementType::BF16;
+  if (type.isF32())
+    return ElementType::F32;
+  return std::nullopt;
+}
+
+int64_t mlir::attn::getElementBytes(ElementType type) {
+  return type == ElementType::F32 ? 4 : 2;
+}
+
+llvm::StringRef mlir::attn::stringifyDirection(Direction direction) {
+  return direction == Direction::Forward ? "forward" : "backward";
+}
+
+llvm::StringRef mlir::attn::stringifyVendor(Vendor vendor) {
+  switch (vendor) {
+  case Vendor::Nvidia:
+    return "nvidia";
+  case Vendor::Amd:
+    return "amd";
+  case Vendor::Host:
+    return "host";
+  }
+  llvm_unreachable("unknown vendor");
+}
+
+bool ChipSpec::hasFeature(llvm::StringRef feature) const {
+  return llvm::is_contained(features, feature);
+}
+
+bool ChipSpec::supportsElementType(ElementType type) const {
+  return llvm::is_contained(dtypes, type);
+}
+
+const MatrixInstr *ChipSpec::lookupInstr(llvm::StringRef instr) const {
+  for (const MatrixInstr &i : instructions)
+    if (i.name == instr)
+      return &i;
+  return nullptr;
+}
+
+const TileCandidate *ChipSpec::lookupCandidate(llvm::StringRef cand) const {
+  for (const TileCandidate &c : candidates)
+    if (c.name == cand)
+      return &c;
+  return nullptr;
+}
+
+bool Profile::includes(Direction direction) const {
+  return llvm::is_contained(directions, direction);
+}
+
+bool Profile::includes(ElementType type) const {
+  return llvm::is_contained(dtypes, type);
+}
+
+const ChipSpec *TileTable::lookupChip(llvm::StringRef name) const {
+  for (const ChipSpec &c : chips)
+    if (c.name == name)
+      return &c;
+  return nullptr;
+}
+
+const Profile *TileTable::lookupProfile(llvm::StringRef name) const {
+  for (const Profile &p : profiles)
+    if (p.name == name)
+      return &p;
+  return nullptr;
+}
+
+llvm::StringRef mlir::attn::getTileTableJSON() {
+  return llvm::StringRef(kTileTablesJSON);
+}
+
+const TileTable &mlir::attn::getTileTable() {
+  // Parsed on first use; the build validated the text, so failing here is a
+  // bug in the validator or the parser, not in user input.
+  static const TileTable table = [] {
+    llvm::Expected<TileTable> parsed = parseTileTable(getTileTableJSON());
+    if (!parsed)
+      llvm::report_fatal_error(
+          llvm::Twine("embedded TileTables.json is invalid: ") +
+          llvm::toString(parsed.takeError()));
+    return std::move(*parsed);
+  }();
+  return table;
+}
+
+const ChipSpec *mlir::attn::lookupChip(llvm::StringRef name) {
+  return getTileTable().lookupChip(name);
+}
+
+llvm::ArrayRef<ChipSpec> mlir::attn::getAllChips() {
+  return getTileTable().chips;
+}
+
+const Profile *mlir::attn::lookupProfile(llvm::StringRef name) {
+  return getTileTable().lookupProfile(name);
+}
+
+std::string mlir::attn::getKnownChipNames() {
+  std::string names;
+  for (const ChipSpec &c : getAllChips()) {
+    if (!names.empty())
+      names += ", ";
+    names += c.name;
+  }
+  return names;
+}
+
+FailureOr<AttentionProblem> mlir::attn::getAttentionProblem(Operation *op) {
+  AttentionProblem p;
+  Value query, key, value;
+  if (auto fwd = dyn_cast<AttentionOp>(op)) {
+    query = fwd.getQuery();
+    key = fwd.getKey();
+    value = fwd.getValue();
+    p.hasBias = static_cast<bool>(fwd.getBias());
+    p.wantsLse = static_cast<bool>(fwd.getLse());
+    p.mask = fwd.getMask();
+    p.hasSoftcap = fwd.getSoftcap().has_value();
+    p.direction = Direction::Forward;
+  } else if (auto bwd = dyn_cast<AttentionGradOp>(op)) {
+    query = bwd.getQuery();
+    key = bwd.getKey();
+    value = bwd.getValue();
+    p.hasBias = static_cast<bool>(bwd.getBias());
+    p.wantsLse = true;
+    p.mask = bwd.getMask();
+    p.hasSoftcap = bwd.getSoftcap().has_value();
+    p.direction = Direction::Backward;
+  } else {
+    return op->emitError("expected attn.attention or attn.attention_grad");
+  }
+  auto qType = dyn_cast<ShapedType>(query.getType());
+  auto kType = dyn_cast<ShapedType>(key.getType());
+  auto vType = dyn_cast<ShapedType>(value.getType());
+  // The op verifier guarantees rank 4 and static D, Dv; stay defensive so a
+  // pass run without verification never crashes.
+  if (!qType || !kType || !vType || !qType.hasRank() || !kType.hasRank() ||
+      !vType.hasRank() || qType.getRank() != 4 || kType.getRank() != 4 ||
+      vType.getRank() != 4 || qType.isDynamicDim(3) || vType.isDynamicDim(3))
+    return op->emitError("query, key and value must be ranked 4-D with static "
+                         "head dims");
+  std::optional<ElementType> et = getElementType(qType.getElementType());
+  if (!et)
+    return op->emitError("query element type ")
+           << qType.getElementType()
+           << " has no tile-table entries; expected f16, bf16 or f32";
+  p.elementType = *et;
+  p.headDim = qType.getDimSize(3);
+  p.headDimV = vType.getDimSize(3);
+  if (!qType.isDynamicDim(2))
+    p.seqQ = qType.getDimSize(2);
+  if (!kType.isDynamicDim(2))
+    p.seqK = kType.getDimSize(2);
+  return p;
+}
+
+ConfigAttr mlir::attn::toConfigAttr(MLIRContext *context,
+                                    const TileCandidate &c) {
+  return ConfigAttr::get(context, c.name, c.blockM, c.blockN, c.warps,
+                         c.stages, c.pipeline, c.accInRegisters, c.mma);
+}

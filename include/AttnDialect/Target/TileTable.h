@@ -1,10 +1,226 @@
 //===- TileTable.h - per-architecture tile tables ---------------*- C++ -*-===//
+//
+// The chips attn compiles for, their limits and matrix instructions, and the
+// tile candidates tried for each, read from lib/Target/TileTables.json (the
+// single source of truth, embedded at build time). See docs/TileTables.md.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef ATTNDIALECT_TARGET_TILETABLE_H
 #define ATTNDIALECT_TARGET_TILETABLE_H
 
+#include "AttnDialect/IR/AttnAttrs.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace mlir {
-namespace attn {} // namespace attn
+namespace attn {
+
+/// Element type of q, k, v and o.
+enum class ElementType { F16, BF16, F32 };
+llvm::StringRef stringifyElementType(ElementType type);
+std::optional<ElementType> parseElementType(llvm::StringRef name);
+/// The table's element type for an MLIR type, if it is one it knows.
+std::optional<ElementType> getElementType(Type type);
+int64_t getElementBytes(ElementType type);
+
+enum class Direction { Forward, Backward };
+llvm::StringRef stringifyDirection(Direction direction);
+
+/// A matrix instruction and the tiling rules a kernel built on it follows.
+struct MatrixInstr {
+  std::string name;
+  std::string reason;
+  int64_t m = 0, n = 0, k = 0;
+  llvm::SmallVector<ElementType> operandTypes;
+  std::string accType;
+  /// Query rows each warp/wave owns: block_m must equal rowsPerWarp * warps.
+  /// 0 means no such rule (host).
+  int64_t rowsPerWarp = 0;
+  int64_t blockNMultiple = 1;
+  /// When not empty, the only block_n values the lowering handles.
+  llvm::SmallVector<int64_t> blockNAllowed;
+  int64_t headDimMultiple = 1;
+  int64_t headDimMax = 0;
+  /// Fewest matrix instructions per wave per key block for S = Q K^T, below
+  /// which the lowering cannot hide the LDS latency (CK's MFMA-count rule).
+  int64_t minMmaPerIteration = 0;
+};
+
+/// One entry of a chip's candidate list.
+struct TileCandidate {
+  std::string name;
+  std::string reason;
+  int64_t blockM = 0, blockN = 0, warps = 0, stages = 0;
+  PipelineKind pipeline = PipelineKind::Simple;
+  bool accInRegisters = true;
+  std::string mma;
+  llvm::SmallVector<ElementType> dtypes;
+  /// Head-dim bucket: the largest D (and Dv) the kernel handles.
+  int64_t headDimMax = 0;
+  /// Aligned variants assume Sq % block_m == 0 and Sk % block_n == 0 and
+  /// skip tail masking; the loader makes one, named "<name>_aligned", for
+  /// every entry with aligned_variant.
+  bool aligned = false;
+  bool supportsBias = true;
+  bool implemented = true;
+  Direction direction = Direction::Forward;
+  /// Dispatch condition: when not empty, the chips this candidate is used on.
+  llvm::SmallVector<std::string> onlyOn;
+  /// Lower first; ties keep table order.
+  int64_t priority = 0;
+  /// Position in the chip's list, for stable ordering.
+  unsigned tableIndex = 0;
+};
+
+enum class Vendor { Nvidia, Amd, Host };
+llvm::StringRef stringifyVendor(Vendor vendor);
+
+struct ChipSpec {
+  std::string name;
+  Vendor vendor = Vendor::Host;
+  std::string reason;
+  int64_t warpSize = 0;
+  int64_t maxThreadsPerBlock = 0;
+  /// Shared memory (LDS) per block without and with the opt-in; 0 = not
+  /// modelled.
+  int64_t smemDefaultBytes = 0, smemMaxBytes = 0;
+  /// Elements each shared-memory row is padded by to avoid bank conflicts.
+  int64_t smemRowPadElems = 0;
+  /// 32-bit registers per thread (VGPRs incl. AGPRs on CDNA) and per block;
+  /// 0 = not modelled.
+  int64_t regsPerThreadMax = 0, regsPerBlockMax = 0;
+  /// Registers a kernel needs beyond its accumulators and fragments.
+  int64_t regsOverhead = 0;
+  llvm::SmallVector<std::string> features;
+  llvm::SmallVector<ElementType> dtypes;
+  /// Why an element type outside `dtypes` is not supported.
+  std::string dtypeNote;
+  int64_t headDimMax = 0;
+  std::vector<MatrixInstr> instructions;
+  std::vector<TileCandidate> candidates;
+
+  bool hasFeature(llvm::StringRef feature) const;
+  bool hasCpAsync() const { return hasFeature("cp_async"); }
+  bool hasLdmatrix() const { return hasFeature("ldmatrix"); }
+  bool hasMmaSync() const { return hasFeature("mma_sync"); }
+  bool hasTma() const { return hasFeature("tma"); }
+  bool hasWgmma() const { return hasFeature("wgmma"); }
+  bool hasBF16() const { return hasFeature("bf16"); }
+  bool hasMfma() const { return hasFeature("mfma"); }
+  bool hasWmma() const { return hasFeature("wmma"); }
+  bool supportsElementType(ElementType type) const;
+  const MatrixInstr *lookupInstr(llvm::StringRef name) const;
+  const TileCandidate *lookupCandidate(llvm::StringRef name) const;
+};
+
+/// A named subset of kernels (e.g. "inference": forward, f16/bf16).
+struct Profile {
+  std::string name;
+  std::string reason;
+  llvm::SmallVector<Direction> directions;
+  llvm::SmallVector<ElementType> dtypes;
+  bool includes(Direction direction) const;
+  bool includes(ElementType type) const;
+};
+
+/// A whole table: what TileTables.json holds.
+struct TileTable {
+  std::vector<ChipSpec> chips;
+  std::vector<Profile> profiles;
+  const ChipSpec *lookupChip(llvm::StringRef name) const;
+  const Profile *lookupProfile(llvm::StringRef name) const;
+};
+
+/// Parses and checks a table in the TileTables.json schema; the error names
+/// the entry and field at fault.
+llvm::Expected<TileTable> parseTileTable(llvm::StringRef json);
+
+/// The embedded table, parsed on first use.
+const TileTable &getTileTable();
+/// The embedded table's JSON text.
+llvm::StringRef getTileTableJSON();
+const ChipSpec *lookupChip(llvm::StringRef name);
+llvm::ArrayRef<ChipSpec> getAllChips();
+const Profile *lookupProfile(llvm::StringRef name);
+/// "sm_80, sm_86, ..." for diagnostics.
+std::string getKnownChipNames();
+
+/// What one attention op asks of a kernel.
+struct AttentionProblem {
+  ElementType elementType = ElementType::F16;
+  int64_t headDim = 0;
+  int64_t headDimV = 0;
+  /// Static sequence lengths; nullopt when dynamic.
+  std::optional<int64_t> seqQ, seqK;
+  bool hasBias = false;
+  MaskKind mask = MaskKind::None;
+  bool wantsLse = false;
+  bool hasSoftcap = false;
+  Direction direction = Direction::Forward;
+};
+
+/// The problem an attn.attention / attn.attention_grad op poses, or failure
+/// (with a diagnostic on the op) when its types are outside the table.
+FailureOr<AttentionProblem> getAttentionProblem(Operation *op);
+
+struct Verdict {
+  const TileCandidate *candidate = nullptr;
+  bool accepted = false;
+  /// Why it was rejected (every failed check, "; "-separated), or why it is
+  /// accepted.
+  std::string reason;
+  /// The numbers the checks computed, for the JSON export.
+  int64_t smemBytes = 0;
+  int64_t registers = 0;
+};
+
+/// Every candidate of `chip` with its verdict for `problem`, in priority
+/// order (see docs/TileTables.md). With a profile, candidates and problems
+/// outside it are rejected too.
+llvm::SmallVector<Verdict> evaluateCandidates(const ChipSpec &chip,
+                                              const AttentionProblem &problem,
+                                              const Profile *profile = nullptr);
+
+/// The verdict for one candidate (the checks of evaluateCandidates).
+Verdict evaluateCandidate(const ChipSpec &chip, const TileCandidate &candidate,
+                          const AttentionProblem &problem,
+                          const Profile *profile = nullptr);
+
+/// The first accepted candidate, or null.
+const TileCandidate *selectCandidate(const ChipSpec &chip,
+                                     const AttentionProblem &problem,
+                                     const Profile *profile = nullptr);
+
+ConfigAttr toConfigAttr(MLIRContext *context, const TileCandidate &candidate);
+
+/// One kernel of a chip's family: an element type, a head dim and the
+/// candidate chosen for it.
+struct FamilyMember {
+  ElementType elementType;
+  int64_t headDim;
+  const TileCandidate *candidate;
+  Direction direction = Direction::Forward;
+};
+
+/// The kernel family a bundle for `chip` and `profile` holds: for each
+/// direction and element type of the profile and each head dim, the first
+/// accepted candidate for a problem with static, aligned sequence lengths
+/// (its aligned variant, when there is one) and, when different, for dynamic
+/// sequence lengths. Combinations nothing accepts are left out, and so is
+/// everything for an unknown profile.
+llvm::SmallVector<FamilyMember>
+enumerateFamily(const ChipSpec &chip, llvm::StringRef profile,
+                llvm::ArrayRef<int64_t> headDims);
+
+} // namespace attn
 } // namespace mlir
 
 #endif // ATTNDIALECT_TARGET_TILETABLE_H

@@ -1,0 +1,325 @@
+//===- Constraints.cpp - checks a tile candidate must pass ------*- C++ -*-===//
+//
+// Every rule a backend relies on when lowering a config is a check here, so
+// that selection never hands a backend something it cannot lower.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttnDialect/Target/Constraints.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using llvm::formatv;
+
+static std::string joinTypes(llvm::ArrayRef<ElementType> types) {
+  std::string s;
+  for (ElementType t : types) {
+    if (!s.empty())
+      s += ", ";
+    s += stringifyElementType(t);
+  }
+  return s;
+}
+
+static llvm::StringRef lowering(Vendor vendor) {
+  switch (vendor) {
+  case Vendor::Nvidia:
+    return "NVVM";
+  case Vendor::Amd:
+    return "ROCDL";
+  case Vendor::Host:
+    return "host";
+  }
+  llvm_unreachable("unknown vendor");
+}
+
+//===----------------------------------------------------------------------===//
+// Formulas
+//===----------------------------------------------------------------------===//
+
+int64_t mlir::attn::smemBytes(int64_t blockM, int64_t blockN, int64_t stages,
+                              int64_t elemBytes, int64_t headDim,
+                              int64_t headDimV, int64_t padElems) {
+  int64_t kvTiles = stages * blockN * (headDim + headDimV + 2 * padElems);
+  int64_t qTile = blockM * (headDim + padElems);
+  return (kvTiles + qTile) * elemBytes;
+}
+
+int64_t mlir::attn::registerEstimate(int64_t rowsPerWarp, int64_t warpSize,
+                                     int64_t blockN, int64_t headDim,
+                                     int64_t headDimV, int64_t overhead) {
+  int64_t sAcc = llvm::divideCeil(rowsPerWarp * blockN, warpSize);
+  int64_t oAcc = llvm::divideCeil(rowsPerWarp * headDimV, warpSize);
+  // Two 16-bit values per 32-bit register.
+  int64_t qFrag = llvm::divideCeil(rowsPerWarp * headDim, 2 * warpSize);
+  return sAcc + oAcc + qFrag + overhead;
+}
+
+int64_t mlir::attn::mmaPerIteration(const MatrixInstr &instr, int64_t blockN,
+                                    int64_t headDim) {
+  int64_t rows = std::max<int64_t>(instr.rowsPerWarp, instr.m);
+  return (rows / instr.m) * (blockN / instr.n) * (headDim / instr.k);
+}
+
+std::optional<int64_t> mlir::attn::headDimBucket(llvm::ArrayRef<int64_t> buckets,
+                                                 int64_t headDim) {
+  std::optional<int64_t> best;
+  for (int64_t b : buckets)
+    if (b >= headDim && (!best || b < *best))
+      best = b;
+  return best;
+}
+
+//===----------------------------------------------------------------------===//
+// Checks
+//===----------------------------------------------------------------------===//
+
+CheckResult mlir::attn::checkDirection(const TileCandidate &cand,
+                                       const AttentionProblem &problem) {
+  if (cand.direction == problem.direction)
+    return std::nullopt;
+  return formatv("direction: a {0} kernel, the op needs {1}",
+                 stringifyDirection(cand.direction),
+                 stringifyDirection(problem.direction))
+      .str();
+}
+
+CheckResult mlir::attn::checkProfile(const Profile &profile,
+                                     const TileCandidate &cand,
+                                     const AttentionProblem &problem) {
+  if (!profile.includes(cand.direction))
+    return formatv("profile {0}: excludes {1} kernels", profile.name,
+                   stringifyDirection(cand.direction))
+        .str();
+  if (!profile.includes(problem.elementType))
+    return formatv("profile {0}: excludes element type {1}", profile.name,
+                   stringifyElementType(problem.elementType))
+        .str();
+  return std::nullopt;
+}
+
+CheckResult mlir::attn::checkDispatch(const ChipSpec &chip,
+                                      const TileCandidate &cand) {
+  if (cand.onlyOn.empty() || llvm::is_contained(cand.onlyOn, chip.name))
+    return std::nullopt;
+  return formatv("dispatch: used only on {0}",
+                 llvm::join(cand.onlyOn, ", "))
+      .str();
+}
+
+CheckResult mlir::attn::checkImplemented(const ChipSpec &chip,
+                                         const TileCandidate &cand) {
+  if (cand.implemented)
+    return std::nullopt;
+  return formatv("pipeline {0}: not yet implemented by the {1} lowering",
+                 stringifyPipelineKind(cand.pipeline), lowering(chip.vendor))
+      .str();
+}
+
+CheckResult mlir::attn::checkElementType(const ChipSpec &chip,
+                                         const TileCandidate &cand,
+                                         const MatrixInstr &instr,
+                                         ElementType type) {
+  llvm::StringRef name = stringifyElementType(type);
+  if (!chip.supportsElementType(type)) {
+    std::string r = formatv("element type {0}: {1} supports {2}", name,
+                            chip.name, joinTypes(chip.dtypes))
+                        .str();
+    if (!chip.dtypeNote.empty())
+      r += "; " + chip.dtypeNote;
+    return r;
+  }
+  if (type == ElementType::BF16 && !chip.hasBF16())
+    return formatv("element type bf16: {0} has no bf16 support", chip.name)
+        .str();
+  if (!llvm::is_contained(cand.dtypes, type))
+    return formatv("element type {0}: the candidate handles {1}", name,
+                   joinTypes(cand.dtypes))
+        .str();
+  if (!llvm::is_contained(instr.operandTypes, type))
+    return formatv("element type {0}: {1} takes {2}", name, instr.name,
+                   joinTypes(instr.operandTypes))
+        .str();
+  return std::nullopt;
+}
+
+CheckResult mlir::attn::checkPipeline(const ChipSpec &chip,
+                                      const TileCandidate &cand) {
+  llvm::StringRef p = stringifyPipelineKind(cand.pipeline);
+  switch (cand.pipeline) {
+  case PipelineKind::Simple:
+    if (cand.stages != 1)
+      return formatv("pipeline {0}: needs stages = 1, got {1}", p, cand.stages)
+          .str();
+    break;
+  case PipelineKind::CpAsync:
+    if (!chip.hasCpAsync())
+      return formatv("pipeline {0}: {1} has no cp.async", p, chip.name).str();
+    if (cand.stages < 2)
+      return formatv("pipeline {0}: needs stages >= 2, got {1}", p,
+                     cand.stages)
+          .str();
+    break;
+  case PipelineKind::TmaWarpSpecialized:
+    if (!chip.hasTma() || !chip.hasWgmma())
+      return formatv("pipeline {0}: {1} has no TMA/wgmma", p, chip.name).str();
+    if (cand.stages < 2)
+      return formatv("pipeline {0}: needs stages >= 2, got {1}", p,
+                     cand.stages)
+          .str();
+    break;
+  case PipelineKind::LdsDoubleBuffer:
+    if (chip.vendor != Vendor::Amd)
+      return formatv("pipeline {0}: only on AMD chips", p).str();
+    if (cand.stages != 2)
+      return formatv("pipeline {0}: needs stages = 2, got {1}", p, cand.stages)
+          .str();
+    break;
+  }
+  return std::nullopt;
+}
+
+CheckResult mlir::attn::checkHeadDim(const ChipSpec &chip,
+                                     const TileCandidate &cand,
+                                     const MatrixInstr &instr, int64_t headDim,
+                                     int64_t headDimV) {
+  std::string reasons;
+  auto check = [&](llvm::StringRef what, int64_t d) {
+    auto add = [&](const std::string &r) {
+      if (!reasons.empty())
+        reasons += "; ";
+      reasons += r;
+    };
+    if (d <= 0 || d % 8 != 0)
+      add(formatv("head dim {0} = {1}: must be a positive multiple of 8", what,
+                  d));
+    else if (d % instr.headDimMultiple != 0)
+      add(formatv("head dim {0} = {1}: {2} needs a multiple of {3}", what, d,
+                  instr.name, instr.headDimMultiple));
+    int64_t max = std::min(chip.headDimMax, instr.headDimMax);
+    if (d > max)
+      add(formatv("head dim {0} = {1}: {2} handles at most {3}", what, d,
+                  chip.name, max));
+    else if (d > cand.headDimMax)
+      add(formatv("head dim {0} = {1}: above the candidate's bucket {2}", what,
+                  d, cand.headDimMax));
+  };
+  check("D", headDim);
+  if (headDimV != headDim)
+    check("Dv", headDimV);
+  if (reasons.empty())
+    return std::nullopt;
+  return reasons;
+}
+
+CheckResult mlir::attn::checkMmaDivisibility(const TileCandidate &cand,
+                                             const MatrixInstr &instr,
+                                             int64_t headDim) {
+  if (instr.rowsPerWarp > 0 && cand.blockM != instr.rowsPerWarp * cand.warps)
+    return formatv("tile: block_m {0} != {1} rows per warp of {2} x {3} warps",
+                   cand.blockM, instr.rowsPerWarp, instr.name, cand.warps)
+        .str();
+  if (cand.blockN % instr.blockNMultiple != 0)
+    return formatv("tile: block_n {0} is not a multiple of {1} ({2})",
+                   cand.blockN, instr.blockNMultiple, instr.name)
+        .str();
+  if (!instr.blockNAllowed.empty() &&
+      !llvm::is_contained(instr.blockNAllowed, cand.blockN)) {
+    std::string allowed;
+    for (int64_t n : instr.blockNAllowed)
+      allowed += (allowed.empty() ? "" : ", ") + std::to_string(n);
+    return formatv("tile: block_n {0} not in {{{1}} handled by the {2} kernel",
+                   cand.blockN, allowed, instr.name)
+        .str();
+  }
+  if (instr.minMmaPerIteration > 0 && headDim > 0) {
+    int64_t count = mmaPerIteration(instr, cand.blockN, headDim);
+    if (count < instr.minMmaPerIteration)
+      return formatv("tile: {0} {1} per warp per key block, fewer than the {2} "
+                     "needed to hide shared-memory latency",
+                     count, instr.name, instr.minMmaPerIteration)
+          .str();
+  }
+  return std::nullopt;
+}
+
+CheckResult mlir::attn::checkThreads(const ChipSpec &chip,
+                                     const TileCandidate &cand) {
+  int64_t threads = cand.warps * chip.warpSize;
+  if (chip.maxThreadsPerBlock > 0 && threads > chip.maxThreadsPerBlock)
+    return formatv("threads: {0} warps x {1} = {2} > {3} per block",
+                   cand.warps, chip.warpSize, threads, chip.maxThreadsPerBlock)
+        .str();
+  return std::nullopt;
+}
+
+CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
+                                          const TileCandidate &cand,
+                                          const AttentionProblem &problem,
+                                          int64_t &bytes) {
+  bytes = smemBytes(cand.blockM, cand.blockN, cand.stages,
+                    getElementBytes(problem.elementType), problem.headDim,
+                    problem.headDimV, chip.smemRowPadElems);
+  if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
+    return std::nullopt;
+  return formatv("shared memory: {0} bytes > {1} max of {2} ({3} stages x "
+                 "block_n {4} x (D {5} + Dv {6} + pad) + block_m {7} x Q row)",
+                 bytes, chip.smemMaxBytes, chip.name, cand.stages, cand.blockN,
+                 problem.headDim, problem.headDimV, cand.blockM)
+      .str();
+}
+
+CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
+                                       const TileCandidate &cand,
+                                       const MatrixInstr &instr,
+                                       const AttentionProblem &problem,
+                                       int64_t &regs) {
+  regs = 0;
+  if (chip.regsPerThreadMax <= 0 || instr.rowsPerWarp <= 0)
+    return std::nullopt;
+  regs = registerEstimate(instr.rowsPerWarp, chip.warpSize, cand.blockN,
+                          problem.headDim, problem.headDimV, chip.regsOverhead);
+  if (regs > chip.regsPerThreadMax)
+    return formatv("registers: estimated {0} per thread > {1} max of {2}",
+                   regs, chip.regsPerThreadMax, chip.name)
+        .str();
+  int64_t perBlock = regs * cand.warps * chip.warpSize;
+  if (chip.regsPerBlockMax > 0 && perBlock > chip.regsPerBlockMax)
+    return formatv("registers: estimated {0} per block > {1} max of {2}",
+                   perBlock, chip.regsPerBlockMax, chip.name)
+        .str();
+  return std::nullopt;
+}
+
+CheckResult mlir::attn::checkAlignment(const TileCandidate &cand,
+                                       const AttentionProblem &problem) {
+  if (!cand.aligned)
+    return std::nullopt;
+  auto check = [](llvm::StringRef what, std::optional<int64_t> len,
+                  int64_t block) -> CheckResult {
+    if (!len)
+      return formatv("aligned variant: {0} is dynamic, needs a static "
+                     "multiple of {1}",
+                     what, block)
+          .str();
+    if (*len % block != 0)
+      return formatv("aligned variant: {0} = {1} is not a multiple of {2}",
+                     what, *len, block)
+          .str();
+    return std::nullopt;
+  };
+  if (CheckResult r = check("Sq", problem.seqQ, cand.blockM))
+    return r;
+  return check("Sk", problem.seqK, cand.blockN);
+}
+
+CheckResult mlir::attn::checkBias(const TileCandidate &cand,
+                                  const AttentionProblem &problem) {
+  if (problem.hasBias && !cand.supportsBias)
+    return std::string("bias: the candidate has no bias support");
+  return std::nullopt;
+}

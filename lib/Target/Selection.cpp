@@ -1,0 +1,124 @@
+//===- Selection.cpp - candidate verdicts in priority order -----*- C++ -*-===//
+
+#include "AttnDialect/Target/Constraints.h"
+#include "AttnDialect/Target/TileTable.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
+                                      const TileCandidate &cand,
+                                      const AttentionProblem &problem,
+                                      const Profile *profile) {
+  Verdict v;
+  v.candidate = &cand;
+  llvm::SmallVector<std::string> reasons;
+  auto add = [&](CheckResult r) {
+    if (r)
+      reasons.push_back(std::move(*r));
+  };
+  // Cheap, decisive checks first: a kernel for the other direction, outside
+  // the profile or the dispatch condition needs no further explanation.
+  add(checkDirection(cand, problem));
+  if (profile)
+    add(checkProfile(*profile, cand, problem));
+  add(checkDispatch(chip, cand));
+  add(checkImplemented(chip, cand));
+  if (reasons.empty()) {
+    const MatrixInstr *instr = chip.lookupInstr(cand.mma);
+    // The parser rejects tables where this happens; keep going regardless.
+    if (!instr) {
+      reasons.push_back("mma: " + cand.mma + " is not an instruction of " +
+                        chip.name);
+    } else {
+      add(checkElementType(chip, cand, *instr, problem.elementType));
+      add(checkPipeline(chip, cand));
+      add(checkHeadDim(chip, cand, *instr, problem.headDim, problem.headDimV));
+      add(checkMmaDivisibility(cand, *instr, problem.headDim));
+      add(checkThreads(chip, cand));
+      add(checkSharedMemory(chip, cand, problem, v.smemBytes));
+      add(checkRegisters(chip, cand, *instr, problem, v.registers));
+      add(checkAlignment(cand, problem));
+      add(checkBias(cand, problem));
+    }
+  }
+  v.accepted = reasons.empty();
+  if (v.accepted) {
+    v.reason = llvm::formatv("fits: {0} bytes of shared memory", v.smemBytes);
+    if (v.registers > 0)
+      v.reason += llvm::formatv(", about {0} registers per thread", v.registers);
+  } else {
+    v.reason = llvm::join(reasons, "; ");
+  }
+  return v;
+}
+
+/// The priority key, smaller first, as xformers' sort_index: aligned
+/// variants, output kept in registers, the smallest head-dim bucket, no bias
+/// support unless the op has a bias, the table's explicit priority, then the
+/// table order (larger tiles are listed first).
+static auto priorityKey(const TileCandidate &c,
+                        const AttentionProblem &problem) {
+  bool biasMismatch = c.supportsBias != problem.hasBias;
+  return std::make_tuple(!c.aligned, !c.accInRegisters, c.headDimMax,
+                         biasMismatch, c.priority, c.tableIndex);
+}
+
+llvm::SmallVector<Verdict>
+mlir::attn::evaluateCandidates(const ChipSpec &chip,
+                               const AttentionProblem &problem,
+                               const Profile *profile) {
+  llvm::SmallVector<const TileCandidate *> order;
+  for (const TileCandidate &c : chip.candidates)
+    order.push_back(&c);
+  llvm::stable_sort(order, [&](const TileCandidate *a, const TileCandidate *b) {
+    return priorityKey(*a, problem) < priorityKey(*b, problem);
+  });
+  llvm::SmallVector<Verdict> verdicts;
+  for (const TileCandidate *c : order)
+    verdicts.push_back(evaluateCandidate(chip, *c, problem, profile));
+  return verdicts;
+}
+
+const TileCandidate *
+mlir::attn::selectCandidate(const ChipSpec &chip,
+                            const AttentionProblem &problem,
+                            const Profile *profile) {
+  for (const Verdict &v : evaluateCandidates(chip, problem, profile))
+    if (v.accepted)
+      return v.candidate;
+  return nullptr;
+}
+
+llvm::SmallVector<FamilyMember>
+mlir::attn::enumerateFamily(const ChipSpec &chip, llvm::StringRef profileName,
+                            llvm::ArrayRef<int64_t> headDims) {
+  llvm::SmallVector<FamilyMember> family;
+  const Profile *profile = lookupProfile(profileName);
+  if (!profile)
+    return family;
+  // A sequence length every block size divides, for the aligned problem.
+  constexpr int64_t kAlignedSeqLen = 1 << 16;
+  for (Direction dir : profile->directions) {
+    for (ElementType type : profile->dtypes) {
+      for (int64_t d : headDims) {
+        AttentionProblem p;
+        p.elementType = type;
+        p.headDim = p.headDimV = d;
+        p.direction = dir;
+        p.seqQ = p.seqK = kAlignedSeqLen;
+        const TileCandidate *aligned = selectCandidate(chip, p, profile);
+        p.seqQ = p.seqK = std::nullopt;
+        const TileCandidate *general = selectCandidate(chip, p, profile);
+        if (aligned)
+          family.push_back({type, d, aligned, dir});
+        if (general && general != aligned)
+          family.push_back({type, d, general, dir});
+      }
+    }
+  }
+  return family;
+}

@@ -1,0 +1,387 @@
+//===- TileTableParser.cpp - TileTables.json to C++ structs -----*- C++ -*-===//
+//
+// The build already validates the embedded table (embed_tile_tables.py), but
+// tables also come from the command line (attn-tiles --table), so this
+// parser checks the same schema and names the entry and field at fault.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttnDialect/Target/TileTable.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace json = llvm::json;
+
+namespace {
+/// Reads the fields of one JSON object, remembering the first error and
+/// which fields were read, so unknown fields can be reported afterwards.
+class FieldReader {
+public:
+  FieldReader(const json::Value *value, std::string where, std::string &error)
+      : obj(value ? value->getAsObject() : nullptr), where(std::move(where)),
+        error(error) {
+    if (!obj)
+      fail("expected an object");
+  }
+
+  bool ok() const { return error.empty(); }
+
+  void fail(const llvm::Twine &msg) {
+    if (error.empty())
+      error = (where + ": " + msg).str();
+  }
+
+  const json::Value *get(llvm::StringRef key, bool required) {
+    known.insert(key);
+    if (!obj)
+      return nullptr;
+    const json::Value *v = obj->get(key);
+    if (!v && required)
+      fail("missing field '" + key + "'");
+    return v;
+  }
+
+  int64_t getInt(llvm::StringRef key, bool required = true, int64_t dflt = 0) {
+    const json::Value *v = get(key, required);
+    if (!v)
+      return dflt;
+    if (std::optional<int64_t> i = v->getAsInteger())
+      return *i;
+    fail("field '" + key + "': expected an integer");
+    return dflt;
+  }
+
+  bool getBool(llvm::StringRef key, bool required = true, bool dflt = false) {
+    const json::Value *v = get(key, required);
+    if (!v)
+      return dflt;
+    if (std::optional<bool> b = v->getAsBoolean())
+      return *b;
+    fail("field '" + key + "': expected a boolean");
+    return dflt;
+  }
+
+  std::string getString(llvm::StringRef key, bool required = true) {
+    const json::Value *v = get(key, required);
+    if (!v)
+      return {};
+    if (std::optional<llvm::StringRef> s = v->getAsString())
+      return s->str();
+    fail("field '" + key + "': expected a string");
+    return {};
+  }
+
+  llvm::SmallVector<std::string> getStrings(llvm::StringRef key,
+                                            bool required = true) {
+    llvm::SmallVector<std::string> result;
+    const json::Value *v = get(key, required);
+    if (!v)
+      return result;
+    const json::Array *arr = v->getAsArray();
+    if (!arr) {
+      fail("field '" + key + "': expected a list of strings");
+      return result;
+    }
+    for (const json::Value &e : *arr) {
+      if (std::optional<llvm::StringRef> s = e.getAsString())
+        result.push_back(s->str());
+      else
+        fail("field '" + key + "': expected a list of strings");
+    }
+    return result;
+  }
+
+  llvm::SmallVector<int64_t> getInts(llvm::StringRef key, bool required) {
+    llvm::SmallVector<int64_t> result;
+    const json::Value *v = get(key, required);
+    if (!v)
+      return result;
+    const json::Array *arr = v->getAsArray();
+    if (!arr) {
+      fail("field '" + key + "': expected a list of integers");
+      return result;
+    }
+    for (const json::Value &e : *arr) {
+      if (std::optional<int64_t> i = e.getAsInteger())
+        result.push_back(*i);
+      else
+        fail("field '" + key + "': expected a list of integers");
+    }
+    return result;
+  }
+
+  llvm::SmallVector<ElementType> getElementTypes(llvm::StringRef key) {
+    llvm::SmallVector<ElementType> result;
+    for (const std::string &name : getStrings(key)) {
+      if (std::optional<ElementType> t = parseElementType(name))
+        result.push_back(*t);
+      else
+        fail("field '" + key + "': unknown element type '" + name +
+             "' (known: f16, bf16, f32)");
+    }
+    return result;
+  }
+
+  /// Call after reading every field: reports the first unknown one.
+  void finish() {
+    if (!obj)
+      return;
+    for (const auto &kv : *obj)
+      if (!known.contains(kv.first))
+        fail("unknown field '" + kv.first.str() + "'");
+  }
+
+private:
+  const json::Object *obj;
+  std::string where;
+  std::string &error;
+  llvm::StringSet<> known;
+};
+
+std::optional<Direction> parseDirection(llvm::StringRef s) {
+  if (s == "forward")
+    return Direction::Forward;
+  if (s == "backward")
+    return Direction::Backward;
+  return std::nullopt;
+}
+
+TileCandidate parseCandidate(const json::Value &v, const std::string &where,
+                             std::string &error) {
+  FieldReader r(&v, where, error);
+  TileCandidate c;
+  c.name = r.getString("name");
+  c.reason = r.getString("reason");
+  c.blockM = r.getInt("block_m");
+  c.blockN = r.getInt("block_n");
+  c.warps = r.getInt("warps");
+  c.stages = r.getInt("stages");
+  std::string pipeline = r.getString("pipeline");
+  if (std::optional<PipelineKind> p = symbolizePipelineKind(pipeline))
+    c.pipeline = *p;
+  else
+    r.fail("field 'pipeline': unknown pipeline '" + pipeline +
+           "' (known: simple, cp_async, tma_ws, lds_double)");
+  c.accInRegisters = r.getBool("acc_in_registers");
+  c.mma = r.getString("mma");
+  c.dtypes = r.getElementTypes("dtypes");
+  c.headDimMax = r.getInt("head_dim_max");
+  c.aligned = false;
+  bool alignedVariant = r.getBool("aligned_variant", false, false);
+  c.implemented = r.getBool("implemented", false, true);
+  c.supportsBias = r.getBool("supports_bias", false, true);
+  std::string dir = r.getString("direction", false);
+  if (!dir.empty()) {
+    if (std::optional<Direction> d = parseDirection(dir))
+      c.direction = *d;
+    else
+      r.fail("field 'direction': expected 'forward' or 'backward'");
+  }
+  c.onlyOn = r.getStrings("only_on", false);
+  c.priority = r.getInt("priority", false, 0);
+  r.finish();
+  for (int64_t f : {c.blockM, c.blockN, c.warps, c.stages, c.headDimMax})
+    if (f <= 0)
+      r.fail("block_m, block_n, warps, stages and head_dim_max must be "
+             "positive");
+  // Stash the flag in `aligned` for the caller to expand.
+  c.aligned = alignedVariant;
+  return c;
+}
+
+MatrixInstr parseInstr(const json::Value &v, const std::string &where,
+                       std::string &error) {
+  FieldReader r(&v, where, error);
+  MatrixInstr i;
+  i.name = r.getString("name");
+  i.reason = r.getString("reason");
+  i.m = r.getInt("m");
+  i.n = r.getInt("n");
+  i.k = r.getInt("k");
+  i.operandTypes = r.getElementTypes("operand_types");
+  i.accType = r.getString("acc_type");
+  i.rowsPerWarp = r.getInt("rows_per_warp");
+  i.blockNMultiple = r.getInt("block_n_multiple");
+  i.blockNAllowed = r.getInts("block_n_allowed", false);
+  i.headDimMultiple = r.getInt("head_dim_multiple");
+  i.headDimMax = r.getInt("head_dim_max");
+  i.minMmaPerIteration = r.getInt("min_mma_per_iteration", false, 0);
+  r.finish();
+  if (i.m <= 0 || i.n <= 0 || i.k <= 0 || i.blockNMultiple <= 0 ||
+      i.headDimMultiple <= 0)
+    r.fail("m, n, k, block_n_multiple and head_dim_multiple must be positive");
+  return i;
+}
+
+using SetMap = llvm::StringMap<const json::Array *>;
+
+bool parseSets(FieldReader &top, llvm::StringRef key, SetMap &sets) {
+  const json::Value *v = top.get(key, true);
+  if (!v)
+    return false;
+  const json::Object *obj = v->getAsObject();
+  if (!obj) {
+    top.fail("field '" + key + "': expected an object of lists");
+    return false;
+  }
+  for (const auto &kv : *obj) {
+    const json::Array *arr = kv.second.getAsArray();
+    if (!arr) {
+      top.fail(key + "." + kv.first.str() + ": expected a list");
+      return false;
+    }
+    sets[kv.first.str()] = arr;
+  }
+  return true;
+}
+
+ChipSpec parseChip(const json::Value &v, const std::string &where,
+                   const SetMap &instrSets, const SetMap &candSets,
+                   std::string &error) {
+  FieldReader r(&v, where, error);
+  ChipSpec chip;
+  chip.name = r.getString("name");
+  std::string vendor = r.getString("vendor");
+  if (vendor == "nvidia")
+    chip.vendor = Vendor::Nvidia;
+  else if (vendor == "amd")
+    chip.vendor = Vendor::Amd;
+  else if (vendor == "host")
+    chip.vendor = Vendor::Host;
+  else
+    r.fail("field 'vendor': expected 'nvidia', 'amd' or 'host'");
+  chip.reason = r.getString("reason");
+  chip.warpSize = r.getInt("warp_size");
+  chip.maxThreadsPerBlock = r.getInt("max_threads_per_block");
+  chip.smemDefaultBytes = r.getInt("smem_default_bytes");
+  chip.smemMaxBytes = r.getInt("smem_max_bytes");
+  chip.smemRowPadElems = r.getInt("smem_row_pad_elems");
+  chip.regsPerThreadMax = r.getInt("regs_per_thread_max");
+  chip.regsPerBlockMax = r.getInt("regs_per_block_max");
+  chip.regsOverhead = r.getInt("regs_overhead");
+  chip.features = r.getStrings("features");
+  chip.dtypes = r.getElementTypes("dtypes");
+  chip.dtypeNote = r.getString("dtype_note", false);
+  chip.headDimMax = r.getInt("head_dim_max");
+  llvm::SmallVector<std::string> iSetNames = r.getStrings("instruction_sets");
+  llvm::SmallVector<std::string> cSetNames = r.getStrings("candidate_sets");
+  r.finish();
+  if (chip.warpSize <= 0)
+    r.fail("field 'warp_size' must be positive");
+
+  for (const std::string &set : iSetNames) {
+    auto it = instrSets.find(set);
+    if (it == instrSets.end()) {
+      r.fail("unknown instruction set '" + set + "'");
+      continue;
+    }
+    for (auto [idx, e] : llvm::enumerate(*it->second))
+      chip.instructions.push_back(parseInstr(
+          e, llvm::formatv("instruction_sets.{0}[{1}]", set, idx).str(),
+          error));
+  }
+  llvm::StringSet<> names;
+  auto add = [&](TileCandidate c) {
+    c.tableIndex = chip.candidates.size();
+    if (!names.insert(c.name).second)
+      r.fail("duplicate candidate name '" + c.name + "'");
+    if (!chip.lookupInstr(c.mma))
+      r.fail("candidate '" + c.name + "' uses matrix instruction '" + c.mma +
+             "' that the chip does not list");
+    chip.candidates.push_back(std::move(c));
+  };
+  for (const std::string &set : cSetNames) {
+    auto it = candSets.find(set);
+    if (it == candSets.end()) {
+      r.fail("unknown candidate set '" + set + "'");
+      continue;
+    }
+    for (auto [idx, e] : llvm::enumerate(*it->second)) {
+      TileCandidate c = parseCandidate(
+          e, llvm::formatv("candidate_sets.{0}[{1}]", set, idx).str(), error);
+      bool alignedVariant = c.aligned;
+      c.aligned = false;
+      if (alignedVariant) {
+        TileCandidate a = c;
+        a.name += "_aligned";
+        a.aligned = true;
+        add(std::move(a));
+      }
+      add(std::move(c));
+    }
+  }
+  return chip;
+}
+
+Profile parseProfile(llvm::StringRef name, const json::Value &v,
+                     std::string &error) {
+  FieldReader r(&v, ("profiles." + name).str(), error);
+  Profile p;
+  p.name = name.str();
+  p.reason = r.getString("reason");
+  for (const std::string &d : r.getStrings("directions")) {
+    if (std::optional<Direction> dir = parseDirection(d))
+      p.directions.push_back(*dir);
+    else
+      r.fail("field 'directions': unknown direction '" + d + "'");
+  }
+  p.dtypes = r.getElementTypes("dtypes");
+  r.finish();
+  return p;
+}
+} // namespace
+
+llvm::Expected<TileTable> mlir::attn::parseTileTable(llvm::StringRef text) {
+  llvm::Expected<json::Value> parsed = json::parse(text);
+  if (!parsed)
+    return parsed.takeError();
+  std::string error;
+  FieldReader top(&*parsed, "table", error);
+  if (top.getString("schema") != "attn-tile-tables" ||
+      top.getInt("version") != 1)
+    top.fail("expected schema 'attn-tile-tables' version 1");
+  (void)top.getString("reason");
+  TileTable table;
+  SetMap instrSets, candSets;
+  if (const json::Value *profiles = top.get("profiles", true)) {
+    if (const json::Object *obj = profiles->getAsObject()) {
+      for (const auto &kv : *obj)
+        table.profiles.push_back(parseProfile(kv.first, kv.second, error));
+      // json::Object is unordered; keep profiles sorted for stable output.
+      llvm::sort(table.profiles, [](const Profile &a, const Profile &b) {
+        return a.name < b.name;
+      });
+    } else {
+      top.fail("field 'profiles': expected an object");
+    }
+  }
+  parseSets(top, "instruction_sets", instrSets);
+  parseSets(top, "candidate_sets", candSets);
+  const json::Value *chips = top.get("chips", true);
+  top.finish();
+  if (!error.empty())
+    return llvm::createStringError(error);
+  const json::Array *chipArr = chips->getAsArray();
+  if (!chipArr)
+    return llvm::createStringError("table: field 'chips': expected a list");
+  llvm::StringSet<> chipNames;
+  for (auto [idx, c] : llvm::enumerate(*chipArr)) {
+    std::string where = llvm::formatv("chips[{0}]", idx).str();
+    table.chips.push_back(parseChip(c, where, instrSets, candSets, error));
+    if (!chipNames.insert(table.chips.back().name).second && error.empty())
+      error = where + ": duplicate chip name '" + table.chips.back().name + "'";
+  }
+  for (const ChipSpec &chip : table.chips)
+    for (const TileCandidate &c : chip.candidates)
+      for (const std::string &other : c.onlyOn)
+        if (!chipNames.contains(other) && error.empty())
+          error = "candidate '" + c.name + "': only_on names unknown chip '" +
+                  other + "'";
+  if (!error.empty())
+    return llvm::createStringError(error);
+  return table;
+}

@@ -1,0 +1,280 @@
+//===- ConstraintsTest.cpp - constraint formulas vs hand-computed numbers -===//
+//
+// Each expected number below is worked out by hand in the comment next to
+// it, so a change to a formula shows up as a disagreement with arithmetic
+// anyone can redo.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttnDialect/Target/Constraints.h"
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+TEST(SmemBytes, NvidiaD128Block128x64TwoStages) {
+  // K+V: 2 stages * 64 rows * (128 + 128 + 2*8) * 2 B = 69632
+  // Q:   128 rows * (128 + 8) * 2 B                   = 34816
+  EXPECT_EQ(smemBytes(128, 64, 2, 2, 128, 128, 8), 104448);
+}
+
+TEST(SmemBytes, NvidiaD64Block128x64) {
+  // 2 * 64 * 144 * 2 = 36864; 128 * 72 * 2 = 18432
+  EXPECT_EQ(smemBytes(128, 64, 2, 2, 64, 64, 8), 55296);
+}
+
+TEST(SmemBytes, NvidiaD256Block64x32IsExactlyTheSm86Limit) {
+  // 2 * 32 * 528 * 2 = 67584; 64 * 264 * 2 = 33792; sum = 99 KiB
+  EXPECT_EQ(smemBytes(64, 32, 2, 2, 256, 256, 8), 101376);
+}
+
+TEST(SmemBytes, NvidiaD256Block64x64) {
+  // 2 * 64 * 528 * 2 = 135168; 64 * 264 * 2 = 33792
+  EXPECT_EQ(smemBytes(64, 64, 2, 2, 256, 256, 8), 168960);
+}
+
+TEST(SmemBytes, DifferentValueHeadDim) {
+  // 2 * 64 * (128 + 64 + 16) * 2 = 53248; 64 * 136 * 2 = 17408
+  EXPECT_EQ(smemBytes(64, 64, 2, 2, 128, 64, 8), 70656);
+}
+
+TEST(SmemBytes, F32WithoutPadding) {
+  // 1 * 64 * 128 * 4 = 32768; 32 * 64 * 4 = 8192
+  EXPECT_EQ(smemBytes(32, 64, 1, 4, 64, 64, 0), 40960);
+}
+
+TEST(RegisterEstimate, MmaSyncMatchesThePerFragmentFormula) {
+  // 4*(64/8) + 4*(128/8) + 4*(128/16) + 40 = 32 + 64 + 32 + 40
+  EXPECT_EQ(registerEstimate(16, 32, 64, 128, 128, 40), 168);
+  // 4*(32/8) + 4*(256/8) + 4*(256/16) + 40 = 16 + 128 + 64 + 40
+  EXPECT_EQ(registerEstimate(16, 32, 32, 256, 256, 40), 248);
+  // 4*(64/8) + 4*(256/8) + 4*(256/16) + 40 = 32 + 128 + 64 + 40 > 255
+  EXPECT_EQ(registerEstimate(16, 32, 64, 256, 256, 40), 264);
+}
+
+TEST(RegisterEstimate, Mfma32Wave64) {
+  // S: 32*64/64 = 32; O: 32*128/64 = 64; Q: 32*128/128 = 32; + 40
+  EXPECT_EQ(registerEstimate(32, 64, 64, 128, 128, 40), 168);
+}
+
+TEST(RegisterEstimate, RoundsUp) {
+  // S: ceil(16*8/32) = 4; O: ceil(16*24/32) = 12; Q: ceil(16*24/64) = 6
+  EXPECT_EQ(registerEstimate(16, 32, 8, 24, 24, 0), 22);
+}
+
+TEST(MmaPerIteration, Counts) {
+  MatrixInstr mfma;
+  mfma.name = "mfma.32x32x8";
+  mfma.m = mfma.n = 32;
+  mfma.k = 8;
+  mfma.rowsPerWarp = 32;
+  // (32/32) * (64/32) * (128/8) = 1 * 2 * 16
+  EXPECT_EQ(mmaPerIteration(mfma, 64, 128), 32);
+  MatrixInstr mma;
+  mma.name = "mma.m16n8k16";
+  mma.m = 16;
+  mma.n = 8;
+  mma.k = 16;
+  mma.rowsPerWarp = 16;
+  // (16/16) * (64/8) * (64/16) = 1 * 8 * 4
+  EXPECT_EQ(mmaPerIteration(mma, 64, 64), 32);
+}
+
+TEST(HeadDimBucket, SmallestThatFits) {
+  EXPECT_EQ(headDimBucket({256, 64, 128}, 96), 128);
+  EXPECT_EQ(headDimBucket({64, 128, 256}, 64), 64);
+  EXPECT_EQ(headDimBucket({64, 128, 256}, 8), 64);
+  EXPECT_EQ(headDimBucket({64, 128, 256}, 264), std::nullopt);
+}
+
+/// A minimal chip and candidate for the checks, independent of the table.
+struct ChecksTest : ::testing::Test {
+  void SetUp() override {
+    chip.name = "test_chip";
+    chip.vendor = Vendor::Nvidia;
+    chip.warpSize = 32;
+    chip.maxThreadsPerBlock = 1024;
+    chip.smemMaxBytes = 101376;
+    chip.smemRowPadElems = 8;
+    chip.regsPerThreadMax = 255;
+    chip.regsPerBlockMax = 65536;
+    chip.regsOverhead = 40;
+    chip.features = {"cp_async", "bf16"};
+    chip.dtypes = {ElementType::F16, ElementType::BF16};
+    chip.dtypeNote = "f32 runs on the host";
+    chip.headDimMax = 256;
+    instr.name = "mma.m16n8k16";
+    instr.m = 16;
+    instr.n = 8;
+    instr.k = 16;
+    instr.operandTypes = {ElementType::F16, ElementType::BF16};
+    instr.rowsPerWarp = 16;
+    instr.blockNMultiple = 16;
+    instr.blockNAllowed = {32, 64, 128};
+    instr.headDimMultiple = 16;
+    instr.headDimMax = 256;
+    cand.name = "c";
+    cand.blockM = 128;
+    cand.blockN = 64;
+    cand.warps = 8;
+    cand.stages = 2;
+    cand.pipeline = PipelineKind::CpAsync;
+    cand.mma = instr.name;
+    cand.dtypes = {ElementType::F16, ElementType::BF16};
+    cand.headDimMax = 128;
+    problem.elementType = ElementType::F16;
+    problem.headDim = problem.headDimV = 128;
+  }
+  ChipSpec chip;
+  MatrixInstr instr;
+  TileCandidate cand;
+  AttentionProblem problem;
+};
+
+TEST_F(ChecksTest, SharedMemoryOverTheLimit) {
+  int64_t bytes = 0;
+  CheckResult r = checkSharedMemory(chip, cand, problem, bytes);
+  EXPECT_EQ(bytes, 104448);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("104448 bytes > 101376"), std::string::npos) << *r;
+  cand.blockN = 32;
+  // 2*32*272*2 = 34816; + 34816
+  EXPECT_FALSE(checkSharedMemory(chip, cand, problem, bytes));
+  EXPECT_EQ(bytes, 69632);
+}
+
+TEST_F(ChecksTest, RegistersOverBudget) {
+  int64_t regs = 0;
+  problem.headDim = problem.headDimV = 256;
+  cand.headDimMax = 256;
+  cand.blockM = 64;
+  cand.warps = 4;
+  CheckResult r = checkRegisters(chip, cand, instr, problem, regs);
+  EXPECT_EQ(regs, 264);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("estimated 264 per thread > 255"), std::string::npos);
+  cand.blockN = 32;
+  EXPECT_FALSE(checkRegisters(chip, cand, instr, problem, regs));
+  EXPECT_EQ(regs, 248);
+}
+
+TEST_F(ChecksTest, RegistersPerBlock) {
+  int64_t regs = 0;
+  // 168 registers * 8 warps * 32 lanes = 43008 <= 65536
+  EXPECT_FALSE(checkRegisters(chip, cand, instr, problem, regs));
+  chip.regsPerBlockMax = 40000;
+  CheckResult r = checkRegisters(chip, cand, instr, problem, regs);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("43008 per block"), std::string::npos) << *r;
+}
+
+TEST_F(ChecksTest, MmaDivisibility) {
+  EXPECT_FALSE(checkMmaDivisibility(cand, instr, 128));
+  cand.warps = 4; // 16 * 4 = 64 != 128
+  CheckResult r = checkMmaDivisibility(cand, instr, 128);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("block_m 128 != 16 rows per warp"), std::string::npos);
+  cand.warps = 8;
+  cand.blockN = 48; // a multiple of 16, not an allowed value
+  r = checkMmaDivisibility(cand, instr, 128);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("block_n 48 not in {32, 64, 128}"), std::string::npos)
+      << *r;
+  cand.blockN = 40;
+  r = checkMmaDivisibility(cand, instr, 128);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("not a multiple of 16"), std::string::npos);
+}
+
+TEST_F(ChecksTest, MmaCountRule) {
+  instr.minMmaPerIteration = 64;
+  // (16/16) * (64/8) * (128/16) = 64: enough
+  EXPECT_FALSE(checkMmaDivisibility(cand, instr, 128));
+  // (16/16) * (64/8) * (64/16) = 32 < 64
+  CheckResult r = checkMmaDivisibility(cand, instr, 64);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("32 mma.m16n8k16 per warp"), std::string::npos) << *r;
+}
+
+TEST_F(ChecksTest, HeadDimRules) {
+  EXPECT_FALSE(checkHeadDim(chip, cand, instr, 128, 128));
+  EXPECT_FALSE(checkHeadDim(chip, cand, instr, 96, 64));
+  CheckResult r = checkHeadDim(chip, cand, instr, 100, 100);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("multiple of 8"), std::string::npos);
+  r = checkHeadDim(chip, cand, instr, 72, 72);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("needs a multiple of 16"), std::string::npos);
+  r = checkHeadDim(chip, cand, instr, 256, 256);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("bucket 128"), std::string::npos);
+  r = checkHeadDim(chip, cand, instr, 512, 128);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("at most 256"), std::string::npos);
+  r = checkHeadDim(chip, cand, instr, 128, 40);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("head dim Dv = 40"), std::string::npos) << *r;
+}
+
+TEST_F(ChecksTest, ElementTypes) {
+  EXPECT_FALSE(checkElementType(chip, cand, instr, ElementType::BF16));
+  CheckResult r = checkElementType(chip, cand, instr, ElementType::F32);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("f32 runs on the host"), std::string::npos);
+  chip.features = {"cp_async"};
+  EXPECT_TRUE(checkElementType(chip, cand, instr, ElementType::BF16));
+}
+
+TEST_F(ChecksTest, Pipelines) {
+  EXPECT_FALSE(checkPipeline(chip, cand));
+  cand.stages = 1;
+  EXPECT_TRUE(checkPipeline(chip, cand));
+  cand.pipeline = PipelineKind::Simple;
+  EXPECT_FALSE(checkPipeline(chip, cand));
+  cand.pipeline = PipelineKind::TmaWarpSpecialized;
+  cand.stages = 2;
+  CheckResult r = checkPipeline(chip, cand);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("no TMA/wgmma"), std::string::npos);
+  cand.pipeline = PipelineKind::LdsDoubleBuffer;
+  EXPECT_TRUE(checkPipeline(chip, cand));
+}
+
+TEST_F(ChecksTest, Alignment) {
+  EXPECT_FALSE(checkAlignment(cand, problem)); // unaligned variant
+  cand.aligned = true;
+  CheckResult r = checkAlignment(cand, problem);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("Sq is dynamic"), std::string::npos);
+  problem.seqQ = 256;
+  problem.seqK = 96; // not a multiple of 64
+  r = checkAlignment(cand, problem);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("Sk = 96 is not a multiple of 64"), std::string::npos);
+  problem.seqK = 128;
+  EXPECT_FALSE(checkAlignment(cand, problem));
+}
+
+TEST_F(ChecksTest, DispatchImplementedBiasThreads) {
+  EXPECT_FALSE(checkDispatch(chip, cand));
+  cand.onlyOn = {"sm_86", "sm_89"};
+  CheckResult r = checkDispatch(chip, cand);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "dispatch: used only on sm_86, sm_89");
+  cand.implemented = false;
+  cand.pipeline = PipelineKind::TmaWarpSpecialized;
+  r = checkImplemented(chip, cand);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "pipeline tma_ws: not yet implemented by the NVVM lowering");
+  cand.supportsBias = false;
+  problem.hasBias = true;
+  EXPECT_TRUE(checkBias(cand, problem));
+  cand.warps = 64; // 64 * 32 = 2048 threads
+  r = checkThreads(chip, cand);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("2048 > 1024"), std::string::npos);
+}
+
+} // namespace

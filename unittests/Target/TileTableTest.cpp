@@ -1,0 +1,216 @@
+//===- TileTableTest.cpp - the embedded table, parser and selection ------===//
+
+#include "AttnDialect/IR/AttnDialect.h"
+#include "AttnDialect/Target/TileTable.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+TEST(EmbeddedTable, HasEveryChip) {
+  for (llvm::StringRef name : {"sm_80", "sm_86", "sm_89", "sm_90a", "gfx90a",
+                               "gfx942", "gfx950", "gfx1100", "gfx1201",
+                               "host"})
+    EXPECT_NE(lookupChip(name), nullptr) << name.str();
+  EXPECT_EQ(lookupChip("sm_75"), nullptr);
+  EXPECT_EQ(getAllChips().size(), 10u);
+}
+
+TEST(EmbeddedTable, CapabilitiesComeFromTheData) {
+  const ChipSpec *h100 = lookupChip("sm_90a");
+  ASSERT_TRUE(h100);
+  EXPECT_TRUE(h100->hasTma());
+  EXPECT_TRUE(h100->hasWgmma());
+  EXPECT_TRUE(h100->hasCpAsync());
+  EXPECT_EQ(h100->smemMaxBytes, 232448);
+  const ChipSpec *a100 = lookupChip("sm_80");
+  EXPECT_FALSE(a100->hasTma());
+  EXPECT_EQ(a100->smemMaxBytes, 166912);
+  const ChipSpec *mi300 = lookupChip("gfx942");
+  EXPECT_EQ(mi300->warpSize, 64);
+  EXPECT_TRUE(mi300->hasMfma());
+  EXPECT_EQ(mi300->regsPerThreadMax, 512);
+  const ChipSpec *rdna3 = lookupChip("gfx1100");
+  EXPECT_EQ(rdna3->warpSize, 32);
+  EXPECT_TRUE(rdna3->hasWmma());
+  EXPECT_EQ(lookupChip("gfx950")->smemMaxBytes, 163840);
+}
+
+TEST(EmbeddedTable, AlignedVariantsAreExpanded) {
+  const ChipSpec *chip = lookupChip("sm_80");
+  const TileCandidate *a = chip->lookupCandidate("mma_d128_m128n64w8_aligned");
+  const TileCandidate *u = chip->lookupCandidate("mma_d128_m128n64w8");
+  ASSERT_TRUE(a && u);
+  EXPECT_TRUE(a->aligned);
+  EXPECT_FALSE(u->aligned);
+}
+
+AttentionProblem problem(ElementType t, int64_t d) {
+  AttentionProblem p;
+  p.elementType = t;
+  p.headDim = p.headDimV = d;
+  return p;
+}
+
+TEST(Selection, SharedMemoryDecidesPerChip) {
+  AttentionProblem p = problem(ElementType::F16, 128);
+  EXPECT_EQ(selectCandidate(*lookupChip("sm_80"), p)->name,
+            "mma_d128_m128n64w8");
+  // 104448 bytes do not fit 99 KiB; the sm_86-only tile keeps block_m 128.
+  EXPECT_EQ(selectCandidate(*lookupChip("sm_86"), p)->name,
+            "mma_d128_m128n32w8");
+  // The wgmma candidates are listed but not implemented yet.
+  EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
+            "mma_d128_m128n64w8");
+}
+
+TEST(Selection, AlignedFirstWhenShapesAllow) {
+  AttentionProblem p = problem(ElementType::BF16, 64);
+  p.seqQ = 1024;
+  p.seqK = 1024;
+  EXPECT_EQ(selectCandidate(*lookupChip("sm_80"), p)->name,
+            "mma_d64_m128n64w8_aligned");
+  p.seqK = 1000;
+  EXPECT_EQ(selectCandidate(*lookupChip("sm_80"), p)->name,
+            "mma_d64_m128n64w8");
+}
+
+TEST(Selection, F32OnlyOnTheHost) {
+  AttentionProblem p = problem(ElementType::F32, 64);
+  EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p), nullptr);
+  EXPECT_EQ(selectCandidate(*lookupChip("gfx942"), p), nullptr);
+  EXPECT_EQ(selectCandidate(*lookupChip("host"), p)->name, "host_m32n64");
+}
+
+TEST(Selection, VerdictsListEveryCandidate) {
+  const ChipSpec *chip = lookupChip("sm_90a");
+  auto verdicts = evaluateCandidates(*chip, problem(ElementType::F32, 128));
+  EXPECT_EQ(verdicts.size(), chip->candidates.size());
+  for (const Verdict &v : verdicts) {
+    EXPECT_FALSE(v.accepted);
+    EXPECT_FALSE(v.reason.empty());
+  }
+}
+
+TEST(Selection, ProfilesRestrict) {
+  const ChipSpec *host = lookupChip("host");
+  const Profile *inference = lookupProfile("inference");
+  ASSERT_TRUE(inference);
+  EXPECT_EQ(selectCandidate(*host, problem(ElementType::F32, 64), inference),
+            nullptr);
+  EXPECT_NE(selectCandidate(*host, problem(ElementType::F16, 64), inference),
+            nullptr);
+}
+
+TEST(Family, InferenceOnSm80) {
+  auto family = enumerateFamily(*lookupChip("sm_80"), "inference", {64, 128});
+  // 2 dtypes x 2 head dims x (aligned + general).
+  ASSERT_EQ(family.size(), 8u);
+  EXPECT_EQ(family[0].candidate->name, "mma_d64_m128n64w8_aligned");
+  EXPECT_EQ(family[1].candidate->name, "mma_d64_m128n64w8");
+  EXPECT_EQ(family[0].elementType, ElementType::F16);
+  EXPECT_EQ(family[4].elementType, ElementType::BF16);
+  EXPECT_TRUE(enumerateFamily(*lookupChip("sm_80"), "nope", {64}).empty());
+}
+
+TEST(ConfigAttr, FromCandidate) {
+  MLIRContext ctx;
+  ctx.loadDialect<AttnDialect>();
+  const TileCandidate *c =
+      lookupChip("sm_80")->lookupCandidate("mma_d64_m64n64w4");
+  ConfigAttr attr = toConfigAttr(&ctx, *c);
+  EXPECT_EQ(attr.getBlockM(), 64);
+  EXPECT_EQ(attr.getWarps(), 4);
+  EXPECT_EQ(attr.getPipeline(), PipelineKind::CpAsync);
+  EXPECT_EQ(attr.getMma(), "mma.m16n8k16");
+}
+
+//===----------------------------------------------------------------------===//
+// Parser errors name the entry and field
+//===----------------------------------------------------------------------===//
+
+/// A valid one-chip table with `extra` spliced into its candidate.
+std::string tableWith(llvm::StringRef candExtra, llvm::StringRef chipExtra = "",
+                      llvm::StringRef secondCand = "") {
+  return llvm::formatv(R"({{
+  "schema": "attn-tile-tables", "version": 1, "reason": "test",
+  "profiles": {{"all": {{"reason": "r", "directions": ["forward"],
+                          "dtypes": ["f16"]}},
+  "instruction_sets": {{"s": [{{"name": "fma", "reason": "r", "m": 1,
+     "n": 1, "k": 1, "operand_types": ["f16"], "acc_type": "f32",
+     "rows_per_warp": 0, "block_n_multiple": 8, "head_dim_multiple": 8,
+     "head_dim_max": 256}]},
+  "candidate_sets": {{"c": [{{"name": "a", "reason": "r", "block_m": 16,
+     "block_n": 32, "warps": 1, "stages": 1, "pipeline": "simple",
+     "acc_in_registers": true, "mma": "fma", "dtypes": ["f16"],
+     "head_dim_max": 256 {0}} {2}]},
+  "chips": [{{"name": "x", "vendor": "host", "reason": "r", "warp_size": 1,
+     "max_threads_per_block": 1, "smem_default_bytes": 0,
+     "smem_max_bytes": 0, "smem_row_pad_elems": 0,
+     "regs_per_thread_max": 0, "regs_per_block_max": 0, "regs_overhead": 0,
+     "features": [], "dtypes": ["f16"], "head_dim_max": 256,
+     "instruction_sets": ["s"], "candidate_sets": ["c"] {1}}]
+})",
+                       candExtra, chipExtra, secondCand)
+      .str();
+}
+
+std::string parseError(const std::string &text) {
+  llvm::Expected<TileTable> t = parseTileTable(text);
+  if (t)
+    return "";
+  return llvm::toString(t.takeError());
+}
+
+TEST(Parser, AcceptsAValidTable) {
+  llvm::Expected<TileTable> t = parseTileTable(tableWith(""));
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  ASSERT_EQ(t->chips.size(), 1u);
+  EXPECT_EQ(t->chips[0].candidates.size(), 1u);
+}
+
+TEST(Parser, UnknownField) {
+  EXPECT_EQ(parseError(tableWith(", \"blok_m\": 3")),
+            "candidate_sets.c[0]: unknown field 'blok_m'");
+}
+
+TEST(Parser, MissingField) {
+  EXPECT_EQ(parseError(tableWith("", ", \"vendor2\": 1")),
+            "chips[0]: unknown field 'vendor2'");
+  std::string noWarps = tableWith("");
+  noWarps.replace(noWarps.find("\"warps\": 1,"), 11, "");
+  EXPECT_EQ(parseError(noWarps), "candidate_sets.c[0]: missing field 'warps'");
+}
+
+TEST(Parser, WrongTypeAndBadEnum) {
+  EXPECT_EQ(parseError(tableWith(", \"priority\": \"high\"")),
+            "candidate_sets.c[0]: field 'priority': expected an integer");
+  std::string badPipe = tableWith("");
+  badPipe.replace(badPipe.find("\"simple\""), 8, "\"fast\"");
+  EXPECT_NE(parseError(badPipe).find("unknown pipeline 'fast'"),
+            std::string::npos);
+}
+
+TEST(Parser, DuplicateCandidate) {
+  std::string second = R"(, {"name": "a", "reason": "r", "block_m": 16,
+     "block_n": 32, "warps": 1, "stages": 1, "pipeline": "simple",
+     "acc_in_registers": true, "mma": "fma", "dtypes": ["f16"],
+     "head_dim_max": 256})";
+  EXPECT_EQ(parseError(tableWith("", "", second)),
+            "chips[0]: duplicate candidate name 'a'");
+}
+
+TEST(Parser, DanglingReferences) {
+  std::string badMma = tableWith("");
+  badMma.replace(badMma.find("\"mma\": \"fma\""), 12, "\"mma\": \"xdl\"");
+  EXPECT_EQ(parseError(badMma), "chips[0]: candidate 'a' uses matrix "
+                                "instruction 'xdl' that the chip does not "
+                                "list");
+  EXPECT_EQ(parseError(tableWith(", \"only_on\": [\"sm_1\"]")),
+            "candidate 'a': only_on names unknown chip 'sm_1'");
+}
+
+} // namespace
