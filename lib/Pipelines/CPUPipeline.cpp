@@ -12,6 +12,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -34,12 +35,13 @@ void attn::buildAttnToCPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 
   pm.addPass(createAttnTilePass());
-  // Host: the grid becomes sequential loops around each grid point. This
-  // comes before any canonicalization, which would dissolve the per-point
-  // memref.alloca_scope while its parent is still an allocation scope (the
-  // forall) and leave the scratch allocas growing the stack in a loop.
+  // Host: the grid becomes sequential loops around each grid point. The
+  // per-point scratch (static sizes) is then hoisted out of the loops:
+  // allocas left in a loop body would grow the stack once per grid point.
   pm.addPass(createForallToForLoopPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferLoopHoistingPass());
   pm.addPass(createCSEPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
