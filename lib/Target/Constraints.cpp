@@ -65,8 +65,8 @@ int64_t mlir::attn::mmaPerIteration(const MatrixInstr &instr, int64_t blockN,
   return (rows / instr.m) * (blockN / instr.n) * (headDim / instr.k);
 }
 
-std::optional<int64_t> mlir::attn::headDimBucket(llvm::ArrayRef<int64_t> buckets,
-                                                 int64_t headDim) {
+std::optional<int64_t>
+mlir::attn::headDimBucket(llvm::ArrayRef<int64_t> buckets, int64_t headDim) {
   std::optional<int64_t> best;
   for (int64_t b : buckets)
     if (b >= headDim && (!best || b < *best))
@@ -106,8 +106,7 @@ CheckResult mlir::attn::checkDispatch(const ChipSpec &chip,
                                       const TileCandidate &cand) {
   if (cand.onlyOn.empty() || llvm::is_contained(cand.onlyOn, chip.name))
     return std::nullopt;
-  return formatv("dispatch: used only on {0}",
-                 llvm::join(cand.onlyOn, ", "))
+  return formatv("dispatch: used only on {0}", llvm::join(cand.onlyOn, ", "))
       .str();
 }
 
@@ -160,16 +159,14 @@ CheckResult mlir::attn::checkPipeline(const ChipSpec &chip,
     if (!chip.hasCpAsync())
       return formatv("pipeline {0}: {1} has no cp.async", p, chip.name).str();
     if (cand.stages < 2)
-      return formatv("pipeline {0}: needs stages >= 2, got {1}", p,
-                     cand.stages)
+      return formatv("pipeline {0}: needs stages >= 2, got {1}", p, cand.stages)
           .str();
     break;
   case PipelineKind::TmaWarpSpecialized:
     if (!chip.hasTma() || !chip.hasWgmma())
       return formatv("pipeline {0}: {1} has no TMA/wgmma", p, chip.name).str();
     if (cand.stages < 2)
-      return formatv("pipeline {0}: needs stages >= 2, got {1}", p,
-                     cand.stages)
+      return formatv("pipeline {0}: needs stages >= 2, got {1}", p, cand.stages)
           .str();
     break;
   case PipelineKind::LdsDoubleBuffer:
@@ -188,7 +185,9 @@ CheckResult mlir::attn::checkHeadDim(const ChipSpec &chip,
                                      const MatrixInstr &instr, int64_t headDim,
                                      int64_t headDimV) {
   std::string reasons;
-  auto check = [&](llvm::StringRef what, int64_t d) {
+  // D is a reduction dim of S = Q K^T (instruction K); Dv is an output
+  // dim of O = P V, so it must also be whole instruction N tiles.
+  auto check = [&](llvm::StringRef what, int64_t d, int64_t multiple) {
     auto add = [&](const std::string &r) {
       if (!reasons.empty())
         reasons += "; ";
@@ -197,9 +196,9 @@ CheckResult mlir::attn::checkHeadDim(const ChipSpec &chip,
     if (d <= 0 || d % 8 != 0)
       add(formatv("head dim {0} = {1}: must be a positive multiple of 8", what,
                   d));
-    else if (d % instr.headDimMultiple != 0)
+    else if (d % multiple != 0)
       add(formatv("head dim {0} = {1}: {2} needs a multiple of {3}", what, d,
-                  instr.name, instr.headDimMultiple));
+                  instr.name, multiple));
     int64_t max = std::min(chip.headDimMax, instr.headDimMax);
     if (d > max)
       add(formatv("head dim {0} = {1}: {2} handles at most {3}", what, d,
@@ -208,9 +207,10 @@ CheckResult mlir::attn::checkHeadDim(const ChipSpec &chip,
       add(formatv("head dim {0} = {1}: above the candidate's bucket {2}", what,
                   d, cand.headDimMax));
   };
-  check("D", headDim);
-  if (headDimV != headDim)
-    check("Dv", headDimV);
+  int64_t vMultiple = std::max(instr.headDimMultiple, instr.n);
+  check("D", headDim, instr.headDimMultiple);
+  if (headDimV != headDim || vMultiple != instr.headDimMultiple)
+    check("Dv", headDimV, vMultiple);
   if (reasons.empty())
     return std::nullopt;
   return reasons;
@@ -251,8 +251,8 @@ CheckResult mlir::attn::checkThreads(const ChipSpec &chip,
                                      const TileCandidate &cand) {
   int64_t threads = cand.warps * chip.warpSize;
   if (chip.maxThreadsPerBlock > 0 && threads > chip.maxThreadsPerBlock)
-    return formatv("threads: {0} warps x {1} = {2} > {3} per block",
-                   cand.warps, chip.warpSize, threads, chip.maxThreadsPerBlock)
+    return formatv("threads: {0} warps x {1} = {2} > {3} per block", cand.warps,
+                   chip.warpSize, threads, chip.maxThreadsPerBlock)
         .str();
   return std::nullopt;
 }
@@ -284,8 +284,8 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   regs = registerEstimate(instr.rowsPerWarp, chip.warpSize, cand.blockN,
                           problem.headDim, problem.headDimV, chip.regsOverhead);
   if (regs > chip.regsPerThreadMax)
-    return formatv("registers: estimated {0} per thread > {1} max of {2}",
-                   regs, chip.regsPerThreadMax, chip.name)
+    return formatv("registers: estimated {0} per thread > {1} max of {2}", regs,
+                   chip.regsPerThreadMax, chip.name)
         .str();
   int64_t perBlock = regs * cand.warps * chip.warpSize;
   if (chip.regsPerBlockMax > 0 && perBlock > chip.regsPerBlockMax)

@@ -49,7 +49,8 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
   if (v.accepted) {
     v.reason = llvm::formatv("fits: {0} bytes of shared memory", v.smemBytes);
     if (v.registers > 0)
-      v.reason += llvm::formatv(", about {0} registers per thread", v.registers);
+      v.reason +=
+          llvm::formatv(", about {0} registers per thread", v.registers);
   } else {
     v.reason = llvm::join(reasons, "; ");
   }

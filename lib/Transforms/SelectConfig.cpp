@@ -81,12 +81,12 @@ struct AttnSelectConfigPassImpl
         return success();
       }
     }
-    InFlightDiagnostic diag =
-        op.emitError("no tile candidate of ")
-        << chip.name << " fits this op ("
-        << stringifyElementType(problem->elementType)
-        << ", D = " << problem->headDim << ", Dv = " << problem->headDimV
-        << "); " << verdicts.size() << " rejected";
+    InFlightDiagnostic diag = op.emitError("no tile candidate of ")
+                              << chip.name << " fits this op ("
+                              << stringifyElementType(problem->elementType)
+                              << ", D = " << problem->headDim
+                              << ", Dv = " << problem->headDimV << "); "
+                              << verdicts.size() << " rejected";
     for (const Verdict &v : verdicts)
       diag.attachNote(op.getLoc())
           << "candidate '" << v.candidate->name << "': " << v.reason;

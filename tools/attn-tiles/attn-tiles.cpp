@@ -34,9 +34,10 @@ static cl::opt<bool> listProfiles("list-profiles",
 static cl::opt<bool> dumpTable("dump-table",
                                cl::desc("Print the raw embedded table"),
                                cl::cat(category));
-static cl::opt<std::string> tableFile(
-    "table", cl::desc("Read this TileTables.json instead of the embedded one"),
-    cl::value_desc("file"), cl::cat(category));
+static cl::opt<std::string>
+    tableFile("table",
+              cl::desc("Read this TileTables.json instead of the embedded one"),
+              cl::value_desc("file"), cl::cat(category));
 static cl::opt<std::string> chipName("chip", cl::desc("Chip name"),
                                      cl::cat(category));
 static cl::opt<std::string> dtype("dtype", cl::desc("f16, bf16 or f32"),
@@ -88,8 +89,8 @@ int main(int argc, char **argv) {
   if (!tableFile.empty()) {
     auto buf = llvm::MemoryBuffer::getFile(tableFile);
     if (!buf)
-      return fail("cannot read '" + tableFile + "': " +
-                  buf.getError().message());
+      return fail("cannot read '" + tableFile +
+                  "': " + buf.getError().message());
     llvm::Expected<TileTable> parsed = parseTileTable((*buf)->getBuffer());
     if (!parsed)
       return fail(tableFile + ": " + llvm::toString(parsed.takeError()));
@@ -165,7 +166,8 @@ int main(int argc, char **argv) {
   std::optional<MaskKind> maskKind = symbolizeMaskKind(mask);
   if (!maskKind)
     return fail("--mask: expected none, causal, causal_bottom_right or "
-                "sliding_window, got '" + mask + "'");
+                "sliding_window, got '" +
+                mask + "'");
   problem.mask = *maskKind;
   problem.hasBias = bias;
   problem.wantsLse = lse;

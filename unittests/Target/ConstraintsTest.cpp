@@ -218,6 +218,23 @@ TEST_F(ChecksTest, HeadDimRules) {
   EXPECT_NE(r->find("head dim Dv = 40"), std::string::npos) << *r;
 }
 
+TEST_F(ChecksTest, ValueHeadDimIsWholeInstructionNTiles) {
+  instr.name = "mfma.32x32x8";
+  instr.m = instr.n = 32;
+  instr.k = 8;
+  cand.headDimMax = 256;
+  // D = 80 is a multiple of 16: fine as a reduction dim; Dv = 80 is not a
+  // multiple of N = 32.
+  EXPECT_FALSE(checkHeadDim(chip, cand, instr, 80, 64));
+  CheckResult r = checkHeadDim(chip, cand, instr, 64, 80);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "head dim Dv = 80: mfma.32x32x8 needs a multiple of 32");
+  // D = Dv = 80: only Dv is reported.
+  r = checkHeadDim(chip, cand, instr, 80, 80);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "head dim Dv = 80: mfma.32x32x8 needs a multiple of 32");
+}
+
 TEST_F(ChecksTest, ElementTypes) {
   EXPECT_FALSE(checkElementType(chip, cand, instr, ElementType::BF16));
   CheckResult r = checkElementType(chip, cand, instr, ElementType::F32);

@@ -1,7 +1,7 @@
 //===- TileTableTest.cpp - the embedded table, parser and selection ------===//
 
-#include "AttnDialect/IR/AttnDialect.h"
 #include "AttnDialect/Target/TileTable.h"
+#include "AttnDialect/IR/AttnDialect.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "gtest/gtest.h"
 
@@ -11,9 +11,9 @@ using namespace mlir::attn;
 namespace {
 
 TEST(EmbeddedTable, HasEveryChip) {
-  for (llvm::StringRef name : {"sm_80", "sm_86", "sm_89", "sm_90a", "gfx90a",
-                               "gfx942", "gfx950", "gfx1100", "gfx1201",
-                               "host"})
+  for (llvm::StringRef name :
+       {"sm_80", "sm_86", "sm_89", "sm_90a", "gfx90a", "gfx942", "gfx950",
+        "gfx1100", "gfx1201", "host"})
     EXPECT_NE(lookupChip(name), nullptr) << name.str();
   EXPECT_EQ(lookupChip("sm_75"), nullptr);
   EXPECT_EQ(getAllChips().size(), 10u);

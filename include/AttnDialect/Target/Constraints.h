@@ -26,7 +26,8 @@ using CheckResult = std::optional<std::string>;
 /// tile and a V tile (block_n rows of D and Dv elements) plus the Q tile
 /// (block_m rows of D), every row padded by `padElems` elements against bank
 /// conflicts:
-///   stages * block_n * (D + Dv + 2 * pad) * bytes + block_m * (D + pad) * bytes
+///   stages * block_n * (D + Dv + 2 * pad) * bytes + block_m * (D + pad) *
+///   bytes
 int64_t smemBytes(int64_t blockM, int64_t blockN, int64_t stages,
                   int64_t elemBytes, int64_t headDim, int64_t headDimV,
                   int64_t padElems);
@@ -64,7 +65,8 @@ CheckResult checkElementType(const ChipSpec &chip, const TileCandidate &cand,
                              const MatrixInstr &instr, ElementType type);
 /// The chip has what the pipeline needs, with a stage count it allows.
 CheckResult checkPipeline(const ChipSpec &chip, const TileCandidate &cand);
-/// D and Dv: multiples of 8 and of the instruction's K, within the chip's,
+/// D and Dv: multiples of 8 and of the instruction's head_dim_multiple (Dv
+/// also of its N), within the chip's,
 /// the instruction's and the candidate's maximum.
 CheckResult checkHeadDim(const ChipSpec &chip, const TileCandidate &cand,
                          const MatrixInstr &instr, int64_t headDim,
@@ -75,8 +77,7 @@ CheckResult checkMmaDivisibility(const TileCandidate &cand,
                                  const MatrixInstr &instr, int64_t headDim);
 CheckResult checkThreads(const ChipSpec &chip, const TileCandidate &cand);
 CheckResult checkSharedMemory(const ChipSpec &chip, const TileCandidate &cand,
-                              const AttentionProblem &problem,
-                              int64_t &bytes);
+                              const AttentionProblem &problem, int64_t &bytes);
 CheckResult checkRegisters(const ChipSpec &chip, const TileCandidate &cand,
                            const MatrixInstr &instr,
                            const AttentionProblem &problem, int64_t &regs);
