@@ -14,24 +14,43 @@ using namespace mlir::attn;
 #define GET_ATTRDEF_CLASSES
 #include "AttnDialect/IR/AttnAttrs.cpp.inc"
 
-LogicalResult
-ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                   StringRef name, int64_t blockM, int64_t blockN,
-                   int64_t warps, int64_t stages, PipelineKind pipeline,
-                   bool accInRegisters, StringRef mma) {
-  auto positivePow2 = [&](int64_t v, StringRef what) -> LogicalResult {
-    if (v <= 0 || (v & (v - 1)) != 0)
+LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef name, int64_t blockM, int64_t blockN,
+                                 int64_t warps, int64_t stages,
+                                 PipelineKind pipeline, bool accInRegisters,
+                                 StringRef mma) {
+  // Tiles are powers of two so the lowerings can split them across lanes
+  // with shifts and masks; the caps keep shared-memory and register
+  // footprints (products of these) far from overflow.
+  auto positivePow2 = [&](int64_t v, StringRef what,
+                          int64_t max) -> LogicalResult {
+    if (v <= 0 || (v & (v - 1)) != 0 || v > max)
       return emitError() << "#attn.config: " << what
-                         << " must be a positive power of two, got " << v;
+                         << " must be a power of two in [1, " << max
+                         << "], got " << v;
     return success();
   };
-  if (failed(positivePow2(blockM, "block_m")) ||
-      failed(positivePow2(blockN, "block_n")) ||
-      failed(positivePow2(warps, "warps")))
+  if (name.empty())
+    return emitError() << "#attn.config: name must not be empty";
+  if (failed(positivePow2(blockM, "block_m", 4096)) ||
+      failed(positivePow2(blockN, "block_n", 4096)) ||
+      failed(positivePow2(warps, "warps", 32)))
     return failure();
   if (stages < 1 || stages > 8)
     return emitError() << "#attn.config: stages must be in [1, 8], got "
                        << stages;
+  if (mma.empty())
+    return emitError() << "#attn.config: mma must name a matrix instruction "
+                          "(e.g. \"mma.m16n8k16\" or \"fma\"), got \"\"";
+  return success();
+}
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef chip) {
+  // Which chips exist is the tile tables' business (AttnTarget); the IR only
+  // rules out a target that names nothing.
+  if (chip.empty())
+    return emitError() << "#attn.target: chip must not be empty";
   return success();
 }
 

@@ -11,8 +11,11 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -22,44 +25,70 @@ using namespace mlir::attn;
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Symbolic sizes every operand is checked against. A dynamic size stays
-/// unknown until an operand fixes it.
+/// The largest static size accepted for any dimension: the kernel ABI passes
+/// extents as i32 (docs/BundleFormat.md), and keeping sizes this small also
+/// keeps every product the lowerings form (rows * cols, offsets) inside i64.
+constexpr int64_t kMaxDimSize = std::numeric_limits<int32_t>::max();
+
+/// One symbolic size (B, Hq, ...) every operand is checked against. It stays
+/// dynamic until an operand fixes it.
+struct Sym {
+  StringRef name;
+  bool mustBeStatic;
+  int64_t size = ShapedType::kDynamic;
+};
+
+/// The sizes of an attention problem. Head counts and head dims must be
+/// static because they pick the kernel (tile tables are keyed on D) and the
+/// query-head to key-head mapping; batch and sequence lengths may be dynamic.
 struct AttnDims {
-  int64_t b = ShapedType::kDynamic, hq = ShapedType::kDynamic,
-          hkv = ShapedType::kDynamic, sq = ShapedType::kDynamic,
-          sk = ShapedType::kDynamic, d = ShapedType::kDynamic,
-          dv = ShapedType::kDynamic;
+  Sym b{"B", false}, hq{"Hq", true}, hkv{"Hkv", true}, sq{"Sq", false},
+      sk{"Sk", false}, d{"D", true}, dv{"Dv", true};
 };
 
 class ShapeChecker {
 public:
   explicit ShapeChecker(Operation *op) : op(op) {}
 
-  /// Checks `v` is a ranked shaped value of `rank` and binds each dimension to
-  /// the symbolic size in `syms` (named in `layout` for the message).
+  /// Checks `v` is a ranked shaped value of rank syms.size() and binds each
+  /// dimension to its symbolic size. `layout` spells the expected shape for
+  /// the message, e.g. "[B, Hq, Sq, D]".
   LogicalResult check(Value v, StringRef name, StringRef layout,
-                      ArrayRef<int64_t *> syms, ArrayRef<StringRef> symNames) {
+                      ArrayRef<Sym *> syms) {
     auto type = dyn_cast<ShapedType>(v.getType());
     if (!type || !type.hasRank())
-      return op->emitOpError() << name << ": expected a ranked tensor or memref "
-                               << layout << ", got " << v.getType();
+      return op->emitOpError()
+             << name << ": expected a ranked tensor or memref " << layout
+             << ", got " << v.getType();
     if (type.getRank() != static_cast<int64_t>(syms.size()))
       return op->emitOpError()
              << name << ": expected rank " << syms.size() << " " << layout
              << ", got rank " << type.getRank() << " (" << v.getType() << ")";
     for (auto [i, sym] : llvm::enumerate(syms)) {
       int64_t size = type.getDimSize(i);
-      if (ShapedType::isDynamic(size))
-        continue;
-      if (ShapedType::isDynamic(*sym)) {
-        *sym = size;
+      if (ShapedType::isDynamic(size)) {
+        if (sym->mustBeStatic)
+          return op->emitOpError()
+                 << name << ": dimension " << i << " (" << sym->name
+                 << ") must be static, got " << v.getType();
         continue;
       }
-      if (*sym != size)
+      if (size > kMaxDimSize)
         return op->emitOpError()
-               << name << ": dimension " << i << " (" << symNames[i]
-               << ") is " << size << " but another operand fixes " << symNames[i]
-               << " = " << *sym;
+               << name << ": dimension " << i << " (" << sym->name << ") is "
+               << size << ", expected at most " << kMaxDimSize;
+      if (sym->mustBeStatic && size == 0)
+        return op->emitOpError() << name << ": dimension " << i << " ("
+                                 << sym->name << ") must be positive, got 0";
+      if (ShapedType::isDynamic(sym->size)) {
+        sym->size = size;
+        continue;
+      }
+      if (sym->size != size)
+        return op->emitOpError()
+               << name << ": dimension " << i << " (" << sym->name << ") is "
+               << size << " but another operand fixes " << sym->name << " = "
+               << sym->size;
     }
     return success();
   }
@@ -71,16 +100,19 @@ public:
       return op->emitOpError()
              << "bias: expected rank 4, broadcastable to [B, Hq, Sq, Sk], got "
              << bias.getType();
-    int64_t full[4] = {dims.b, dims.hq, dims.sq, dims.sk};
-    const char *names[4] = {"B", "Hq", "Sq", "Sk"};
+    const Sym *full[4] = {&dims.b, &dims.hq, &dims.sq, &dims.sk};
     for (int i = 0; i < 4; ++i) {
       int64_t size = type.getDimSize(i);
-      if (ShapedType::isDynamic(size) || size == 1 ||
-          ShapedType::isDynamic(full[i]) || size == full[i])
+      if (ShapedType::isDynamic(size) || size == 1)
+        continue;
+      if (size > kMaxDimSize)
+        return op->emitOpError() << "bias: dimension " << i << " is " << size
+                                 << ", expected at most " << kMaxDimSize;
+      if (ShapedType::isDynamic(full[i]->size) || size == full[i]->size)
         continue;
       return op->emitOpError()
-             << "bias: dimension " << i << " is " << size
-             << ", expected 1 or " << names[i] << " = " << full[i]
+             << "bias: dimension " << i << " is " << size << ", expected 1 or "
+             << full[i]->name << " = " << full[i]->size
              << " to broadcast to [B, Hq, Sq, Sk]";
     }
     return success();
@@ -90,24 +122,31 @@ private:
   Operation *op;
 };
 
-bool isSupportedElementType(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
+bool isSupportedElementType(Type t) {
+  return t.isF16() || t.isBF16() || t.isF32();
+}
 
-/// Either every operand is a tensor or every operand is a memref.
-LogicalResult checkUniformKind(Operation *op, ValueRange values,
+/// Every operand is a tensor, or every operand is a memref: the op is either
+/// in tensor (value) form or in buffer form, never half of each.
+LogicalResult checkUniformKind(Operation *op, ArrayRef<Value> values,
                                ArrayRef<StringRef> names, bool &isTensor) {
   std::optional<bool> tensor;
   StringRef first;
   for (auto [v, name] : llvm::zip(values, names)) {
     if (!v)
       continue;
-    bool t = isa<TensorType>(v.getType());
+    Type type = v.getType();
+    if (!isa<TensorType, BaseMemRefType>(type))
+      return op->emitOpError()
+             << name << ": expected a tensor or memref, got " << type;
+    bool t = isa<TensorType>(type);
     if (!tensor) {
       tensor = t;
       first = name;
     } else if (*tensor != t) {
       return op->emitOpError()
              << name << ": expected a " << (*tensor ? "tensor" : "memref")
-             << " like " << first << ", got " << v.getType()
+             << " like " << first << ", got " << type
              << " (operands must be all tensors or all memrefs)";
     }
   }
@@ -119,46 +158,60 @@ LogicalResult checkElementType(Operation *op, Value v, StringRef name,
                                Type expected) {
   Type t = getElementTypeOrSelf(v.getType());
   if (t != expected)
-    return op->emitOpError() << name << ": expected element type " << expected
-                             << ", got " << t;
+    return op->emitOpError()
+           << name << ": expected element type " << expected << ", got " << t;
   return success();
 }
 
+/// True when `attr` holds a finite value > 0.
+bool isFinitePositive(FloatAttr attr) {
+  const APFloat &v = attr.getValue();
+  return v.isFiniteNonZero() && !v.isNegative();
+}
+
 /// The attributes both ops share: scale, mask/window, softcap.
-LogicalResult verifySemanticAttrs(Operation *op, std::optional<float> scale,
-                                  MaskKind mask,
+LogicalResult verifySemanticAttrs(Operation *op, FloatAttr scale, MaskKind mask,
                                   std::optional<ArrayRef<int64_t>> window,
-                                  std::optional<float> softcap) {
-  if (scale && (!std::isfinite(*scale) || *scale <= 0.0f))
-    return op->emitOpError() << "scale: expected a finite positive value, got "
-                             << *scale;
-  if (softcap && (!std::isfinite(*softcap) || *softcap <= 0.0f))
+                                  FloatAttr softcap) {
+  // A zero or negative scale would flip or flatten the softmax; NaN and inf
+  // poison every row. None of them is a meaningful attention. The attribute
+  // is printed as written so that NaN and inf read back unambiguously.
+  if (scale && !isFinitePositive(scale))
     return op->emitOpError()
-           << "softcap: expected a finite positive value, got " << *softcap;
-  if (mask == MaskKind::SlidingWindow) {
-    if (!window)
+           << "scale: expected a finite positive f32, got " << scale;
+  if (softcap && !isFinitePositive(softcap))
+    return op->emitOpError()
+           << "softcap: expected a finite positive f32, got " << softcap;
+  if (mask != MaskKind::SlidingWindow) {
+    if (window)
       return op->emitOpError()
-             << "window: mask sliding_window requires window = array<i64: "
-                "left, right>";
-    if (window->size() != 2)
-      return op->emitOpError()
-             << "window: expected 2 values [left, right], got "
-             << window->size();
-    if ((*window)[0] < 0 && (*window)[1] < 0)
-      return op->emitOpError()
-             << "window: both bounds unbounded; use mask none instead";
-  } else if (window) {
-    return op->emitOpError() << "window: only valid with mask sliding_window, "
-                                "but mask is "
-                             << stringifyMaskKind(mask);
+             << "window: only valid with mask sliding_window, but mask is "
+             << stringifyMaskKind(mask);
+    return success();
   }
+  if (!window)
+    return op->emitOpError()
+           << "window: mask sliding_window requires window = array<i64: "
+              "left, right>";
+  if (window->size() != 2)
+    return op->emitOpError()
+           << "window: expected 2 values [left, right], got " << window->size();
+  for (auto [i, bound] : llvm::enumerate(*window))
+    if (bound > kMaxDimSize)
+      return op->emitOpError() << "window: " << (i == 0 ? "left" : "right")
+                               << " bound is " << bound << ", expected at most "
+                               << kMaxDimSize << " (negative means unbounded)";
+  if ((*window)[0] < 0 && (*window)[1] < 0)
+    return op->emitOpError()
+           << "window: both bounds are unbounded (negative); use mask none";
   return success();
 }
 
 /// Checks the tensor-form results match the inits, or that the memref form
-/// has none.
-LogicalResult checkResults(Operation *op, bool isTensor, ValueRange inits,
-                           TypeRange results) {
+/// has none. Runs before DestinationStyleOpInterface's own (less specific)
+/// check, which is a region verifier.
+LogicalResult checkResults(Operation *op, bool isTensor, ArrayRef<Value> inits,
+                           ArrayRef<StringRef> initNames, TypeRange results) {
   if (!isTensor) {
     if (!results.empty())
       return op->emitOpError()
@@ -167,55 +220,38 @@ LogicalResult checkResults(Operation *op, bool isTensor, ValueRange inits,
     return success();
   }
   if (results.size() != inits.size())
-    return op->emitOpError() << "results: expected " << inits.size()
-                             << " results (one per init), got "
-                             << results.size();
-  for (auto [i, pair] : llvm::enumerate(llvm::zip(inits, results))) {
-    auto [init, res] = pair;
+    return op->emitOpError()
+           << "results: expected " << inits.size()
+           << " (one per init: " << llvm::join(initNames, ", ") << "), got "
+           << results.size();
+  for (auto [i, init, name, res] : llvm::enumerate(inits, initNames, results)) {
     if (init.getType() != res)
-      return op->emitOpError() << "results: result " << i << " has type "
-                               << res << " but its init has type "
-                               << init.getType();
+      return op->emitOpError()
+             << "results: result " << i << " has type " << res
+             << " but its init " << name << " has type " << init.getType();
   }
   return success();
 }
 
-LogicalResult checkForwardShapes(Operation *op, ShapeChecker &sc,
-                                 AttnDims &d, Value q, Value k, Value v,
-                                 Value out) {
-  if (failed(sc.check(q, "query", "[B, Hq, Sq, D]", {&d.b, &d.hq, &d.sq, &d.d},
-                      {"B", "Hq", "Sq", "D"})) ||
-      failed(sc.check(k, "key", "[B, Hkv, Sk, D]", {&d.b, &d.hkv, &d.sk, &d.d},
-                      {"B", "Hkv", "Sk", "D"})) ||
+LogicalResult checkForwardShapes(Operation *op, ShapeChecker &sc, AttnDims &d,
+                                 Value q, Value k, Value v, Value out) {
+  if (failed(
+          sc.check(q, "query", "[B, Hq, Sq, D]", {&d.b, &d.hq, &d.sq, &d.d})) ||
+      failed(
+          sc.check(k, "key", "[B, Hkv, Sk, D]", {&d.b, &d.hkv, &d.sk, &d.d})) ||
       failed(sc.check(v, "value", "[B, Hkv, Sk, Dv]",
-                      {&d.b, &d.hkv, &d.sk, &d.dv}, {"B", "Hkv", "Sk", "Dv"})) ||
+                      {&d.b, &d.hkv, &d.sk, &d.dv})) ||
       failed(sc.check(out, "output", "[B, Hq, Sq, Dv]",
-                      {&d.b, &d.hq, &d.sq, &d.dv}, {"B", "Hq", "Sq", "Dv"})))
+                      {&d.b, &d.hq, &d.sq, &d.dv})))
     return failure();
-  auto requireStatic = [&](int64_t size, StringRef sym,
-                           StringRef where) -> LogicalResult {
-    if (ShapedType::isDynamic(size))
-      return op->emitOpError() << where << ": " << sym
-                               << " must be static";
-    if (size <= 0)
-      return op->emitOpError() << where << ": " << sym
-                               << " must be positive, got " << size;
-    return success();
-  };
-  if (failed(requireStatic(d.hq, "Hq (dimension 1)", "query")) ||
-      failed(requireStatic(d.hkv, "Hkv (dimension 1)", "key")) ||
-      failed(requireStatic(d.d, "head dim D (dimension 3)", "query")) ||
-      failed(requireStatic(d.dv, "head dim Dv (dimension 3)", "value")))
-    return failure();
-  if (d.hq % d.hkv != 0)
-    return op->emitOpError() << "key: query heads Hq = " << d.hq
-                             << " must be a multiple of key/value heads Hkv = "
-                             << d.hkv;
+  if (d.hq.size % d.hkv.size != 0)
+    return op->emitOpError()
+           << "key: query heads Hq = " << d.hq.size
+           << " must be a multiple of key/value heads Hkv = " << d.hkv.size;
   Type et = getElementTypeOrSelf(q.getType());
   if (!isSupportedElementType(et))
-    return op->emitOpError() << "query: expected element type f16, bf16 or "
-                                "f32, got "
-                             << et;
+    return op->emitOpError()
+           << "query: expected element type f16, bf16 or f32, got " << et;
   if (failed(checkElementType(op, k, "key", et)) ||
       failed(checkElementType(op, v, "value", et)) ||
       failed(checkElementType(op, out, "output", et)))
@@ -231,17 +267,28 @@ LogicalResult checkBiasOperand(Operation *op, ShapeChecker &sc, Value bias,
     return failure();
   Type bt = getElementTypeOrSelf(bias.getType());
   if (bt != et && !bt.isF32())
-    return op->emitOpError() << "bias: expected element type " << et
-                             << " or f32, got " << bt;
+    return op->emitOpError()
+           << "bias: expected element type " << et << " or f32, got " << bt;
   return success();
 }
 
 LogicalResult checkLse(Operation *op, ShapeChecker &sc, Value lse,
                        AttnDims &d) {
-  if (failed(sc.check(lse, "lse", "[B, Hq, Sq]", {&d.b, &d.hq, &d.sq},
-                      {"B", "Hq", "Sq"})))
+  if (failed(sc.check(lse, "lse", "[B, Hq, Sq]", {&d.b, &d.hq, &d.sq})))
     return failure();
   return checkElementType(op, lse, "lse", Float32Type::get(op->getContext()));
+}
+
+template <typename OpTy> LogicalResult verifyAttrsOf(OpTy op) {
+  return verifySemanticAttrs(op, op.getScaleAttr(), op.getMask(),
+                             op.getWindow(), op.getSoftcapAttr());
+}
+
+template <typename OpTy> float getDefaultedScale(OpTy op) {
+  if (auto s = op.getScale())
+    return s->convertToFloat();
+  auto qType = cast<ShapedType>(op.getQuery().getType());
+  return 1.0f / std::sqrt(static_cast<float>(qType.getDimSize(3)));
 }
 
 } // namespace
@@ -250,31 +297,26 @@ LogicalResult checkLse(Operation *op, ShapeChecker &sc, Value lse,
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-float AttentionOp::getScaleValue() {
-  if (auto s = getScale())
-    return s->convertToFloat();
-  auto qType = cast<ShapedType>(getQuery().getType());
-  return 1.0f / std::sqrt(static_cast<float>(qType.getDimSize(3)));
-}
+float AttentionOp::getScaleValue() { return getDefaultedScale(*this); }
 
 std::pair<int64_t, int64_t> AttentionOp::getWindowBounds() {
-  if (auto w = getWindow())
+  if (auto w = getWindow(); w && w->size() == 2)
     return {(*w)[0], (*w)[1]};
   return {-1, -1};
 }
 
 MutableOperandRange AttentionOp::getDpsInitsMutable() {
   // output and lse are adjacent operands.
-  return MutableOperandRange(getOperation(),
-                             getOutputMutable().getOperandNumber(),
-                             getLse() ? 2 : 1);
+  return MutableOperandRange(
+      getOperation(), getOutputMutable().getOperandNumber(), getLse() ? 2 : 1);
 }
 
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
   bool isTensor = false;
   if (failed(checkUniformKind(
-          op, {getQuery(), getKey(), getValue(), getBias(), getOutput(), getLse()},
+          op,
+          {getQuery(), getKey(), getValue(), getBias(), getOutput(), getLse()},
           {"query", "key", "value", "bias", "output", "lse"}, isTensor)))
     return failure();
   ShapeChecker sc(op);
@@ -287,17 +329,15 @@ LogicalResult AttentionOp::verify() {
   if (failed(checkBiasOperand(op, sc, getBias(), d,
                               getElementTypeOrSelf(getQuery().getType()))))
     return failure();
-  std::optional<float> scale, softcap;
-  if (auto s = getScale())
-    scale = s->convertToFloat();
-  if (auto s = getSoftcap())
-    softcap = s->convertToFloat();
-  if (failed(verifySemanticAttrs(op, scale, getMask(), getWindow(), softcap)))
+  if (failed(verifyAttrsOf(*this)))
     return failure();
   SmallVector<Value> inits = {getOutput()};
-  if (getLse())
+  SmallVector<StringRef> initNames = {"output"};
+  if (getLse()) {
     inits.push_back(getLse());
-  return checkResults(op, isTensor, inits, getResultTypes());
+    initNames.push_back("lse");
+  }
+  return checkResults(op, isTensor, inits, initNames, getResultTypes());
 }
 
 void AttentionOp::getEffects(
@@ -306,8 +346,8 @@ void AttentionOp::getEffects(
   for (OpOperand &operand : getOperation()->getOpOperands()) {
     if (!isa<MemRefType>(operand.get().getType()))
       continue;
-    bool isInit = operand.getOperandNumber() >=
-                  getOutputMutable().getOperandNumber();
+    bool isInit =
+        operand.getOperandNumber() >= getOutputMutable().getOperandNumber();
     if (isInit)
       effects.emplace_back(MemoryEffects::Write::get(), &operand,
                            SideEffects::DefaultResource::get());
@@ -321,12 +361,7 @@ void AttentionOp::getEffects(
 // AttentionGradOp
 //===----------------------------------------------------------------------===//
 
-float AttentionGradOp::getScaleValue() {
-  if (auto s = getScale())
-    return s->convertToFloat();
-  auto qType = cast<ShapedType>(getQuery().getType());
-  return 1.0f / std::sqrt(static_cast<float>(qType.getDimSize(3)));
-}
+float AttentionGradOp::getScaleValue() { return getDefaultedScale(*this); }
 
 MutableOperandRange AttentionGradOp::getDpsInitsMutable() {
   return MutableOperandRange(getOperation(),
@@ -351,33 +386,28 @@ LogicalResult AttentionGradOp::verify() {
     return failure();
   Type et = getElementTypeOrSelf(getQuery().getType());
   if (failed(sc.check(getGradOutput(), "grad_output", "[B, Hq, Sq, Dv]",
-                      {&d.b, &d.hq, &d.sq, &d.dv}, {"B", "Hq", "Sq", "Dv"})) ||
+                      {&d.b, &d.hq, &d.sq, &d.dv})) ||
       failed(checkElementType(op, getGradOutput(), "grad_output", et)) ||
       failed(checkLse(op, sc, getLse(), d)) ||
       failed(sc.check(getGradQuery(), "grad_query", "[B, Hq, Sq, D]",
-                      {&d.b, &d.hq, &d.sq, &d.d}, {"B", "Hq", "Sq", "D"})) ||
+                      {&d.b, &d.hq, &d.sq, &d.d})) ||
       failed(sc.check(getGradKey(), "grad_key", "[B, Hkv, Sk, D]",
-                      {&d.b, &d.hkv, &d.sk, &d.d}, {"B", "Hkv", "Sk", "D"})) ||
+                      {&d.b, &d.hkv, &d.sk, &d.d})) ||
       failed(sc.check(getGradValue(), "grad_value", "[B, Hkv, Sk, Dv]",
-                      {&d.b, &d.hkv, &d.sk, &d.dv}, {"B", "Hkv", "Sk", "Dv"})))
+                      {&d.b, &d.hkv, &d.sk, &d.dv})))
     return failure();
-  for (auto [v, name] :
-       llvm::zip(ValueRange{getGradQuery(), getGradKey(), getGradValue()},
-                 ArrayRef<StringRef>{"grad_query", "grad_key", "grad_value"}))
+  // Named arrays rather than braced temporaries in the range-for: those
+  // would die before the loop body runs.
+  Value grads[] = {getGradQuery(), getGradKey(), getGradValue()};
+  StringRef gradNames[] = {"grad_query", "grad_key", "grad_value"};
+  for (auto [v, name] : llvm::zip(grads, gradNames))
     if (failed(checkElementType(op, v, name, et)))
       return failure();
   if (failed(checkBiasOperand(op, sc, getBias(), d, et)))
     return failure();
-  std::optional<float> scale, softcap;
-  if (auto s = getScale())
-    scale = s->convertToFloat();
-  if (auto s = getSoftcap())
-    softcap = s->convertToFloat();
-  if (failed(verifySemanticAttrs(op, scale, getMask(), getWindow(), softcap)))
+  if (failed(verifyAttrsOf(*this)))
     return failure();
-  return checkResults(op, isTensor,
-                      {getGradQuery(), getGradKey(), getGradValue()},
-                      getResultTypes());
+  return checkResults(op, isTensor, grads, gradNames, getResultTypes());
 }
 
 void AttentionGradOp::getEffects(

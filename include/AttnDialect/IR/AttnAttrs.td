@@ -73,7 +73,9 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     The tiling the lowering follows: each workgroup owns `block_m` query rows
     of one (batch, head) and walks the keys `block_n` at a time, with
     `warps` warps (waves on AMD), `stages` shared-memory stages of the
-    given `pipeline` kind. `acc_in_registers` says whether the output
+    given `pipeline` kind. `block_m`, `block_n` and `warps` are powers of
+    two (`block_m`, `block_n` at most 4096, `warps` at most 32), `stages`
+    is in [1, 8]; `name` and `mma` are not empty. `acc_in_registers` says whether the output
     accumulator stays in registers. `mma` names the matrix instruction
     (for example `"mma.m16n8k16"`, `"mfma.32x32x8"`, `"fma"` on the host),
     and `name` the tile-table entry it came from.
@@ -111,6 +113,7 @@ def Attn_TargetAttr : AttrDef<Attn_Dialect, "Target"> {
   }];
   let parameters = (ins StringRefParameter<"chip name">:$chip);
   let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 #endif // ATTN_ATTRS_TD

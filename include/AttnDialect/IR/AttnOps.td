@@ -9,6 +9,15 @@ include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 
+// An operand that is a tensor or a memref. The description names the operand
+// and its layout so that ODS's own type error (which can only say
+// "operand #N") still tells the user which operand is wrong; the verifier
+// checks ranks and sizes.
+class Attn_Shaped<string name, string layout>
+    : Type<CPred<"::llvm::isa<::mlir::TensorType, ::mlir::BaseMemRefType>($_self)">,
+           "tensor or memref of shape " # layout # " (" # name # ")",
+           "::mlir::ShapedType">;
+
 // Attributes shared by the forward and backward ops.
 defvar AttnSemanticAttrs = (ins
   OptionalAttr<F32Attr>:$scale,
@@ -69,12 +78,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [
   }];
 
   let arguments = !con((ins
-    AnyShaped:$query,
-    AnyShaped:$key,
-    AnyShaped:$value,
-    Optional<AnyShaped>:$bias,
-    AnyShaped:$output,
-    Optional<AnyShaped>:$lse
+    Attn_Shaped<"query", "[B, Hq, Sq, D]">:$query,
+    Attn_Shaped<"key", "[B, Hkv, Sk, D]">:$key,
+    Attn_Shaped<"value", "[B, Hkv, Sk, Dv]">:$value,
+    Optional<Attn_Shaped<"bias", "broadcastable to [B, Hq, Sq, Sk]">>:$bias,
+    Attn_Shaped<"output", "[B, Hq, Sq, Dv]">:$output,
+    Optional<Attn_Shaped<"lse", "[B, Hq, Sq]">>:$lse
   ), AttnSemanticAttrs);
   let results = (outs Variadic<AnyRankedTensor>:$results);
 
@@ -132,16 +141,16 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
   }];
 
   let arguments = !con((ins
-    AnyShaped:$query,
-    AnyShaped:$key,
-    AnyShaped:$value,
-    AnyShaped:$output,
-    AnyShaped:$grad_output,
-    AnyShaped:$lse,
-    Optional<AnyShaped>:$bias,
-    AnyShaped:$grad_query,
-    AnyShaped:$grad_key,
-    AnyShaped:$grad_value
+    Attn_Shaped<"query", "[B, Hq, Sq, D]">:$query,
+    Attn_Shaped<"key", "[B, Hkv, Sk, D]">:$key,
+    Attn_Shaped<"value", "[B, Hkv, Sk, Dv]">:$value,
+    Attn_Shaped<"output", "[B, Hq, Sq, Dv]">:$output,
+    Attn_Shaped<"grad_output", "[B, Hq, Sq, Dv]">:$grad_output,
+    Attn_Shaped<"lse", "[B, Hq, Sq]">:$lse,
+    Optional<Attn_Shaped<"bias", "broadcastable to [B, Hq, Sq, Sk]">>:$bias,
+    Attn_Shaped<"grad_query", "[B, Hq, Sq, D]">:$grad_query,
+    Attn_Shaped<"grad_key", "[B, Hkv, Sk, D]">:$grad_key,
+    Attn_Shaped<"grad_value", "[B, Hkv, Sk, Dv]">:$grad_value
   ), AttnSemanticAttrs);
   let results = (outs Variadic<AnyRankedTensor>:$results);
 

@@ -1,0 +1,17 @@
+// RUN: attn-opt %s | FileCheck %s
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+
+// The attributes on their own, as later passes attach them to modules and ops.
+
+// CHECK: module attributes
+// CHECK-SAME: test.config = #attn.config<name = "gfx942_bf16_d128", block_m = 128, block_n = 64, warps = 4, stages = 1, pipeline = lds_double, acc_in_registers = false, mma = "mfma.32x32x8">
+// CHECK-SAME: test.masks = [#attn.mask<none>, #attn.mask<causal>, #attn.mask<causal_bottom_right>, #attn.mask<sliding_window>]
+// CHECK-SAME: test.pipelines = [#attn.pipeline<simple>, #attn.pipeline<cp_async>, #attn.pipeline<tma_ws>, #attn.pipeline<lds_double>]
+// CHECK-SAME: test.target = #attn.target<chip = "sm_90a">
+module attributes {
+  test.config = #attn.config<name = "gfx942_bf16_d128", block_m = 128, block_n = 64, warps = 4, stages = 1, pipeline = lds_double, acc_in_registers = false, mma = "mfma.32x32x8">,
+  test.masks = [#attn.mask<none>, #attn.mask<causal>, #attn.mask<causal_bottom_right>, #attn.mask<sliding_window>],
+  test.pipelines = [#attn.pipeline<simple>, #attn.pipeline<cp_async>, #attn.pipeline<tma_ws>, #attn.pipeline<lds_double>],
+  test.target = #attn.target<chip = "sm_90a">
+} {
+}
