@@ -39,6 +39,11 @@ static cl::list<std::string>
     masks("masks", cl::CommaSeparated,
           cl::desc("Masks (default none,causal,causal_bottom_right,"
                    "sliding_window)"));
+static cl::opt<bool>
+    softcap("softcap",
+            cl::desc("Also emit soft-capped variants (the cap is a kernel "
+                     "argument)"),
+            cl::init(false));
 static cl::opt<std::string> input("input",
                                   cl::desc("Bundle the attn ops of this file "
                                            "instead of a family"));
@@ -98,30 +103,36 @@ std::string buildFamily() {
   std::string text;
   llvm::raw_string_ostream os(text);
   int idx = 0;
-  for (const std::string &t : ts)
-    for (int64_t d : ds)
-      for (const std::string &m : ms)
-        for (const Tile &tile : candidateTiles(d)) {
-          if (sharedBytes(tile, d) > maxShared(chip))
-            continue;
-          std::string q = "memref<?x1x?x" + std::to_string(d) + "x" + t + ">";
-          std::string l = "memref<?x1x?xf32>";
-          std::string name = chip + "_m" + std::to_string(tile.blockM) + "n" +
-                             std::to_string(tile.blockN) + "w" +
-                             std::to_string(tile.warps);
-          os << "func.func @v" << idx++ << "(%q: " << q << ", %k: " << q
-             << ", %v: " << q << ", %o: " << q << ", %lse: " << l << ") {\n"
-             << "  attn.attention q(%q : " << q << ") k(%k : " << q
-             << ") v(%v : " << q << ") outs(%o : " << q << ") lse(%lse : " << l
-             << ") {mask = #attn.mask<" << m << ">, "
-             << (m == "sliding_window" ? "window = array<i64: 128, 0>, " : "")
-             << "config = #attn.config<name = \"" << name
-             << "\", block_m = " << tile.blockM << ", block_n = " << tile.blockN
-             << ", warps = " << tile.warps << ", stages = " << tile.stages
-             << ", pipeline = cp_async, acc_in_registers = true, mma = "
-                "\"mma.m16n8k16\">}\n"
-             << "  return\n}\n";
-        }
+  SmallVector<bool> caps = {false};
+  if (softcap)
+    caps.push_back(true);
+  for (bool cap : caps)
+    for (const std::string &t : ts)
+      for (int64_t d : ds)
+        for (const std::string &m : ms)
+          for (const Tile &tile : candidateTiles(d)) {
+            if (sharedBytes(tile, d) > maxShared(chip))
+              continue;
+            std::string q = "memref<?x1x?x" + std::to_string(d) + "x" + t + ">";
+            std::string l = "memref<?x1x?xf32>";
+            std::string name = chip + "_m" + std::to_string(tile.blockM) + "n" +
+                               std::to_string(tile.blockN) + "w" +
+                               std::to_string(tile.warps);
+            os << "func.func @v" << idx++ << "(%q: " << q << ", %k: " << q
+               << ", %v: " << q << ", %o: " << q << ", %lse: " << l << ") {\n"
+               << "  attn.attention q(%q : " << q << ") k(%k : " << q
+               << ") v(%v : " << q << ") outs(%o : " << q
+               << ") lse(%lse : " << l << ") {mask = #attn.mask<" << m << ">, "
+               << (m == "sliding_window" ? "window = array<i64: 128, 0>, " : "")
+               << (cap ? "softcap = 1.0 : f32, " : "")
+               << "config = #attn.config<name = \"" << name
+               << "\", block_m = " << tile.blockM
+               << ", block_n = " << tile.blockN << ", warps = " << tile.warps
+               << ", stages = " << tile.stages
+               << ", pipeline = cp_async, acc_in_registers = true, mma = "
+                  "\"mma.m16n8k16\">}\n"
+               << "  return\n}\n";
+          }
   return text;
 }
 } // namespace
