@@ -48,3 +48,10 @@ if os.path.exists("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc"):
     config.available_features.add("rocm-device-libs")
 if shutil.which("nvidia-smi") and os.environ.get("ATTN_GPU_TESTS", "1") != "0":
     config.available_features.add("cuda-gpu")
+
+# Static checks of AMD code objects (no AMD GPU needed): resources against the
+# tile tables, zero spills, kernel arguments against the ABI.
+config.substitutions.append(
+    ("%hsaco-check", "python3 %s --tools %s" % (
+        os.path.join(config.attn_src_root, "utils", "hsaco-check.py"),
+        config.llvm_tools_dir)))

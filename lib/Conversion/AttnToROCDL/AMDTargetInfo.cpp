@@ -1,0 +1,150 @@
+//===- AMDTargetInfo.cpp - AMD hooks of the attention kernel ----*- C++ -*-===//
+
+#include "AMDTargetInfo.h"
+#include "mlir/Dialect/AMDGPU/Utils/Chipset.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+// The instructions the lowering implements. A chip runs one when the tile
+// tables list it among the chip's instructions; the table says which chips
+// have which instruction set, this list only how each one is laid out.
+static const MatrixCoreShape kMfmaShapes[] = {
+    {"mfma.32x32x8", false, 32, 8, 4, AccRowKind::Mfma, "amd_mfma_cdna"},
+    {"mfma.16x16x16", false, 16, 16, 4, AccRowKind::Mfma, "amd_mfma_cdna"},
+    {"mfma.32x32x16", false, 32, 16, 8, AccRowKind::Mfma, "amd_mfma_gfx950"},
+    {"mfma.16x16x32", false, 16, 32, 8, AccRowKind::Mfma, "amd_mfma_gfx950"},
+};
+// RDNA3 feeds each lane a whole 16-element K row (the upper half-wave repeats
+// the lower one); RDNA4 splits K between the half-waves.
+static const MatrixCoreShape kWmmaGfx11 = {
+    "wmma.16x16x16", true, 16, 16, 16, AccRowKind::WmmaGfx11, "amd_wmma"};
+static const MatrixCoreShape kWmmaGfx12 = {
+    "wmma.16x16x16", true, 16, 16, 8, AccRowKind::WmmaGfx12, "amd_wmma"};
+
+const MatrixCoreShape *attn::lookupMatrixCore(const ChipSpec &chip,
+                                              StringRef mma) {
+  if (!chip.lookupInstr(mma))
+    return nullptr;
+  if (chip.hasMfma()) {
+    for (const MatrixCoreShape &shape : kMfmaShapes)
+      if (shape.configName == mma)
+        return &shape;
+    return nullptr;
+  }
+  if (chip.hasWmma() && mma == kWmmaGfx11.configName) {
+    FailureOr<amdgpu::Chipset> chipset = amdgpu::Chipset::parse(chip.name);
+    if (failed(chipset))
+      return nullptr;
+    return chipset->majorVersion >= 12 ? &kWmmaGfx12 : &kWmmaGfx11;
+  }
+  return nullptr;
+}
+
+std::string attn::getMatrixCoreNames(const ChipSpec &chip) {
+  std::string out;
+  for (const MatrixInstr &instr : chip.instructions)
+    if (lookupMatrixCore(chip, instr.name))
+      out += (out.empty() ? "\"" : ", \"") + instr.name + "\"";
+  return out;
+}
+
+std::string attn::getAMDChipNames() {
+  std::string out;
+  for (const ChipSpec &chip : getAllChips())
+    if (chip.vendor == Vendor::Amd)
+      out += (out.empty() ? "" : ", ") + chip.name;
+  return out;
+}
+
+Attribute AMDTargetInfo::getTargetAttr(MLIRContext *ctx) const {
+  Builder b(ctx);
+  // no_wave64 only matters to the device libraries' wavefront-size control
+  // variable; the backend already defaults RDNA to wave32.
+  DictionaryAttr flags;
+  if (chip.warpSize == 32)
+    flags = b.getDictionaryAttr(
+        b.getNamedAttr("no_wave64", b.getUnitAttr()));
+  // Code object v5: what the HIP runtimes of ROCm 5.x (Debian's) and later
+  // load, and the newest ABI Debian's device libraries carry.
+  return ROCDL::ROCDLTargetAttr::get(ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa",
+                                     chip.name, /*features=*/"",
+                                     /*abiVersion=*/"500", flags);
+}
+
+LogicalResult AMDTargetInfo::checkSupported(
+    const KernelSpec &spec,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (!spec.elemType.isF16() && !spec.elemType.isBF16())
+    return emitError() << "element type " << spec.elemType
+                       << " is not supported by convert-attn-to-rocdl: "
+                          "expected f16 or bf16";
+  ConfigAttr c = spec.config;
+  const MatrixCoreShape *shape = lookupMatrixCore(chip, c.getMma());
+  if (!shape)
+    return emitError() << "config '" << c.getName() << "' asks for mma = \""
+                       << c.getMma() << "\"; convert-attn-to-rocdl implements "
+                       << getMatrixCoreNames(chip) << " on " << chip.name;
+  int64_t n = shape->n, k = shape->k;
+  if (spec.headDim % k != 0 || spec.headDim > 256)
+    return emitError() << "head dim D = " << spec.headDim
+                       << " is not supported with " << c.getMma()
+                       << ": expected a multiple of " << k << " <= 256";
+  if (spec.headDimV % n != 0 || spec.headDimV > 256)
+    return emitError() << "head dim Dv = " << spec.headDimV
+                       << " is not supported with " << c.getMma()
+                       << ": expected a multiple of " << n << " <= 256";
+  if (c.getWarps() < 1 || c.getWarps() * chip.warpSize > 1024 ||
+      c.getBlockM() != n * c.getWarps())
+    return emitError() << "config '" << c.getName() << "' has block_m = "
+                       << c.getBlockM() << " and warps = " << c.getWarps()
+                       << "; expected block_m == " << n
+                       << " * warps (each wave owns " << n
+                       << " query rows), at most "
+                       << 1024 / chip.warpSize << " waves";
+  // Each K-chunk of P V takes kPerLane of a lane's probabilities, so a key
+  // block must be whole accumulator tiles and whole K-chunks.
+  if (c.getBlockN() % n != 0 || c.getBlockN() % k != 0 ||
+      c.getBlockN() > 256)
+    return emitError() << "config '" << c.getName() << "' has block_n = "
+                       << c.getBlockN() << "; expected a multiple of "
+                       << std::max(n, k) << " <= 256";
+  bool simple = c.getPipeline() == PipelineKind::Simple && c.getStages() == 1;
+  bool doubleBuffer =
+      c.getPipeline() == PipelineKind::LdsDoubleBuffer && c.getStages() == 2;
+  if (!simple && !doubleBuffer)
+    return emitError() << "config '" << c.getName() << "' has pipeline = "
+                       << stringifyPipelineKind(c.getPipeline())
+                       << " and stages = " << c.getStages()
+                       << "; convert-attn-to-rocdl implements simple with "
+                          "stages = 1 and lds_double with stages = 2";
+  if (!c.getAccInRegisters())
+    return emitError() << "config '" << c.getName()
+                       << "' has acc_in_registers = false; "
+                          "convert-attn-to-rocdl keeps O in VGPRs";
+  return success();
+}
+
+std::unique_ptr<MmaEmitter>
+AMDTargetInfo::createMmaEmitter(const KernelSpec &spec) const {
+  const MatrixCoreShape *shape = lookupMatrixCore(chip, spec.config.getMma());
+  assert(shape && "checkSupported accepts only known instructions");
+  return createMatrixCoreEmitter(*shape, chip.warpSize, spec);
+}
+
+void AMDTargetInfo::emitCopyToShared(OpBuilder &b, Location loc, Value dst,
+                                     Value src, int64_t bytes,
+                                     Value valid) const {
+  // A 16-byte global load (global_load_dwordx4) then an LDS store. The
+  // skeleton points invalid rows at the tile's base, which is in bounds, so
+  // the load needs no branch; the zeros come from the select.
+  auto vecType = VectorType::get({bytes / 4}, b.getI32Type());
+  Value data = LLVM::LoadOp::create(b, loc, vecType, src, /*alignment=*/bytes);
+  Value zero = arith::ConstantOp::create(
+      b, loc, vecType, cast<TypedAttr>(b.getZeroAttr(vecType)));
+  data = arith::SelectOp::create(b, loc, valid, data, zero);
+  LLVM::StoreOp::create(b, loc, data, dst, /*alignment=*/bytes);
+}
