@@ -7,16 +7,48 @@
 
 using namespace attn_runner;
 
-bool attn_runner::referenceVisible(const Problem &p, int64_t i, int64_t j) {
-  int64_t diag = i + p.sk - p.sq;
+namespace {
+enum class Mask { None, Causal, BottomRight, Window };
+
+/// Decoded once per call so the per-element test is not a string compare.
+Mask maskOf(const Problem &p) {
   if (p.mask == "causal")
-    return j <= i;
+    return Mask::Causal;
   if (p.mask == "causal_bottom_right")
-    return j <= diag;
+    return Mask::BottomRight;
   if (p.mask == "sliding_window")
+    return Mask::Window;
+  return Mask::None;
+}
+
+bool visible(const Problem &p, Mask m, int64_t i, int64_t j) {
+  int64_t diag = i + p.sk - p.sq;
+  switch (m) {
+  case Mask::None:
+    return true;
+  case Mask::Causal:
+    return j <= i;
+  case Mask::BottomRight:
+    return j <= diag;
+  case Mask::Window:
     return (p.windowLeft < 0 || j >= diag - p.windowLeft) &&
            (p.windowRight < 0 || j <= diag + p.windowRight);
+  }
   return true;
+}
+} // namespace
+
+bool attn_runner::referenceVisible(const Problem &p, int64_t i, int64_t j) {
+  return visible(p, maskOf(p), i, j);
+}
+
+int64_t attn_runner::visiblePairs(const Problem &p) {
+  Mask m = maskOf(p);
+  int64_t n = 0;
+  for (int64_t i = 0; i < p.sq; ++i)
+    for (int64_t j = 0; j < p.sk; ++j)
+      n += visible(p, m, i, j);
+  return n;
 }
 
 double attn_runner::effectiveScale(const Problem &p) {
@@ -46,6 +78,7 @@ void attn_runner::referenceAttention(const Problem &p, const double *q,
   const double inf = std::numeric_limits<double>::infinity();
   out.assign(p.batch * p.hq * p.sq * dv, 0.0);
   lse.assign(p.batch * p.hq * p.sq, -inf);
+  Mask mask = maskOf(p);
   std::vector<double> s(p.sk);
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t h = 0; h < p.hq; ++h) {
@@ -56,7 +89,7 @@ void attn_runner::referenceAttention(const Problem &p, const double *q,
         const double *qi = q + ((b * p.hq + h) * p.sq + i) * p.d;
         double mx = -inf;
         for (int64_t j = 0; j < p.sk; ++j) {
-          if (!referenceVisible(p, i, j)) {
+          if (!visible(p, mask, i, j)) {
             s[j] = -inf;
             continue;
           }
@@ -96,6 +129,7 @@ void attn_runner::naiveAttention(const Problem &p, const float *q,
   int64_t dv = p.dv ? p.dv : p.d, group = p.hq / p.hkv;
   float scale = static_cast<float>(effectiveScale(p));
   const float inf = std::numeric_limits<float>::infinity();
+  Mask mask = maskOf(p);
   std::vector<float> s(p.sq * p.sk);
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t h = 0; h < p.hq; ++h) {
@@ -115,7 +149,7 @@ void attn_runner::naiveAttention(const Problem &p, const float *q,
             dot = *p.softcap * std::tanh(dot / *p.softcap);
           if (bias)
             dot += bias[biasOffset(*p.bias, b, h, i, j)];
-          s[i * p.sk + j] = referenceVisible(p, i, j) ? dot : -inf;
+          s[i * p.sk + j] = visible(p, mask, i, j) ? dot : -inf;
         }
       for (int64_t i = 0; i < p.sq; ++i) {
         float *row = &s[i * p.sk];

@@ -16,6 +16,9 @@ namespace attn_runner {
 /// Whether query row `i` sees key `j` under `p`'s mask.
 bool referenceVisible(const Problem &p, int64_t i, int64_t j);
 
+/// How many (query, key) pairs of one (batch, head) the mask lets through.
+int64_t visiblePairs(const Problem &p);
+
 /// The scale of q.k: the problem's, or 1/sqrt(D).
 double effectiveScale(const Problem &p);
 

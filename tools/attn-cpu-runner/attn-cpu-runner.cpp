@@ -341,7 +341,8 @@ bool Runner::run(const Problem &p, const Options &opts) {
     std::sort(ours.begin(), ours.end());
     std::sort(naive.begin(), naive.end());
     double tOurs = ours[ours.size() / 2], tNaive = naive[naive.size() / 2];
-    double flops = 2.0 * p.batch * p.hq * p.sq * p.sk * (p.d + dv);
+    // Useful work only: pairs the mask hides are not counted.
+    double flops = 2.0 * p.batch * p.hq * visiblePairs(p) * (p.d + dv);
     llvm::outs() << llvm::format(
         "BENCH %s attn_ms=%.3f naive_ms=%.3f speedup=%.2f attn_gflops=%.2f "
         "naive_gflops=%.2f\n",
