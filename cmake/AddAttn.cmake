@@ -10,8 +10,12 @@ function(add_attn_library name)
     $<BUILD_INTERFACE:${ATTN_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${ATTN_BINARY_DIR}/include>
     $<INSTALL_INTERFACE:include>)
+  # The AttnDialect component is the embeddable package (libraries, headers,
+  # CMake config); `cmake --install --component AttnDialect` needs only the
+  # libraries built, not every tool.
   install(TARGETS ${name} EXPORT AttnDialectTargets
-    ARCHIVE DESTINATION lib LIBRARY DESTINATION lib)
+    ARCHIVE DESTINATION lib COMPONENT AttnDialect
+    LIBRARY DESTINATION lib COMPONENT AttnDialect)
 endfunction()
 
 # add_attn_tool(name sources...) : an executable linked against the MLIR and
