@@ -188,6 +188,9 @@ struct Options {
   std::vector<std::string> problemFlags;
   bool bench = false;
   int reps = 5;
+  /// Added to every problem's seed: CI runs fixed seeds, a developer fuzzes
+  /// with fresh ones and reproduces a failure from the printed seed.
+  uint64_t seedOffset = 0;
   bool printModule = false;
 };
 
@@ -395,7 +398,8 @@ std::vector<std::string> splitLine(llvm::StringRef line) {
 void usage() {
   llvm::errs()
       << "usage: attn-cpu-runner [--problems FILE]... [--bench] [--reps N]\n"
-         "                       [--print-module] [PROBLEM FLAGS]\n"
+         "                       [--seed-offset N] [--print-module] "
+         "[PROBLEM FLAGS]\n"
          "problem flags: --batch --hq --hkv --sq --sk --d --dv --dtype "
          "f32|f16|bf16\n"
          "  --mask none|causal|causal_bottom_right|sliding_window "
@@ -417,6 +421,8 @@ int main(int argc, char **argv) {
       opts.bench = true;
     else if (a == "--reps" && i + 1 < argc)
       opts.reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--seed-offset" && i + 1 < argc)
+      opts.seedOffset = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--print-module")
       opts.printModule = true;
     else if (a == "--help" || a == "-h") {
@@ -460,6 +466,7 @@ int main(int argc, char **argv) {
       usage();
       return 2;
     }
+    p.seed += opts.seedOffset;
     problems.push_back({where, p});
   }
 
