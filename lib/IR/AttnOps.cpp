@@ -196,11 +196,15 @@ LogicalResult verifySemanticAttrs(Operation *op, FloatAttr scale, MaskKind mask,
   if (window->size() != 2)
     return op->emitOpError()
            << "window: expected 2 values [left, right], got " << window->size();
+  // Bounds travel as i32 (docs/BundleFormat.md); a value outside i32 would
+  // silently change meaning when truncated (INT64_MIN would become 0).
+  constexpr int64_t kMinBound = std::numeric_limits<int32_t>::min();
   for (auto [i, bound] : llvm::enumerate(*window))
-    if (bound > kMaxDimSize)
-      return op->emitOpError() << "window: " << (i == 0 ? "left" : "right")
-                               << " bound is " << bound << ", expected at most "
-                               << kMaxDimSize << " (negative means unbounded)";
+    if (bound > kMaxDimSize || bound < kMinBound)
+      return op->emitOpError()
+             << "window: " << (i == 0 ? "left" : "right") << " bound is "
+             << bound << ", expected a value in [" << kMinBound << ", "
+             << kMaxDimSize << "] (negative means unbounded)";
   if ((*window)[0] < 0 && (*window)[1] < 0)
     return op->emitOpError()
            << "window: both bounds are unbounded (negative); use mask none";

@@ -44,8 +44,16 @@ func.func @window_unbounded(%q: memref<1x4x8x16xf16>, %k: memref<1x4x8x16xf16>, 
 // -----
 
 func.func @window_huge(%q: memref<1x4x8x16xf16>, %k: memref<1x4x8x16xf16>, %v: memref<1x4x8x16xf16>, %o: memref<1x4x8x16xf16>) {
-  // expected-error @+1 {{window: right bound is 9223372036854775807, expected at most 2147483647 (negative means unbounded)}}
+  // expected-error @+1 {{window: right bound is 9223372036854775807, expected a value in [-2147483648, 2147483647] (negative means unbounded)}}
   attn.attention q(%q : memref<1x4x8x16xf16>) k(%k : memref<1x4x8x16xf16>) v(%v : memref<1x4x8x16xf16>) outs(%o : memref<1x4x8x16xf16>) {mask = #attn.mask<sliding_window>, window = array<i64: 4, 9223372036854775807>}
+  return
+}
+
+// -----
+
+func.func @window_very_negative(%q: memref<1x4x8x16xf16>, %k: memref<1x4x8x16xf16>, %v: memref<1x4x8x16xf16>, %o: memref<1x4x8x16xf16>) {
+  // expected-error @+1 {{window: left bound is -9223372036854775808, expected a value in [-2147483648, 2147483647]}}
+  attn.attention q(%q : memref<1x4x8x16xf16>) k(%k : memref<1x4x8x16xf16>) v(%v : memref<1x4x8x16xf16>) outs(%o : memref<1x4x8x16xf16>) {mask = #attn.mask<sliding_window>, window = array<i64: -9223372036854775808, 3>}
   return
 }
 
