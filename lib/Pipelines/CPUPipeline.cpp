@@ -1,4 +1,4 @@
-//===- CPUPipeline.cpp - the attn-to-cpu pipeline ----------------*- C++ -*-===//
+//===- CPUPipeline.cpp - the attn-to-cpu pipeline ---------------*- C++ -*-===//
 //
 // attn.attention -> host config -> buffers -> FlashAttention-2 loop nest ->
 // LLVM dialect for the host. The grid runs as sequential loops; the inner
@@ -40,8 +40,7 @@ void attn::buildAttnToCPUPipeline(OpPassManager &pm,
   // allocas left in a loop body would grow the stack once per grid point.
   pm.addPass(createForallToForLoopPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(
-      bufferization::createBufferLoopHoistingPass());
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   pm.addPass(createCSEPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());

@@ -126,9 +126,8 @@ private:
 Value AttentionTiler::readRow(Value src, ValueRange indices, int64_t len) {
   Type et = cast<ShapedType>(src.getType()).getElementType();
   Value pad = arith::ConstantOp::create(b, b.getZeroAttr(et));
-  Value row = vector::TransferReadOp::create(b, VectorType::get({len}, et), src,
-                                             indices, pad,
-                                             ArrayRef<bool>{true});
+  Value row = vector::TransferReadOp::create(
+      b, VectorType::get({len}, et), src, indices, pad, ArrayRef<bool>{true});
   if (et != f32)
     row = arith::ExtFOp::create(b, VectorType::get({len}, f32), row);
   return row;
@@ -189,8 +188,7 @@ void AttentionTiler::build() {
   memref::AllocaScopeReturnOp::create(b, ValueRange{});
 }
 
-void AttentionTiler::buildGridPoint(Value batchIv, Value headIv,
-                                    Value mBlock) {
+void AttentionTiler::buildGridPoint(Value batchIv, Value headIv, Value mBlock) {
   batch = batchIv;
   head = headIv;
   kvHead = arith::DivUIOp::create(b, head, idx(hq / hkv));
@@ -211,57 +209,53 @@ void AttentionTiler::buildGridPoint(Value batchIv, Value headIv,
 
   Value c0 = idx(0), c1 = idx(1);
   // Load the query rows once, scaled (and in the exp2 domain when folded).
-  loop(c0, nRows, c1, {},
-           [&](Value r, ValueRange) {
-             Value row = arith::AddIOp::create(b, row0, r);
-             Value qv = readRow(op.getQuery(), {batch, head, row, idx(0)}, d);
-             qv = arith::MulFOp::create(b, qv, splat(f32Const(qScale), d));
-             vector::StoreOp::create(b, qv, qTile, ValueRange{r, idx(0)});
-             vector::StoreOp::create(b, splat(f32Const(0.0), dv), accTile,
-                                     ValueRange{r, idx(0)});
-             memref::StoreOp::create(b, negInf(), maxRow, r);
-             memref::StoreOp::create(b, f32Const(0.0), sumRow, r);
-             return SmallVector<Value>{};
-           });
+  loop(c0, nRows, c1, {}, [&](Value r, ValueRange) {
+    Value row = arith::AddIOp::create(b, row0, r);
+    Value qv = readRow(op.getQuery(), {batch, head, row, idx(0)}, d);
+    qv = arith::MulFOp::create(b, qv, splat(f32Const(qScale), d));
+    vector::StoreOp::create(b, qv, qTile, ValueRange{r, idx(0)});
+    vector::StoreOp::create(b, splat(f32Const(0.0), dv), accTile,
+                            ValueRange{r, idx(0)});
+    memref::StoreOp::create(b, negInf(), maxRow, r);
+    memref::StoreOp::create(b, f32Const(0.0), sumRow, r);
+    return SmallVector<Value>{};
+  });
 
-  auto [lo, hi] = emitVisibleKeyRange(b, b.getLoc(), mask, row0, rowEnd, sq, sk);
-  Value firstBlock = arith::MulIOp::create(
-      b, arith::DivUIOp::create(b, lo, idx(bn)), idx(bn));
-  loop(firstBlock, hi, idx(bn), {},
-           [&](Value kb, ValueRange) {
-             buildKeyBlock(kb, nRows);
-             return SmallVector<Value>{};
-           });
+  auto [lo, hi] =
+      emitVisibleKeyRange(b, b.getLoc(), mask, row0, rowEnd, sq, sk);
+  Value firstBlock =
+      arith::MulIOp::create(b, arith::DivUIOp::create(b, lo, idx(bn)), idx(bn));
+  loop(firstBlock, hi, idx(bn), {}, [&](Value kb, ValueRange) {
+    buildKeyBlock(kb, nRows);
+    return SmallVector<Value>{};
+  });
 
   // Normalize by 1/l; rows that saw no key get 0 and lse = -inf.
-  loop(c0, nRows, c1, {},
-           [&](Value r, ValueRange) {
-             Value row = arith::AddIOp::create(b, row0, r);
-             Value l = memref::LoadOp::create(b, sumRow, r);
-             Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                                 l, f32Const(0.0));
-             Value inv = arith::SelectOp::create(
-                 b, empty, f32Const(0.0),
-                 arith::DivFOp::create(b, f32Const(1.0), l));
-             Value acc = vector::LoadOp::create(b, VectorType::get({dv}, f32),
-                                                accTile, ValueRange{r, idx(0)});
-             Value o = arith::MulFOp::create(b, acc, splat(inv, dv));
-             if (elemType != f32)
-               o = arith::TruncFOp::create(b, VectorType::get({dv}, elemType),
-                                           o);
-             vector::TransferWriteOp::create(b, o, op.getOutput(),
-                                             ValueRange{batch, head, row, idx(0)},
-                                             ArrayRef<bool>{true});
-             if (Value lse = op.getLse()) {
-               Value m = memref::LoadOp::create(b, maxRow, r);
-               Value log2l = math::Log2Op::create(b, l);
-               Value v = arith::MulFOp::create(
-                   b, arith::AddFOp::create(b, m, log2l), f32Const(kLn2));
-               v = arith::SelectOp::create(b, empty, negInf(), v);
-               memref::StoreOp::create(b, v, lse, ValueRange{batch, head, row});
-             }
-             return SmallVector<Value>{};
-           });
+  loop(c0, nRows, c1, {}, [&](Value r, ValueRange) {
+    Value row = arith::AddIOp::create(b, row0, r);
+    Value l = memref::LoadOp::create(b, sumRow, r);
+    Value empty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32Const(0.0));
+    Value inv = arith::SelectOp::create(
+        b, empty, f32Const(0.0), arith::DivFOp::create(b, f32Const(1.0), l));
+    Value acc = vector::LoadOp::create(b, VectorType::get({dv}, f32), accTile,
+                                       ValueRange{r, idx(0)});
+    Value o = arith::MulFOp::create(b, acc, splat(inv, dv));
+    if (elemType != f32)
+      o = arith::TruncFOp::create(b, VectorType::get({dv}, elemType), o);
+    vector::TransferWriteOp::create(b, o, op.getOutput(),
+                                    ValueRange{batch, head, row, idx(0)},
+                                    ArrayRef<bool>{true});
+    if (Value lse = op.getLse()) {
+      Value m = memref::LoadOp::create(b, maxRow, r);
+      Value log2l = math::Log2Op::create(b, l);
+      Value v = arith::MulFOp::create(b, arith::AddFOp::create(b, m, log2l),
+                                      f32Const(kLn2));
+      v = arith::SelectOp::create(b, empty, negInf(), v);
+      memref::StoreOp::create(b, v, lse, ValueRange{batch, head, row});
+    }
+    return SmallVector<Value>{};
+  });
 }
 
 void AttentionTiler::buildKeyBlock(Value kb, Value nRows) {
@@ -273,72 +267,66 @@ void AttentionTiler::buildKeyBlock(Value kb, Value nRows) {
     Value qv = vector::LoadOp::create(b, VectorType::get({d}, f32), qTile,
                                       ValueRange{r, idx(0)});
     // Scores of this row against the block_n keys of the block.
-    loop(c0, idx(bn), c1, {},
-             [&](Value c, ValueRange) {
-               Value col = arith::AddIOp::create(b, kb, c);
-               Value key = arith::MinSIOp::create(b, col, lastKey);
-               Value kv = readRow(op.getKey(), {batch, kvHead, key, idx(0)}, d);
-               Value s = vector::ReductionOp::create(
-                   b, vector::CombiningKind::ADD,
-                   arith::MulFOp::create(b, qv, kv), reassoc);
-               if (softcap) {
-                 double cap = softcap->convertToDouble();
-                 Value t = math::TanhOp::create(
-                     b, arith::MulFOp::create(b, s, f32Const(1.0 / cap)));
-                 s = arith::MulFOp::create(b, t, f32Const(cap));
-               }
-               if (op.getBias())
-                 s = arith::AddFOp::create(b, s, biasAt(row, key));
-               if (!foldLog2e)
-                 s = arith::MulFOp::create(b, s, f32Const(kLog2e));
-               Value visible = emitKeyVisible(b, b.getLoc(), mask, row, col,
-                                              sq, sk);
-               s = arith::SelectOp::create(b, visible, s, negInf());
-               memref::StoreOp::create(b, s, scoreRow, c);
-               return SmallVector<Value>{};
-             });
+    loop(c0, idx(bn), c1, {}, [&](Value c, ValueRange) {
+      Value col = arith::AddIOp::create(b, kb, c);
+      Value key = arith::MinSIOp::create(b, col, lastKey);
+      Value kv = readRow(op.getKey(), {batch, kvHead, key, idx(0)}, d);
+      Value s = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                            arith::MulFOp::create(b, qv, kv),
+                                            reassoc);
+      if (softcap) {
+        double cap = softcap->convertToDouble();
+        Value t = math::TanhOp::create(
+            b, arith::MulFOp::create(b, s, f32Const(1.0 / cap)));
+        s = arith::MulFOp::create(b, t, f32Const(cap));
+      }
+      if (op.getBias())
+        s = arith::AddFOp::create(b, s, biasAt(row, key));
+      if (!foldLog2e)
+        s = arith::MulFOp::create(b, s, f32Const(kLog2e));
+      Value visible = emitKeyVisible(b, b.getLoc(), mask, row, col, sq, sk);
+      s = arith::SelectOp::create(b, visible, s, negInf());
+      memref::StoreOp::create(b, s, scoreRow, c);
+      return SmallVector<Value>{};
+    });
 
     // Online softmax update of this row.
     VectorType rowType = VectorType::get({bn}, f32);
     Value scores = vector::LoadOp::create(b, rowType, scoreRow, c0);
     Value mOld = memref::LoadOp::create(b, maxRow, r);
-    Value mBlock = vector::ReductionOp::create(
-        b, vector::CombiningKind::MAXIMUMF, scores);
+    Value mBlock =
+        vector::ReductionOp::create(b, vector::CombiningKind::MAXIMUMF, scores);
     Value mNew = arith::MaximumFOp::create(b, mOld, mBlock);
     // While every key so far is masked, subtract 0 rather than -inf so the
     // exponentials are exp2(-inf) = 0 instead of NaN.
-    Value allMasked = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew,
-                                            negInf());
+    Value allMasked =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew, negInf());
     Value mSub = arith::SelectOp::create(b, allMasked, f32Const(0.0), mNew);
-    Value alpha =
-        math::Exp2Op::create(b, arith::SubFOp::create(b, mOld, mSub));
+    Value alpha = math::Exp2Op::create(b, arith::SubFOp::create(b, mOld, mSub));
     Value p = math::Exp2Op::create(
         b, arith::SubFOp::create(b, scores, splat(mSub, bn)));
     vector::StoreOp::create(b, p, scoreRow, c0);
     Value lOld = memref::LoadOp::create(b, sumRow, r);
-    Value pSum = vector::ReductionOp::create(b, vector::CombiningKind::ADD, p,
-                                             reassoc);
-    Value lNew = arith::AddFOp::create(
-        b, arith::MulFOp::create(b, lOld, alpha), pSum);
+    Value pSum =
+        vector::ReductionOp::create(b, vector::CombiningKind::ADD, p, reassoc);
+    Value lNew =
+        arith::AddFOp::create(b, arith::MulFOp::create(b, lOld, alpha), pSum);
     memref::StoreOp::create(b, lNew, sumRow, r);
     memref::StoreOp::create(b, mNew, maxRow, r);
 
     // acc = acc * alpha + p . V
     VectorType accType = VectorType::get({dv}, f32);
-    Value acc = vector::LoadOp::create(b, accType, accTile,
-                                       ValueRange{r, idx(0)});
+    Value acc =
+        vector::LoadOp::create(b, accType, accTile, ValueRange{r, idx(0)});
     acc = arith::MulFOp::create(b, acc, splat(alpha, dv));
-    auto pv = loop(
-        c0, idx(bn), c1, {acc},
-        [&](Value c, ValueRange args) {
-          Value key =
-              arith::MinSIOp::create(b, arith::AddIOp::create(b, kb, c), lastKey);
-          Value pc = memref::LoadOp::create(b, scoreRow, c);
-          Value vv = readRow(op.getValue(), {batch, kvHead, key, idx(0)}, dv);
-          Value next =
-              vector::FMAOp::create(b, splat(pc, dv), vv, args.front());
-          return SmallVector<Value>{next};
-        });
+    auto pv = loop(c0, idx(bn), c1, {acc}, [&](Value c, ValueRange args) {
+      Value key =
+          arith::MinSIOp::create(b, arith::AddIOp::create(b, kb, c), lastKey);
+      Value pc = memref::LoadOp::create(b, scoreRow, c);
+      Value vv = readRow(op.getValue(), {batch, kvHead, key, idx(0)}, dv);
+      Value next = vector::FMAOp::create(b, splat(pc, dv), vv, args.front());
+      return SmallVector<Value>{next};
+    });
     vector::StoreOp::create(b, pv.getResult(0), accTile, ValueRange{r, idx(0)});
     return SmallVector<Value>{};
   });
@@ -346,18 +334,17 @@ void AttentionTiler::buildKeyBlock(Value kb, Value nRows) {
 
 LogicalResult attn::checkTileable(AttentionOp op) {
   if (op.hasPureTensorSemantics())
-    return op.emitOpError()
-           << "output: attn-tile expects the memref form; run "
-              "one-shot-bufferize first";
+    return op.emitOpError() << "output: attn-tile expects the memref form; run "
+                               "one-shot-bufferize first";
   std::optional<ConfigAttr> config = op.getConfig();
   if (!config)
     return op.emitOpError() << "config: attn-tile needs a #attn.config "
                                "attribute; run attn-select-config first";
   if (config->getBlockM() <= 0 || config->getBlockN() <= 0)
-    return op.emitOpError() << "config: expected positive block_m and "
-                               "block_n, got block_m = "
-                            << config->getBlockM()
-                            << ", block_n = " << config->getBlockN();
+    return op.emitOpError()
+           << "config: expected positive block_m and "
+              "block_n, got block_m = "
+           << config->getBlockM() << ", block_n = " << config->getBlockN();
   int64_t d = staticDim(op.getQuery(), 3), dv = staticDim(op.getValue(), 3);
   int64_t bm = config->getBlockM(), bn = config->getBlockN();
   int64_t bytes = 4 * (bm * (d + dv + 2) + bn);

@@ -68,8 +68,8 @@ std::string Problem::moduleText() const {
   if (lse)
     os << ", %lse: " << lseT;
   os << ") attributes {llvm.emit_c_interface} {\n";
-  os << "  attn.attention q(%q : " << qT << ") k(%k : " << kT << ") v(%v : "
-     << vT << ")";
+  os << "  attn.attention q(%q : " << qT << ") k(%k : " << kT
+     << ") v(%v : " << vT << ")";
   if (bias)
     os << " bias(%bias : " << biasT << ")";
   os << " outs(%o : " << oT << ")";
@@ -177,8 +177,8 @@ std::string attn_runner::parseProblemFlags(llvm::ArrayRef<std::string> args,
       llvm::StringRef(val).split(dims, 'x');
       std::array<int64_t, 4> shape;
       if (dims.size() != 4)
-        err = ("flag " + flag + ": expected BxHxSqxSk, got '" + val + "'")
-                  .str();
+        err =
+            ("flag " + flag + ": expected BxHxSqxSk, got '" + val + "'").str();
       for (size_t j = 0; err.empty() && j < dims.size(); ++j)
         if (dims[j].getAsInteger(10, shape[j]) || shape[j] < 1)
           err = ("flag " + flag + ": bad dimension '" + dims[j] + "'").str();
@@ -187,9 +187,9 @@ std::string attn_runner::parseProblemFlags(llvm::ArrayRef<std::string> args,
     } else if (flag == "--scale" || flag == "--softcap") {
       double v;
       if (llvm::StringRef(val).getAsDouble(v) || !(v > 0))
-        err = ("flag " + flag + ": expected a positive number, got '" + val +
-               "'")
-                  .str();
+        err =
+            ("flag " + flag + ": expected a positive number, got '" + val + "'")
+                .str();
       (flag == "--scale" ? p.scale : p.softcap) = static_cast<float>(v);
     } else {
       err = ("unknown flag '" + flag + "'").str();
