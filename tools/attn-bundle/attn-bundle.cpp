@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttnDialect/InitAll.h"
+#include "AttnDialect/Target/TileTable.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -44,6 +45,12 @@ static cl::opt<bool>
             cl::desc("Also emit soft-capped variants (the cap is a kernel "
                      "argument)"),
             cl::init(false));
+static cl::opt<std::string>
+    tiles("tiles",
+          cl::desc("Where the tiles come from: measured (the list below, "
+                   "best first as measured on an H100) or table (the tile "
+                   "tables' enumerateFamily, as attn-select-config picks)"),
+          cl::init("measured"));
 static cl::opt<std::string> input("input",
                                   cl::desc("Bundle the attn ops of this file "
                                            "instead of a family"));
@@ -88,9 +95,69 @@ int64_t maxShared(StringRef chipName) {
   return 99 * 1024;
 }
 
+/// One tile of a variant, spelled as the #attn.config to attach.
+struct VariantTile {
+  std::string dtype;
+  int64_t headDim;
+  std::string config;
+};
+
+std::string spellConfig(StringRef name, const Tile &t) {
+  return "#attn.config<name = \"" + name.str() +
+         "\", block_m = " + std::to_string(t.blockM) +
+         ", block_n = " + std::to_string(t.blockN) +
+         ", warps = " + std::to_string(t.warps) +
+         ", stages = " + std::to_string(t.stages) +
+         ", pipeline = cp_async, acc_in_registers = true, mma = "
+         "\"mma.m16n8k16\">";
+}
+
+/// The (dtype, D, tile) list of the family, best tile first per (dtype, D).
+FailureOr<SmallVector<VariantTile>>
+getTiles(MLIRContext &ctx, ArrayRef<std::string> ts, ArrayRef<int64_t> ds) {
+  SmallVector<VariantTile> out;
+  if (tiles == "measured") {
+    for (const std::string &t : ts)
+      for (int64_t d : ds)
+        for (const Tile &tile : candidateTiles(d))
+          if (sharedBytes(tile, d) <= maxShared(chip))
+            out.push_back(
+                {t, d,
+                 spellConfig(chip + "_m" + std::to_string(tile.blockM) + "n" +
+                                 std::to_string(tile.blockN) + "w" +
+                                 std::to_string(tile.warps),
+                             tile)});
+    return out;
+  }
+  if (tiles != "table") {
+    llvm::errs() << "attn-bundle: unknown --tiles '" << tiles
+                 << "'; expected measured or table\n";
+    return failure();
+  }
+  const attn::ChipSpec *spec = attn::lookupChip(chip);
+  if (!spec) {
+    llvm::errs() << "attn-bundle: the tile tables know no chip '" << chip
+                 << "'\n";
+    return failure();
+  }
+  for (const attn::FamilyMember &m :
+       attn::enumerateFamily(*spec, profile, ds)) {
+    if (m.direction != attn::Direction::Forward)
+      continue;
+    std::string t = attn::stringifyElementType(m.elementType).lower();
+    if (!llvm::is_contained(ts, t))
+      continue;
+    std::string config;
+    llvm::raw_string_ostream os(config);
+    Attribute(attn::toConfigAttr(&ctx, *m.candidate)).print(os);
+    out.push_back({t, m.headDim, config});
+  }
+  return out;
+}
+
 /// One func per variant, with a memref-form attn.attention whose B, Sq and
 /// Sk are dynamic (the kernel takes them, and the heads, as arguments).
-std::string buildFamily() {
+FailureOr<std::string> buildFamily(MLIRContext &ctx) {
   SmallVector<int64_t> ds(headDims.begin(), headDims.end());
   if (ds.empty())
     ds = {64, 96, 128, 256};
@@ -100,24 +167,26 @@ std::string buildFamily() {
   SmallVector<std::string> ms(masks.begin(), masks.end());
   if (ms.empty())
     ms = {"none", "causal", "causal_bottom_right", "sliding_window"};
+  FailureOr<SmallVector<VariantTile>> family = getTiles(ctx, ts, ds);
+  if (failed(family))
+    return failure();
   std::string text;
   llvm::raw_string_ostream os(text);
   int idx = 0;
   SmallVector<bool> caps = {false};
   if (softcap)
     caps.push_back(true);
+  // Priority: plain before soft-capped; within a (dtype, D, mask) the tiles
+  // keep their order (best first).
   for (bool cap : caps)
     for (const std::string &t : ts)
       for (int64_t d : ds)
         for (const std::string &m : ms)
-          for (const Tile &tile : candidateTiles(d)) {
-            if (sharedBytes(tile, d) > maxShared(chip))
+          for (const VariantTile &vt : *family) {
+            if (vt.dtype != t || vt.headDim != d)
               continue;
             std::string q = "memref<?x1x?x" + std::to_string(d) + "x" + t + ">";
             std::string l = "memref<?x1x?xf32>";
-            std::string name = chip + "_m" + std::to_string(tile.blockM) + "n" +
-                               std::to_string(tile.blockN) + "w" +
-                               std::to_string(tile.warps);
             os << "func.func @v" << idx++ << "(%q: " << q << ", %k: " << q
                << ", %v: " << q << ", %o: " << q << ", %lse: " << l << ") {\n"
                << "  attn.attention q(%q : " << q << ") k(%k : " << q
@@ -125,12 +194,7 @@ std::string buildFamily() {
                << ") lse(%lse : " << l << ") {mask = #attn.mask<" << m << ">, "
                << (m == "sliding_window" ? "window = array<i64: 128, 0>, " : "")
                << (cap ? "softcap = 1.0 : f32, " : "")
-               << "config = #attn.config<name = \"" << name
-               << "\", block_m = " << tile.blockM
-               << ", block_n = " << tile.blockN << ", warps = " << tile.warps
-               << ", stages = " << tile.stages
-               << ", pipeline = cp_async, acc_in_registers = true, mma = "
-                  "\"mma.m16n8k16\">}\n"
+               << "config = " << vt.config << "}\n"
                << "  return\n}\n";
           }
   return text;
@@ -161,7 +225,10 @@ int main(int argc, char **argv) {
     module = parseSourceFile<ModuleOp>(input, sourceMgr, &ctx);
     selectConfig = true;
   } else {
-    std::string text = buildFamily();
+    FailureOr<std::string> family = buildFamily(ctx);
+    if (failed(family))
+      return 1;
+    std::string text = *family;
     if (text.empty()) {
       llvm::errs() << "attn-bundle: no variant fits " << chip << "\n";
       return 1;
