@@ -65,6 +65,12 @@ private:
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
   }
 
+  /// Whether Q stays in VGPRs for the whole kernel. With large head dims
+  /// (D = 256 on RDNA: 128 VGPRs of Q next to 128 of O) it is read from the
+  /// LDS tile, which the kernel keeps, once per key block instead.
+  bool keepQueryInRegisters() const;
+  Value loadQueryChunk(OpBuilder &b, Location loc, int64_t c);
+
   const MatrixCoreShape &shape;
   int64_t waveSize;
   const KernelSpec &spec;
@@ -74,6 +80,8 @@ private:
   Value laneGroup;  // l / N
   Value kBase;      // first K position of the lane's A/B operand elements
   Value accRowBase; // first accumulator row of the lane
+  SharedTile qTile;  // the LDS Q tile and the lane's element offset in it
+  Value qLaneOff;
 };
 } // namespace
 
@@ -170,13 +178,31 @@ SmallVector<Value> MatrixCoreEmitter::loadQuery(OpBuilder &b, Location loc,
   Value row = arith::AddIOp::create(b, loc, warpRow, laneMod);
   Value rowOff =
       arith::MulIOp::create(b, loc, row, c32(b, loc, q.rowStride));
-  rowOff = arith::AddIOp::create(b, loc, rowOff, kBase);
+  qLaneOff = arith::AddIOp::create(b, loc, rowOff, kBase);
+  qTile = q;
   SmallVector<Value> chunks;
-  for (int64_t c = 0; c < spec.headDim / shape.k; ++c) {
-    Value off = arith::AddIOp::create(b, loc, rowOff, c32(b, loc, c * shape.k));
-    chunks.push_back(loadShared(b, loc, q, off, shape.kPerLane));
-  }
+  if (!keepQueryInRegisters())
+    return chunks;
+  for (int64_t c = 0; c < spec.headDim / shape.k; ++c)
+    chunks.push_back(loadQueryChunk(b, loc, c));
   return chunks;
+}
+
+bool MatrixCoreEmitter::keepQueryInRegisters() const {
+  int64_t elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
+  int64_t qRegs = spec.headDim / shape.k * shape.kPerLane * elemBytes / 4;
+  int64_t oRegs = spec.headDimV / shape.n * accPerLane;
+  int64_t sRegs = spec.blockN() / shape.n * accPerLane;
+  // Q, O, S and P (as f32 and packed) live at once; leave a quarter of the
+  // 256 architectural VGPRs for addresses, softmax state and V operands.
+  return qRegs + oRegs + 2 * sRegs <= 192;
+}
+
+Value MatrixCoreEmitter::loadQueryChunk(OpBuilder &b, Location loc,
+                                        int64_t c) {
+  Value off =
+      arith::AddIOp::create(b, loc, qLaneOff, c32(b, loc, c * shape.k));
+  return loadShared(b, loc, qTile, off, shape.kPerLane);
 }
 
 SmallVector<Value> MatrixCoreEmitter::computeScores(OpBuilder &b, Location loc,
@@ -199,7 +225,8 @@ SmallVector<Value> MatrixCoreEmitter::computeScores(OpBuilder &b, Location loc,
           b, loc, laneOff,
           c32(b, loc, t * shape.n * k.rowStride + c * shape.k));
       Value a = loadShared(b, loc, k, off, shape.kPerLane);
-      acc = mma(b, loc, a, query[c], acc);
+      Value q = query.empty() ? loadQueryChunk(b, loc, c) : query[c];
+      acc = mma(b, loc, a, q, acc);
     }
     llvm::append_range(scores, unpack(b, loc, acc));
   }
