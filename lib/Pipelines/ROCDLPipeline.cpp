@@ -75,8 +75,8 @@ void attn::buildAttnToROCDLPipeline(OpPassManager &pm,
 
   GpuModuleToBinaryPassOptions serialize;
   serialize.toolkitPath = options.toolkit.empty()
-                               ? std::string(ATTN_ROCM_TOOLKIT_ROOT)
-                               : std::string(options.toolkit);
+                              ? std::string(ATTN_ROCM_TOOLKIT_ROOT)
+                              : std::string(options.toolkit);
   serialize.compilationTarget = options.format;
   pm.addPass(createGpuModuleToBinaryPass(serialize));
 }

@@ -66,8 +66,7 @@ Attribute AMDTargetInfo::getTargetAttr(MLIRContext *ctx) const {
   // variable; the backend already defaults RDNA to wave32.
   DictionaryAttr flags;
   if (chip.warpSize == 32)
-    flags = b.getDictionaryAttr(
-        b.getNamedAttr("no_wave64", b.getUnitAttr()));
+    flags = b.getDictionaryAttr(b.getNamedAttr("no_wave64", b.getUnitAttr()));
   // Code object v5: what the HIP runtimes of ROCm 5.x (Debian's) and later
   // load, and the newest ABI Debian's device libraries carry.
   return ROCDL::ROCDLTargetAttr::get(ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa",
@@ -99,19 +98,20 @@ LogicalResult AMDTargetInfo::checkSupported(
                        << ": expected a multiple of " << n << " <= 256";
   if (c.getWarps() < 1 || c.getWarps() * chip.warpSize > 1024 ||
       c.getBlockM() != n * c.getWarps())
-    return emitError() << "config '" << c.getName() << "' has block_m = "
-                       << c.getBlockM() << " and warps = " << c.getWarps()
+    return emitError() << "config '" << c.getName()
+                       << "' has block_m = " << c.getBlockM()
+                       << " and warps = " << c.getWarps()
                        << "; expected block_m == " << n
                        << " * warps (each wave owns " << n
-                       << " query rows), at most "
-                       << 1024 / chip.warpSize << " waves";
+                       << " query rows), at most " << 1024 / chip.warpSize
+                       << " waves";
   // Each K-chunk of P V takes kPerLane of a lane's probabilities, so a key
   // block must be whole accumulator tiles and whole K-chunks.
-  if (c.getBlockN() % n != 0 || c.getBlockN() % k != 0 ||
-      c.getBlockN() > 256)
-    return emitError() << "config '" << c.getName() << "' has block_n = "
-                       << c.getBlockN() << "; expected a multiple of "
-                       << std::max(n, k) << " <= 256";
+  if (c.getBlockN() % n != 0 || c.getBlockN() % k != 0 || c.getBlockN() > 256)
+    return emitError() << "config '" << c.getName()
+                       << "' has block_n = " << c.getBlockN()
+                       << "; expected a multiple of " << std::max(n, k)
+                       << " <= 256";
   bool simple = c.getPipeline() == PipelineKind::Simple && c.getStages() == 1;
   bool doubleBuffer =
       c.getPipeline() == PipelineKind::LdsDoubleBuffer && c.getStages() == 2;

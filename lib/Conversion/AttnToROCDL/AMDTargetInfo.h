@@ -60,9 +60,7 @@ public:
   StringRef getChip() const override { return chip.name; }
   StringRef getPlatform() const override { return "hip"; }
   unsigned getWarpSize() const override { return chip.warpSize; }
-  int64_t getMaxSharedMemoryBytes() const override {
-    return chip.smemMaxBytes;
-  }
+  int64_t getMaxSharedMemoryBytes() const override { return chip.smemMaxBytes; }
   int64_t getSharedRowPadding(Type elemType) const override {
     return chip.smemRowPadElems;
   }

@@ -80,7 +80,7 @@ private:
   Value laneGroup;  // l / N
   Value kBase;      // first K position of the lane's A/B operand elements
   Value accRowBase; // first accumulator row of the lane
-  SharedTile qTile;  // the LDS Q tile and the lane's element offset in it
+  SharedTile qTile; // the LDS Q tile and the lane's element offset in it
   Value qLaneOff;
 };
 } // namespace
@@ -91,8 +91,8 @@ void MatrixCoreEmitter::initLane(OpBuilder &b, Location loc, Value lane) {
   Value n = c32(b, loc, shape.n);
   laneMod = arith::RemUIOp::create(b, loc, lane, n);
   laneGroup = arith::DivUIOp::create(b, loc, lane, n);
-  Value kGroup = arith::RemUIOp::create(b, loc, laneGroup,
-                                        c32(b, loc, shape.kGroups()));
+  Value kGroup =
+      arith::RemUIOp::create(b, loc, laneGroup, c32(b, loc, shape.kGroups()));
   kBase = arith::MulIOp::create(b, loc, kGroup, c32(b, loc, shape.kPerLane));
   int64_t rowBaseScale = shape.accRows == AccRowKind::Mfma        ? 4
                          : shape.accRows == AccRowKind::WmmaGfx12 ? 8
@@ -146,8 +146,8 @@ Value MatrixCoreEmitter::loadShared(OpBuilder &b, Location loc,
   // Rows are padded to 16-byte multiples and runs start at multiples of
   // their length, so runs up to 16 bytes are naturally aligned.
   int64_t align = std::min<int64_t>(count * elemBytes, 16);
-  return LLVM::LoadOp::create(
-      b, loc, VectorType::get({count}, tile.elemType), ptr, align);
+  return LLVM::LoadOp::create(b, loc, VectorType::get({count}, tile.elemType),
+                              ptr, align);
 }
 
 Value MatrixCoreEmitter::mma(OpBuilder &b, Location loc, Value a,
@@ -156,8 +156,8 @@ Value MatrixCoreEmitter::mma(OpBuilder &b, Location loc, Value a,
   if (shape.wmma)
     return amdgpu::WMMAOp::create(b, loc, acc.getType(), n, n, k, a, bOperand,
                                   acc);
-  return amdgpu::MFMAOp::create(b, loc, acc.getType(), n, n, k, /*blocks=*/1,
-                                a, bOperand, acc);
+  return amdgpu::MFMAOp::create(b, loc, acc.getType(), n, n, k, /*blocks=*/1, a,
+                                bOperand, acc);
 }
 
 SmallVector<Value> MatrixCoreEmitter::unpack(OpBuilder &b, Location loc,
@@ -170,14 +170,12 @@ SmallVector<Value> MatrixCoreEmitter::unpack(OpBuilder &b, Location loc,
 }
 
 SmallVector<Value> MatrixCoreEmitter::loadQuery(OpBuilder &b, Location loc,
-                                                Value lane,
-                                                const SharedTile &q,
+                                                Value lane, const SharedTile &q,
                                                 Value warpRow) {
   initLane(b, loc, lane);
   // B operand of S^T = K Q^T: column = query row, K positions = head dims.
   Value row = arith::AddIOp::create(b, loc, warpRow, laneMod);
-  Value rowOff =
-      arith::MulIOp::create(b, loc, row, c32(b, loc, q.rowStride));
+  Value rowOff = arith::MulIOp::create(b, loc, row, c32(b, loc, q.rowStride));
   qLaneOff = arith::AddIOp::create(b, loc, rowOff, kBase);
   qTile = q;
   SmallVector<Value> chunks;
@@ -198,10 +196,8 @@ bool MatrixCoreEmitter::keepQueryInRegisters() const {
   return qRegs + oRegs + 2 * sRegs <= 192;
 }
 
-Value MatrixCoreEmitter::loadQueryChunk(OpBuilder &b, Location loc,
-                                        int64_t c) {
-  Value off =
-      arith::AddIOp::create(b, loc, qLaneOff, c32(b, loc, c * shape.k));
+Value MatrixCoreEmitter::loadQueryChunk(OpBuilder &b, Location loc, int64_t c) {
+  Value off = arith::AddIOp::create(b, loc, qLaneOff, c32(b, loc, c * shape.k));
   return loadShared(b, loc, qTile, off, shape.kPerLane);
 }
 
@@ -233,9 +229,11 @@ SmallVector<Value> MatrixCoreEmitter::computeScores(OpBuilder &b, Location loc,
   return scores;
 }
 
-SmallVector<Value> MatrixCoreEmitter::accumulateOutput(
-    OpBuilder &b, Location loc, Value lane, ArrayRef<Value> p,
-    const SharedTile &v, ArrayRef<Value> acc) {
+SmallVector<Value> MatrixCoreEmitter::accumulateOutput(OpBuilder &b,
+                                                       Location loc, Value lane,
+                                                       ArrayRef<Value> p,
+                                                       const SharedTile &v,
+                                                       ArrayRef<Value> acc) {
   initLane(b, loc, lane);
   Type elemType = spec.elemType;
   auto operandType = VectorType::get({shape.kPerLane}, elemType);
@@ -256,10 +254,9 @@ SmallVector<Value> MatrixCoreEmitter::accumulateOutput(
       SmallVector<Value> elems;
       for (int64_t i = 0; i < accPerLane; ++i) {
         Value own = p[c * accPerLane + i];
-        Value other =
-            gpu::ShuffleOp::create(b, loc, own, shape.n, waveSize,
-                                   gpu::ShuffleMode::XOR)
-                .getShuffleResult();
+        Value other = gpu::ShuffleOp::create(b, loc, own, shape.n, waveSize,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
         Value even = arith::SelectOp::create(b, loc, lowHalf, own, other);
         Value odd = arith::SelectOp::create(b, loc, lowHalf, other, own);
         elems.push_back(arith::TruncFOp::create(b, loc, elemType, even));
