@@ -51,15 +51,19 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     attention). `bias` is additive and broadcastable to `[B, Hq, Sq, Sk]`
     (each of its four dimensions equals the full size or is 1). Element types
     are f16, bf16 or f32, the same for query, key, value and output;
-    accumulation is in f32. `B`, `Sq` and `Sk` may be dynamic; `Hq`, `Hkv`,
-    `D` and `Dv` are static.
+    accumulation is in f32. `B`, `Sq` and `Sk` may be dynamic (and zero);
+    `Hq`, `Hkv`, `D` and `Dv` are static and positive in every operand. A
+    static size is at most 2^31 - 1 (the kernel ABI passes extents as i32).
+    Operands are all tensors or all memrefs.
 
     A row whose keys are all masked gets zeros and `lse = -inf`.
 
     `scale` defaults to `1/sqrt(D)`. `mask` (see `#attn.mask`) selects
     causal or sliding-window masking; `window = array<i64: left, right>` is
-    required by `sliding_window` and rejected otherwise. `softcap`, when set,
-    must be positive. `config` is attached by `attn-select-config` and read
+    required by `sliding_window` and rejected otherwise; its bounds fit in
+    i32 and at least one is non-negative. `softcap`, when set, must be
+    finite and positive, and so must an explicit `scale`. See
+    docs/AttnDialect.md for the full semantics. `config` is attached by `attn-select-config` and read
     by the tiling passes.
 
     The op is in destination-passing style: on tensors it returns the
