@@ -303,17 +303,12 @@ void AttentionTiler::buildKeyBlock(Value kb, Value nRows) {
         arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew, negInf());
     Value mSub = arith::SelectOp::create(b, allMasked, f32Const(0.0), mNew);
     Value alpha = math::Exp2Op::create(b, arith::SubFOp::create(b, mOld, mSub));
-    // One key at a time: where exp2 becomes a library call (the host), a
-    // call inside a vector expression spills every live vector register.
-    auto probs =
-        loop(c0, idx(bn), c1, {f32Const(0.0)}, [&](Value c, ValueRange args) {
-          Value s = memref::LoadOp::create(b, scoreRow, c);
-          Value pc = math::Exp2Op::create(b, arith::SubFOp::create(b, s, mSub));
-          memref::StoreOp::create(b, pc, scoreRow, c);
-          return SmallVector<Value>{arith::AddFOp::create(b, args.front(), pc)};
-        });
+    Value p = math::Exp2Op::create(
+        b, arith::SubFOp::create(b, scores, splat(mSub, bn)));
+    vector::StoreOp::create(b, p, scoreRow, c0);
     Value lOld = memref::LoadOp::create(b, sumRow, r);
-    Value pSum = probs.getResult(0);
+    Value pSum =
+        vector::ReductionOp::create(b, vector::CombiningKind::ADD, p, reassoc);
     Value lNew =
         arith::AddFOp::create(b, arith::MulFOp::create(b, lOld, alpha), pSum);
     memref::StoreOp::create(b, lNew, sumRow, r);

@@ -15,8 +15,7 @@
 // CHECK: vector.reduction <add>
 // CHECK: vector.reduction <maximumf>
 // CHECK: math.exp2 %{{.*}} : f32
-// CHECK: scf.for
-// CHECK: math.exp2 %{{.*}} : f32
+// CHECK: math.exp2 %{{.*}} : vector<64xf32>
 // CHECK: vector.fma
 // CHECK: vector.transfer_write
 // CHECK: {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
