@@ -51,11 +51,14 @@ int64_t mlir::attn::smemBytes(int64_t blockM, int64_t blockN, int64_t stages,
 
 int64_t mlir::attn::registerEstimate(int64_t rowsPerWarp, int64_t warpSize,
                                      int64_t blockN, int64_t headDim,
-                                     int64_t headDimV, int64_t overhead) {
+                                     int64_t headDimV, int64_t overhead,
+                                     bool queryInRegisters) {
   int64_t sAcc = llvm::divideCeil(rowsPerWarp * blockN, warpSize);
   int64_t oAcc = llvm::divideCeil(rowsPerWarp * headDimV, warpSize);
   // Two 16-bit values per 32-bit register.
-  int64_t qFrag = llvm::divideCeil(rowsPerWarp * headDim, 2 * warpSize);
+  int64_t qFrag = queryInRegisters
+                      ? llvm::divideCeil(rowsPerWarp * headDim, 2 * warpSize)
+                      : 0;
   return sAcc + oAcc + qFrag + overhead;
 }
 
@@ -219,10 +222,20 @@ CheckResult mlir::attn::checkHeadDim(const ChipSpec &chip,
 CheckResult mlir::attn::checkMmaDivisibility(const TileCandidate &cand,
                                              const MatrixInstr &instr,
                                              int64_t headDim) {
-  if (instr.rowsPerWarp > 0 && cand.blockM != instr.rowsPerWarp * cand.warps)
-    return formatv("tile: block_m {0} != {1} rows per warp of {2} x {3} warps",
-                   cand.blockM, instr.rowsPerWarp, instr.name, cand.warps)
-        .str();
+  if (instr.rowsPerWarp > 0) {
+    int64_t maxRows = std::max(instr.maxRowsPerWarp, instr.rowsPerWarp);
+    int64_t rows = cand.blockM / cand.warps;
+    if (cand.blockM % cand.warps != 0)
+      return formatv("tile: block_m {0} is not a multiple of {1} warps",
+                     cand.blockM, cand.warps)
+          .str();
+    if (rows % instr.rowsPerWarp != 0 || rows > maxRows)
+      return formatv("tile: block_m {0} over {1} warps gives {2} rows per "
+                     "warp; {3} needs a multiple of {4}, at most {5}",
+                     cand.blockM, cand.warps, rows, instr.name,
+                     instr.rowsPerWarp, maxRows)
+          .str();
+  }
   if (cand.blockN % instr.blockNMultiple != 0)
     return formatv("tile: block_n {0} is not a multiple of {1} ({2})",
                    cand.blockN, instr.blockNMultiple, instr.name)
@@ -281,8 +294,10 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   regs = 0;
   if (chip.regsPerThreadMax <= 0 || instr.rowsPerWarp <= 0)
     return std::nullopt;
-  regs = registerEstimate(instr.rowsPerWarp, chip.warpSize, cand.blockN,
-                          problem.headDim, problem.headDimV, chip.regsOverhead);
+  int64_t rows = std::max(instr.rowsPerWarp, cand.blockM / cand.warps);
+  regs = registerEstimate(rows, chip.warpSize, cand.blockN, problem.headDim,
+                          problem.headDimV, chip.regsOverhead,
+                          /*queryInRegisters=*/rows <= instr.rowsPerWarp);
   if (regs > chip.regsPerThreadMax)
     return formatv("registers: estimated {0} per thread > {1} max of {2}", regs,
                    chip.regsPerThreadMax, chip.name)

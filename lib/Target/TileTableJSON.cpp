@@ -33,6 +33,7 @@ json::Value mlir::attn::toJSON(const MatrixInstr &i) {
       {"operand_types", typesToJSON(i.operandTypes)},
       {"acc_type", i.accType},
       {"rows_per_warp", i.rowsPerWarp},
+      {"max_rows_per_warp", i.maxRowsPerWarp},
       {"block_n_multiple", i.blockNMultiple},
       {"block_n_allowed", std::move(allowed)},
       {"head_dim_multiple", i.headDimMultiple},

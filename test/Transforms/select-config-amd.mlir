@@ -1,6 +1,7 @@
 // Selection on every AMD chip for D in {64, 128, 256} and f16/bf16 (f32:
 // select-config-f32.mlir). 64 KiB of LDS rejects the wider D = 128 and
 // D = 256 tiles on gfx90a/gfx942/gfx11/gfx12; gfx950 has 160 KiB.
+// D = 256: select-config-amd-d256.mlir.
 // RUN: attn-opt %s -split-input-file -attn-select-config=target=gfx90a | FileCheck %s --check-prefix=CDNA
 // RUN: attn-opt %s -split-input-file -attn-select-config=target=gfx942 | FileCheck %s --check-prefix=CDNA
 // RUN: attn-opt %s -split-input-file -attn-select-config=target=gfx950 | FileCheck %s --check-prefix=GFX950
@@ -59,32 +60,4 @@ func.func @d128_bf16(%q: tensor<1x8x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v:
   %r = attn.attention q(%q : tensor<1x8x?x128xbf16>) k(%k : tensor<1x8x?x128xbf16>) v(%v : tensor<1x8x?x128xbf16>)
       outs(%o : tensor<1x8x?x128xbf16>) -> tensor<1x8x?x128xbf16>
   return %r : tensor<1x8x?x128xbf16>
-}
-
-// -----
-
-// CDNA-LABEL: func.func @d256_f16
-// CDNA: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m32n32w1", block_m = 32, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mfma.32x32x8">
-// GFX950-LABEL: func.func @d256_f16
-// GFX950: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m64n32w2", block_m = 64, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mfma.32x32x8">
-// RDNA-LABEL: func.func @d256_f16
-// RDNA: attn.attention {{.*}}config = #attn.config<name = "wmma_d256_m32n32w2", block_m = 32, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = "wmma.16x16x16">
-func.func @d256_f16(%q: tensor<1x8x?x256xf16>, %k: tensor<1x8x?x256xf16>, %v: tensor<1x8x?x256xf16>, %o: tensor<1x8x?x256xf16>) -> tensor<1x8x?x256xf16> {
-  %r = attn.attention q(%q : tensor<1x8x?x256xf16>) k(%k : tensor<1x8x?x256xf16>) v(%v : tensor<1x8x?x256xf16>)
-      outs(%o : tensor<1x8x?x256xf16>) -> tensor<1x8x?x256xf16>
-  return %r : tensor<1x8x?x256xf16>
-}
-
-// -----
-
-// CDNA-LABEL: func.func @d256_bf16
-// CDNA: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m32n32w1", block_m = 32, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mfma.32x32x8">
-// GFX950-LABEL: func.func @d256_bf16
-// GFX950: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m64n32w2", block_m = 64, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mfma.32x32x8">
-// RDNA-LABEL: func.func @d256_bf16
-// RDNA: attn.attention {{.*}}config = #attn.config<name = "wmma_d256_m32n32w2", block_m = 32, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = "wmma.16x16x16">
-func.func @d256_bf16(%q: tensor<1x8x?x256xbf16>, %k: tensor<1x8x?x256xbf16>, %v: tensor<1x8x?x256xbf16>, %o: tensor<1x8x?x256xbf16>) -> tensor<1x8x?x256xbf16> {
-  %r = attn.attention q(%q : tensor<1x8x?x256xbf16>) k(%k : tensor<1x8x?x256xbf16>) v(%v : tensor<1x8x?x256xbf16>)
-      outs(%o : tensor<1x8x?x256xbf16>) -> tensor<1x8x?x256xbf16>
-  return %r : tensor<1x8x?x256xbf16>
 }

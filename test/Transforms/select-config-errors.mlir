@@ -10,7 +10,7 @@ func.func @f32_on_gpu(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>,
   // expected-note @+4 {{candidate 'wmma_d128_m64n64w4': element type f32: gfx1100 supports f16, bf16; f32 attention runs on the host pipeline only for now}}
   // expected-note @+3 {{candidate 'wmma_d128_m64n32w4': element type f32: gfx1100 supports f16, bf16; f32 attention runs on the host pipeline only for now}}
   // expected-note @+2 {{candidate 'wmma_d256_m64n32w4': element type f32: gfx1100 supports f16, bf16; f32 attention runs on the host pipeline only for now}}
-  // expected-note @+1 {{candidate 'wmma_d256_m32n32w2': element type f32: gfx1100 supports f16, bf16; f32 attention runs on the host pipeline only for now}}
+  // expected-note @+1 {{candidate 'wmma_d256_m32n32w2': dispatch: used only on gfx1201}}
   %r = attn.attention q(%q : tensor<1x8x?x64xf32>) k(%k : tensor<1x8x?x64xf32>)
       v(%v : tensor<1x8x?x64xf32>) outs(%o : tensor<1x8x?x64xf32>)
       -> tensor<1x8x?x64xf32>
@@ -29,7 +29,7 @@ func.func @d320(%q: tensor<1x8x?x320xf16>, %k: tensor<1x8x?x320xf16>,
   // expected-note @+4 {{candidate 'wmma_d128_m64n64w4': head dim D = 320: gfx1100 handles at most 256}}
   // expected-note @+3 {{candidate 'wmma_d128_m64n32w4': head dim D = 320: gfx1100 handles at most 256}}
   // expected-note @+2 {{candidate 'wmma_d256_m64n32w4': head dim D = 320: gfx1100 handles at most 256; shared memory: 83968 bytes > 65536 max of gfx1100 (1 stages x block_n 32 x (D 320 + Dv 320 + pad) + block_m 64 x Q row); registers: estimated 296 per thread > 256 max of gfx1100}}
-  // expected-note @+1 {{candidate 'wmma_d256_m32n32w2': head dim D = 320: gfx1100 handles at most 256; registers: estimated 296 per thread > 256 max of gfx1100}}
+  // expected-note @+1 {{candidate 'wmma_d256_m32n32w2': dispatch: used only on gfx1201}}
   %r = attn.attention q(%q : tensor<1x8x?x320xf16>) k(%k : tensor<1x8x?x320xf16>)
       v(%v : tensor<1x8x?x320xf16>) outs(%o : tensor<1x8x?x320xf16>)
       -> tensor<1x8x?x320xf16>
@@ -47,7 +47,7 @@ func.func @d100(%q: tensor<1x8x?x100xf16>, %k: tensor<1x8x?x100xf16>,
   // expected-note @+4 {{candidate 'wmma_d128_m64n64w4': head dim D = 100: must be a positive multiple of 8}}
   // expected-note @+3 {{candidate 'wmma_d128_m64n32w4': head dim D = 100: must be a positive multiple of 8}}
   // expected-note @+2 {{candidate 'wmma_d256_m64n32w4': head dim D = 100: must be a positive multiple of 8}}
-  // expected-note @+1 {{candidate 'wmma_d256_m32n32w2': head dim D = 100: must be a positive multiple of 8}}
+  // expected-note @+1 {{candidate 'wmma_d256_m32n32w2': dispatch: used only on gfx1201}}
   %r = attn.attention q(%q : tensor<1x8x?x100xf16>) k(%k : tensor<1x8x?x100xf16>)
       v(%v : tensor<1x8x?x100xf16>) outs(%o : tensor<1x8x?x100xf16>)
       -> tensor<1x8x?x100xf16>
@@ -65,7 +65,7 @@ func.func @d8(%q: tensor<1x8x?x8xf16>, %k: tensor<1x8x?x8xf16>,
   // expected-note @+4 {{candidate 'wmma_d128_m64n64w4': head dim D = 8: wmma.16x16x16 needs a multiple of 16}}
   // expected-note @+3 {{candidate 'wmma_d128_m64n32w4': head dim D = 8: wmma.16x16x16 needs a multiple of 16}}
   // expected-note @+2 {{candidate 'wmma_d256_m64n32w4': head dim D = 8: wmma.16x16x16 needs a multiple of 16}}
-  // expected-note @+1 {{candidate 'wmma_d256_m32n32w2': head dim D = 8: wmma.16x16x16 needs a multiple of 16}}
+  // expected-note @+1 {{candidate 'wmma_d256_m32n32w2': dispatch: used only on gfx1201}}
   %r = attn.attention q(%q : tensor<1x8x?x8xf16>) k(%k : tensor<1x8x?x8xf16>)
       v(%v : tensor<1x8x?x8xf16>) outs(%o : tensor<1x8x?x8xf16>)
       -> tensor<1x8x?x8xf16>

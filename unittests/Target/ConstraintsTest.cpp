@@ -59,6 +59,13 @@ TEST(RegisterEstimate, Mfma32Wave64) {
   EXPECT_EQ(registerEstimate(32, 64, 64, 128, 128, 40), 168);
 }
 
+TEST(RegisterEstimate, QueryReReadFromSharedMemory) {
+  // 32 rows per warp: S 4*2*(64/8) = 64, O 4*2*(128/8) = 128, no Q, + 40
+  EXPECT_EQ(registerEstimate(32, 32, 64, 128, 128, 40,
+                             /*queryInRegisters=*/false),
+            232);
+}
+
 TEST(RegisterEstimate, RoundsUp) {
   // S: ceil(16*8/32) = 4; O: ceil(16*24/32) = 12; Q: ceil(16*24/64) = 6
   EXPECT_EQ(registerEstimate(16, 32, 8, 24, 24, 0), 22);
@@ -172,10 +179,21 @@ TEST_F(ChecksTest, RegistersPerBlock) {
 
 TEST_F(ChecksTest, MmaDivisibility) {
   EXPECT_FALSE(checkMmaDivisibility(cand, instr, 128));
-  cand.warps = 4; // 16 * 4 = 64 != 128
+  cand.warps = 4; // 128 / 4 = 32 rows per warp > 16
   CheckResult r = checkMmaDivisibility(cand, instr, 128);
   ASSERT_TRUE(r);
-  EXPECT_NE(r->find("block_m 128 != 16 rows per warp"), std::string::npos);
+  EXPECT_NE(r->find("gives 32 rows per warp; mma.m16n8k16 needs a multiple of "
+                    "16, at most 16"),
+            std::string::npos)
+      << *r;
+  // Two stacked m16 tiles per warp, when the instruction allows 32 rows.
+  instr.maxRowsPerWarp = 32;
+  EXPECT_FALSE(checkMmaDivisibility(cand, instr, 128));
+  cand.warps = 16; // 8 rows per warp: not a multiple of 16
+  r = checkMmaDivisibility(cand, instr, 128);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("gives 8 rows per warp"), std::string::npos) << *r;
+  instr.maxRowsPerWarp = 0;
   cand.warps = 8;
   cand.blockN = 48; // a multiple of 16, not an allowed value
   r = checkMmaDivisibility(cand, instr, 128);

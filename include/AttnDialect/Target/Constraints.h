@@ -37,8 +37,11 @@ int64_t smemBytes(int64_t blockM, int64_t blockN, int64_t stages,
 /// 16-bit Q fragments (rowsPerWarp x D), spread over the warp's lanes, plus a
 /// fixed overhead. For mma.m16n8k16 (16 rows, 32 lanes) this is
 ///   4 * (block_n / 8) + 4 * (Dv / 8) + 4 * (D / 16) + overhead.
+/// Without `queryInRegisters` (a warp owning several instruction tiles of
+/// rows re-reads Q from shared memory) the Q term is 0.
 int64_t registerEstimate(int64_t rowsPerWarp, int64_t warpSize, int64_t blockN,
-                         int64_t headDim, int64_t headDimV, int64_t overhead);
+                         int64_t headDim, int64_t headDimV, int64_t overhead,
+                         bool queryInRegisters = true);
 
 /// Matrix instructions one warp issues per key block for S = Q K^T.
 int64_t mmaPerIteration(const MatrixInstr &instr, int64_t blockN,

@@ -41,9 +41,13 @@ struct MatrixInstr {
   int64_t m = 0, n = 0, k = 0;
   llvm::SmallVector<ElementType> operandTypes;
   std::string accType;
-  /// Query rows each warp/wave owns: block_m must equal rowsPerWarp * warps.
-  /// 0 means no such rule (host).
+  /// Query rows of one instruction tile a warp/wave owns: block_m / warps
+  /// must be a multiple of it. 0 means no such rule (host).
   int64_t rowsPerWarp = 0;
+  /// Most query rows one warp may own (several instruction tiles stacked);
+  /// defaults to rowsPerWarp. A warp owning more rows than rowsPerWarp
+  /// re-reads Q from shared memory instead of keeping it in registers.
+  int64_t maxRowsPerWarp = 0;
   int64_t blockNMultiple = 1;
   /// When not empty, the only block_n values the lowering handles.
   llvm::SmallVector<int64_t> blockNAllowed;
