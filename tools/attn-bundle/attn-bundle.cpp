@@ -45,12 +45,6 @@ static cl::opt<bool>
             cl::desc("Also emit soft-capped variants (the cap is a kernel "
                      "argument)"),
             cl::init(false));
-static cl::opt<std::string>
-    tiles("tiles",
-          cl::desc("Where the tiles come from: measured (the list below, "
-                   "best first as measured on an H100) or table (the tile "
-                   "tables' enumerateFamily, as attn-select-config picks)"),
-          cl::init("measured"));
 static cl::opt<std::string> input("input",
                                   cl::desc("Bundle the attn ops of this file "
                                            "instead of a family"));
@@ -65,36 +59,6 @@ static cl::opt<bool> printOnly("print-family",
                                cl::init(false));
 
 namespace {
-struct Tile {
-  int64_t blockM, blockN, warps, stages;
-};
-
-/// Candidate tiles for head dim `d`, best first. Until the tile tables offer
-/// an enumerate-family API this is the list the mma.sync lowering supports
-/// (block_m = 16 * warps); the pipeline's shared-memory check drops those a
-/// chip cannot hold, so we filter by the same bound here.
-SmallVector<Tile> candidateTiles(int64_t d) {
-  // 32 query rows per warp (block_m = 32 * warps) first: each K/V fragment
-  // then feeds two MMAs (see MmaM16N8K16.cpp); 16 rows per warp as fallback
-  // where registers or shared memory do not allow it.
-  if (d <= 128)
-    return {{128, 64, 4, 2}, {128, 32, 4, 2}, {64, 64, 4, 2}};
-  return {{64, 32, 4, 2}, {64, 32, 4, 1}};
-}
-
-int64_t sharedBytes(const Tile &t, int64_t d) {
-  int64_t row = (d + 8) * 2;
-  return t.blockM * row + t.stages * 2 * t.blockN * row;
-}
-
-int64_t maxShared(StringRef chipName) {
-  if (chipName == "sm_90a")
-    return 227 * 1024;
-  if (chipName == "sm_80")
-    return 163 * 1024;
-  return 99 * 1024;
-}
-
 /// One tile of a variant, spelled as the #attn.config to attach.
 struct VariantTile {
   std::string dtype;
@@ -102,38 +66,11 @@ struct VariantTile {
   std::string config;
 };
 
-std::string spellConfig(StringRef name, const Tile &t) {
-  return "#attn.config<name = \"" + name.str() +
-         "\", block_m = " + std::to_string(t.blockM) +
-         ", block_n = " + std::to_string(t.blockN) +
-         ", warps = " + std::to_string(t.warps) +
-         ", stages = " + std::to_string(t.stages) +
-         ", pipeline = cp_async, acc_in_registers = true, mma = "
-         "\"mma.m16n8k16\">";
-}
-
-/// The (dtype, D, tile) list of the family, best tile first per (dtype, D).
+/// The (dtype, D, tile) list of the family, from the tile tables: per
+/// (dtype, D) the candidates attn-select-config would pick, aligned first.
 FailureOr<SmallVector<VariantTile>>
 getTiles(MLIRContext &ctx, ArrayRef<std::string> ts, ArrayRef<int64_t> ds) {
   SmallVector<VariantTile> out;
-  if (tiles == "measured") {
-    for (const std::string &t : ts)
-      for (int64_t d : ds)
-        for (const Tile &tile : candidateTiles(d))
-          if (sharedBytes(tile, d) <= maxShared(chip))
-            out.push_back(
-                {t, d,
-                 spellConfig(chip + "_m" + std::to_string(tile.blockM) + "n" +
-                                 std::to_string(tile.blockN) + "w" +
-                                 std::to_string(tile.warps),
-                             tile)});
-    return out;
-  }
-  if (tiles != "table") {
-    llvm::errs() << "attn-bundle: unknown --tiles '" << tiles
-                 << "'; expected measured or table\n";
-    return failure();
-  }
   const attn::ChipSpec *spec = attn::lookupChip(chip);
   if (!spec) {
     llvm::errs() << "attn-bundle: the tile tables know no chip '" << chip

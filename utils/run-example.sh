@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The main job: installs, builds, and compiles examples/attention.mlir through
+# attn's pipelines, printing what comes out of each stage.
+#   OUT_DIR (default: build/example-out) receives the PTX, AMDGPU assembly
+#   and the sm_90a kernel bundle.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+OUT_DIR=${OUT_DIR:-$BUILD_DIR/example-out}
+EXAMPLE=${1:-$ROOT/examples/attention.mlir}
+
+"$ROOT/utils/build.sh"
+OPT="$BUILD_DIR/bin/attn-opt"
+mkdir -p "$OUT_DIR"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "parse and verify $EXAMPLE"
+"$OPT" "$EXAMPLE"
+
+step "attn-select-config{target=sm_90a}: the tile configuration chosen for the H100"
+"$OPT" "$EXAMPLE" --attn-select-config="target=sm_90a" | grep -o '#attn.config<[^>]*>' || true
+
+step "attn-to-nvvm{chip=sm_90a format=isa}: PTX (first kernel lines) -> $OUT_DIR/attention.sm_90a.mlir"
+"$OPT" "$EXAMPLE" --attn-to-nvvm="chip=sm_90a format=isa" -o "$OUT_DIR/attention.sm_90a.mlir"
+grep -o 'mma.sync.aligned[^;]*' "$OUT_DIR/attention.sm_90a.mlir" | sort | uniq -c | head
+
+step "attn-to-nvvm{chip=sm_90a format=bin} + attn-write-bundle: cubin bundle in $OUT_DIR/bundle-sm_90a"
+"$OPT" "$EXAMPLE" --attn-to-nvvm="chip=sm_90a format=bin" \
+  --attn-write-bundle="dir=$OUT_DIR/bundle-sm_90a" -o /dev/null
+ls -l "$OUT_DIR/bundle-sm_90a"
+cat "$OUT_DIR/bundle-sm_90a/bundle.json"
+
+step "attn-to-rocdl{chip=gfx942 format=isa}: AMDGPU assembly -> $OUT_DIR/attention.gfx942.mlir"
+"$OPT" "$EXAMPLE" --attn-to-rocdl="chip=gfx942 format=isa" -o "$OUT_DIR/attention.gfx942.mlir"
+grep -o 'v_mfma[a-z0-9_]*' "$OUT_DIR/attention.gfx942.mlir" | sort | uniq -c | head
+
+step "attn-to-cpu: the same op run on the host against a float64 reference (small shape)"
+"$BUILD_DIR/bin/attn-cpu-runner" --batch 1 --hq 16 --hkv 4 --sq 257 --sk 257 \
+  --d 128 --dv 128 --dtype bf16 --mask causal --lse --seed 1
