@@ -11,8 +11,9 @@ SKIPPED = ("Unsupported", "Skipped", "Excluded")
 counts = {}
 with open(sys.argv[1], errors="replace") as log:
     for line in log:
-        m = re.match(r"^\s*(%s)\s*:\s*(\d+)\s*$" % "|".join(PASSED + FAILED + SKIPPED),
-                     line)
+        # "  Passed     : 114 (99.13%)"
+        m = re.match(r"^\s*(%s)\s*:\s*(\d+)(\s+\([\d.]+%%\))?\s*$" %
+                     "|".join(PASSED + FAILED + SKIPPED), line)
         if m:
             counts[m.group(1)] = int(m.group(2))
 passed = sum(counts.get(k, 0) for k in PASSED)

@@ -139,14 +139,25 @@ const Profile *mlir::attn::lookupProfile(llvm::StringRef name) {
   return getTileTable().lookupProfile(name);
 }
 
-std::string mlir::attn::getKnownChipNames() {
+static std::string
+joinChipNames(llvm::function_ref<bool(const ChipSpec &)> keep) {
   std::string names;
   for (const ChipSpec &c : getAllChips()) {
+    if (!keep(c))
+      continue;
     if (!names.empty())
       names += ", ";
     names += c.name;
   }
   return names;
+}
+
+std::string mlir::attn::getKnownChipNames() {
+  return joinChipNames([](const ChipSpec &) { return true; });
+}
+
+std::string mlir::attn::getKnownChipNames(Vendor vendor) {
+  return joinChipNames([&](const ChipSpec &c) { return c.vendor == vendor; });
 }
 
 FailureOr<AttentionProblem> mlir::attn::getAttentionProblem(Operation *op) {

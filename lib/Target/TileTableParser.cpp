@@ -205,8 +205,7 @@ MatrixInstr parseInstr(const json::Value &v, const std::string &where,
   i.operandTypes = r.getElementTypes("operand_types");
   i.accType = r.getString("acc_type");
   i.rowsPerWarp = r.getInt("rows_per_warp");
-  i.maxRowsPerWarp =
-      r.getInt("max_rows_per_warp", false, i.rowsPerWarp);
+  i.maxRowsPerWarp = r.getInt("max_rows_per_warp", false, i.rowsPerWarp);
   i.blockNMultiple = r.getInt("block_n_multiple");
   i.blockNAllowed = r.getInts("block_n_allowed", false);
   i.headDimMultiple = r.getInt("head_dim_multiple");

@@ -156,6 +156,8 @@ llvm::ArrayRef<ChipSpec> getAllChips();
 const Profile *lookupProfile(llvm::StringRef name);
 /// "sm_80, sm_86, ..." for diagnostics.
 std::string getKnownChipNames();
+/// The chips of one vendor, likewise ("gfx90a, gfx942, ...").
+std::string getKnownChipNames(Vendor vendor);
 
 /// What one attention op asks of a kernel.
 struct AttentionProblem {

@@ -26,13 +26,14 @@ struct ConvertAttnToNVVMPass
 
   void runOnOperation() override {
     ModuleOp top = getOperation();
-    const NVVMChip *nvChip = lookupNVVMChip(chip);
-    if (!nvChip) {
+    // Chips and their limits come from the tile tables.
+    const ChipSpec *spec = lookupChip(chip);
+    if (!spec || spec->vendor != Vendor::Nvidia) {
       top.emitError("convert-attn-to-nvvm: unsupported chip '")
-          << chip << "'; expected one of " << getNVVMChipList();
+          << chip << "'; expected one of " << getKnownChipNames(Vendor::Nvidia);
       return signalPassFailure();
     }
-    NVVMTargetInfo target(*nvChip);
+    NVVMTargetInfo target(*spec);
     SmallVector<AttentionOp> ops;
     top.walk([&](AttentionOp op) { ops.push_back(op); });
     bool failed = false;

@@ -10,30 +10,6 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-// Opt-in shared memory per block (CUDA programming guide, compute
-// capabilities table): 163 KiB on sm_80, 99 KiB on sm_86/sm_89, 227 KiB on
-// sm_90.
-static const NVVMChip kChips[] = {
-    {"sm_80", 163 * 1024},
-    {"sm_86", 99 * 1024},
-    {"sm_89", 99 * 1024},
-    {"sm_90a", 227 * 1024},
-};
-
-const NVVMChip *attn::lookupNVVMChip(StringRef name) {
-  for (const NVVMChip &chip : kChips)
-    if (chip.name == name)
-      return &chip;
-  return nullptr;
-}
-
-std::string attn::getNVVMChipList() {
-  std::string out;
-  for (const NVVMChip &chip : kChips)
-    out += (out.empty() ? "" : ", ") + chip.name.str();
-  return out;
-}
-
 // 8 elements (16 bytes) per row: the 8 row addresses of one ldmatrix 8x8
 // matrix then start in 8 different 16-byte bank groups.
 int64_t NVVMTargetInfo::getSharedRowPadding(Type elemType) const {

@@ -5,32 +5,19 @@
 #define ATTN_LIB_CONVERSION_ATTNTONVVM_NVVMTARGETINFO_H
 
 #include "AttnDialect/Conversion/AttnToGPU/GPUTargetInfo.h"
+#include "AttnDialect/Target/TileTable.h"
 
 namespace mlir {
 namespace attn {
 
-/// What the lowering knows of each NVIDIA chip it accepts.
-struct NVVMChip {
-  StringRef name;
-  int64_t maxSharedBytes; // opt-in dynamic shared memory per block
-};
-
-/// The chip named `name`, or null when the lowering does not target it.
-const NVVMChip *lookupNVVMChip(StringRef name);
-
-/// Chip names, for diagnostics.
-std::string getNVVMChipList();
-
 class NVVMTargetInfo : public GPUTargetInfo {
 public:
-  explicit NVVMTargetInfo(const NVVMChip &chip) : chip(chip) {}
+  explicit NVVMTargetInfo(const ChipSpec &chip) : chip(chip) {}
 
   StringRef getChip() const override { return chip.name; }
   StringRef getPlatform() const override { return "cuda"; }
   unsigned getWarpSize() const override { return 32; }
-  int64_t getMaxSharedMemoryBytes() const override {
-    return chip.maxSharedBytes;
-  }
+  int64_t getMaxSharedMemoryBytes() const override { return chip.smemMaxBytes; }
   int64_t getSharedRowPadding(Type elemType) const override;
   Attribute getTargetAttr(MLIRContext *ctx) const override;
   LogicalResult
@@ -45,7 +32,7 @@ public:
   void emitCopyWait(OpBuilder &b, Location loc, int pending) const override;
 
 private:
-  const NVVMChip &chip;
+  const ChipSpec &chip;
 };
 
 /// The mma.sync m16n8k16 emitter (f16/bf16 in, f32 accumulators, ldmatrix

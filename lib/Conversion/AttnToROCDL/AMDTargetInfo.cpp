@@ -52,14 +52,6 @@ std::string attn::getMatrixCoreNames(const ChipSpec &chip) {
   return out;
 }
 
-std::string attn::getAMDChipNames() {
-  std::string out;
-  for (const ChipSpec &chip : getAllChips())
-    if (chip.vendor == Vendor::Amd)
-      out += (out.empty() ? "" : ", ") + chip.name;
-  return out;
-}
-
 Attribute AMDTargetInfo::getTargetAttr(MLIRContext *ctx) const {
   Builder b(ctx);
   // no_wave64 only matters to the device libraries' wavefront-size control

@@ -50,9 +50,6 @@ const MatrixCoreShape *lookupMatrixCore(const ChipSpec &chip, StringRef mma);
 /// Names of the instructions `chip` runs, for diagnostics.
 std::string getMatrixCoreNames(const ChipSpec &chip);
 
-/// AMD chips of the tile tables, for diagnostics ("gfx90a, gfx942, ...").
-std::string getAMDChipNames();
-
 class AMDTargetInfo : public GPUTargetInfo {
 public:
   explicit AMDTargetInfo(const ChipSpec &chip) : chip(chip) {}

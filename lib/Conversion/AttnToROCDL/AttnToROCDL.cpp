@@ -31,7 +31,7 @@ struct ConvertAttnToROCDLPassImpl
     const ChipSpec *spec = lookupChip(chip);
     if (!spec || spec->vendor != Vendor::Amd) {
       module.emitError("convert-attn-to-rocdl: option 'chip' is '")
-          << chip << "'; expected one of " << getAMDChipNames();
+          << chip << "'; expected one of " << getKnownChipNames(Vendor::Amd);
       return signalPassFailure();
     }
     AMDTargetInfo target(*spec);
