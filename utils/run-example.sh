@@ -21,9 +21,10 @@ step "parse and verify $EXAMPLE"
 step "attn-select-config{target=sm_90a}: the tile configuration chosen for the H100"
 "$OPT" "$EXAMPLE" --attn-select-config="target=sm_90a" | grep -o '#attn.config<[^>]*>' || true
 
-step "attn-to-nvvm{chip=sm_90a format=isa}: PTX (first kernel lines) -> $OUT_DIR/attention.sm_90a.mlir"
+step "attn-to-nvvm{chip=sm_90a format=isa}: tensor-core and copy instructions in the PTX -> $OUT_DIR/attention.sm_90a.mlir"
 "$OPT" "$EXAMPLE" --attn-to-nvvm="chip=sm_90a format=isa" -o "$OUT_DIR/attention.sm_90a.mlir"
-grep -o 'mma.sync.aligned[^;]*' "$OUT_DIR/attention.sm_90a.mlir" | sort | uniq -c | head
+grep -oE '(mma\.sync\.aligned|ldmatrix\.sync\.aligned|cp\.async)[.a-z0-9]*' \
+  "$OUT_DIR/attention.sm_90a.mlir" | sort | uniq -c
 
 step "attn-to-nvvm{chip=sm_90a format=bin} + attn-write-bundle: cubin bundle in $OUT_DIR/bundle-sm_90a"
 "$OPT" "$EXAMPLE" --attn-to-nvvm="chip=sm_90a format=bin" \
