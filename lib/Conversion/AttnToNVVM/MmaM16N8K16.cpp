@@ -57,6 +57,12 @@ private:
   /// One mma.sync: d = a * b + c on 4/2/4 registers.
   SmallVector<Value> mma(OpBuilder &b, Location loc, ArrayRef<Value> a,
                          ArrayRef<Value> bOps, ArrayRef<Value> c);
+  /// acc tiles (mt, n0) and (mt, n0 + 1) += a[mt] * the two n8 B operands of
+  /// one ldmatrix.x4 `r`, for every m tile; acc holds `tilesPerRow` n8 tiles
+  /// of 4 values per m tile.
+  void mmaTilePair(OpBuilder &b, Location loc, ArrayRef<SmallVector<Value>> a,
+                   ArrayRef<Value> r, int64_t tilesPerRow, int64_t n0,
+                   SmallVectorImpl<Value> &acc);
   /// Two f32 -> one 32-bit register of two 16-bit elements.
   Value pack(OpBuilder &b, Location loc, Value lo, Value hi);
   /// A fragment of query rows [16 mt, 16 mt + 16) of this warp, k step ks.
@@ -226,13 +232,7 @@ SmallVector<Value> MmaM16N8K16::computeScores(OpBuilder &b, Location loc,
       Value off = arith::AddIOp::create(
           b, loc, laneOff, cst(b, loc, 16 * np * k.rowStride + 16 * ks));
       SmallVector<Value> r = ldmatrix4(b, loc, k, off, /*trans=*/false);
-      for (int64_t mt = 0; mt < mTiles; ++mt)
-        for (int64_t t = 0; t < 2; ++t) {
-          int64_t at = 4 * (mt * nTiles + 2 * np + t);
-          SmallVector<Value> d = mma(b, loc, a[mt], {r[2 * t], r[2 * t + 1]},
-                                     ArrayRef<Value>(acc).slice(at, 4));
-          llvm::copy(d, acc.begin() + at);
-        }
+      mmaTilePair(b, loc, a, r, nTiles, 2 * np, acc);
     }
   }
   return acc;
@@ -272,16 +272,23 @@ SmallVector<Value> MmaM16N8K16::accumulateOutput(OpBuilder &b, Location loc,
       Value off = arith::AddIOp::create(
           b, loc, laneOff, cst(b, loc, 16 * kk * v.rowStride + 16 * dp));
       SmallVector<Value> r = ldmatrix4(b, loc, v, off, /*trans=*/true);
-      for (int64_t mt = 0; mt < mTiles; ++mt)
-        for (int64_t t = 0; t < 2; ++t) {
-          int64_t at = 4 * (mt * oTiles + 2 * dp + t);
-          SmallVector<Value> d = mma(b, loc, a[mt], {r[2 * t], r[2 * t + 1]},
-                                     ArrayRef<Value>(acc).slice(at, 4));
-          llvm::copy(d, acc.begin() + at);
-        }
+      mmaTilePair(b, loc, a, r, oTiles, 2 * dp, acc);
     }
   }
   return acc;
+}
+
+void MmaM16N8K16::mmaTilePair(OpBuilder &b, Location loc,
+                              ArrayRef<SmallVector<Value>> a, ArrayRef<Value> r,
+                              int64_t tilesPerRow, int64_t n0,
+                              SmallVectorImpl<Value> &acc) {
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t t = 0; t < 2; ++t) {
+      int64_t at = 4 * (mt * tilesPerRow + n0 + t);
+      SmallVector<Value> d = mma(b, loc, a[mt], {r[2 * t], r[2 * t + 1]},
+                                 ArrayRef<Value>(acc).slice(at, 4));
+      llvm::copy(d, acc.begin() + at);
+    }
 }
 
 std::unique_ptr<MmaEmitter>
