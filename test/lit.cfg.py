@@ -49,6 +49,12 @@ if os.path.exists("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc"):
 if shutil.which("nvidia-smi") and os.environ.get("ATTN_GPU_TESTS", "1") != "0":
     config.available_features.add("cuda-gpu")
 
+# Static check of the Hopper kernels' PTX: nothing touches an in-flight
+# wgmma accumulator.
+config.substitutions.append(
+    ("%wgmma-check", "python3 %s" % os.path.join(config.attn_src_root,
+                                                 "utils", "wgmma-check.py")))
+
 # Static checks of AMD code objects (no AMD GPU needed): resources against the
 # tile tables, zero spills, kernel arguments against the ABI.
 config.substitutions.append(

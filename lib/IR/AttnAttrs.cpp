@@ -19,22 +19,23 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t warps, int64_t stages,
                                  PipelineKind pipeline, bool accInRegisters,
                                  StringRef mma) {
-  // Tiles are powers of two so the lowerings can split them across lanes
-  // with shifts and masks; the caps keep shared-memory and register
-  // footprints (products of these) far from overflow.
-  auto positivePow2 = [&](int64_t v, StringRef what,
-                          int64_t max) -> LogicalResult {
-    if (v <= 0 || (v & (v - 1)) != 0 || v > max)
+  // Tiles are powers of two or multiples of `multiple` (block_m = 192 is
+  // three warpgroups of 64 rows, warps = 12 three warpgroups); the caps keep
+  // shared-memory and register footprints (products of these) far from
+  // overflow. Which shapes a lowering handles is its own check.
+  auto checkSize = [&](int64_t v, StringRef what, int64_t multiple,
+                       int64_t max) -> LogicalResult {
+    if (v <= 0 || v > max || ((v & (v - 1)) != 0 && v % multiple != 0))
       return emitError() << "#attn.config: " << what
-                         << " must be a power of two in [1, " << max
-                         << "], got " << v;
+                         << " must be a power of two or a multiple of "
+                         << multiple << " in [1, " << max << "], got " << v;
     return success();
   };
   if (name.empty())
     return emitError() << "#attn.config: name must not be empty";
-  if (failed(positivePow2(blockM, "block_m", 4096)) ||
-      failed(positivePow2(blockN, "block_n", 4096)) ||
-      failed(positivePow2(warps, "warps", 32)))
+  if (failed(checkSize(blockM, "block_m", 16, 4096)) ||
+      failed(checkSize(blockN, "block_n", 16, 4096)) ||
+      failed(checkSize(warps, "warps", 4, 32)))
     return failure();
   if (stages < 1 || stages > 8)
     return emitError() << "#attn.config: stages must be in [1, 8], got "

@@ -113,6 +113,18 @@ CheckResult mlir::attn::checkDispatch(const ChipSpec &chip,
       .str();
 }
 
+CheckResult mlir::attn::checkMask(const TileCandidate &cand,
+                                  const AttentionProblem &problem) {
+  if (cand.masks.empty() || llvm::is_contained(cand.masks, problem.mask))
+    return std::nullopt;
+  llvm::SmallVector<std::string> names;
+  for (MaskKind m : cand.masks)
+    names.push_back(stringifyMaskKind(m).str());
+  return formatv("mask: used only for {0}, the op has {1}",
+                 llvm::join(names, ", "), stringifyMaskKind(problem.mask))
+      .str();
+}
+
 CheckResult mlir::attn::checkImplemented(const ChipSpec &chip,
                                          const TileCandidate &cand) {
   if (cand.implemented)
@@ -274,9 +286,14 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                           const TileCandidate &cand,
                                           const AttentionProblem &problem,
                                           int64_t &bytes) {
+  // Swizzled tiles (shared_operands) have no row padding but 1 KiB of
+  // alignment slack.
+  const MatrixInstr *instr = chip.lookupInstr(cand.mma);
+  bool swizzled = instr && instr->sharedOperands;
   bytes = smemBytes(cand.blockM, cand.blockN, cand.stages,
                     getElementBytes(problem.elementType), problem.headDim,
-                    problem.headDimV, chip.smemRowPadElems);
+                    problem.headDimV, swizzled ? 0 : chip.smemRowPadElems) +
+          (swizzled ? 1024 : 0);
   if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
     return std::nullopt;
   return formatv("shared memory: {0} bytes > {1} max of {2} ({3} stages x "
@@ -297,7 +314,8 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   int64_t rows = std::max(instr.rowsPerWarp, cand.blockM / cand.warps);
   regs = registerEstimate(rows, chip.warpSize, cand.blockN, problem.headDim,
                           problem.headDimV, chip.regsOverhead,
-                          /*queryInRegisters=*/rows <= instr.rowsPerWarp);
+                          /*queryInRegisters=*/!instr.sharedOperands &&
+                              rows <= instr.rowsPerWarp);
   if (regs > chip.regsPerThreadMax)
     return formatv("registers: estimated {0} per thread > {1} max of {2}", regs,
                    chip.regsPerThreadMax, chip.name)

@@ -26,6 +26,7 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
   if (profile)
     add(checkProfile(*profile, cand, problem));
   add(checkDispatch(chip, cand));
+  add(checkMask(cand, problem));
   add(checkImplemented(chip, cand));
   if (reasons.empty()) {
     const MatrixInstr *instr = chip.lookupInstr(cand.mma);
@@ -57,15 +58,16 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
   return v;
 }
 
-/// The priority key, smaller first, as xformers' sort_index: aligned
-/// variants, output kept in registers, the smallest head-dim bucket, no bias
-/// support unless the op has a bias, the table's explicit priority, then the
-/// table order (larger tiles are listed first).
+/// The priority key, smaller first, as xformers' sort_index: the table's
+/// explicit priority (a faster kernel family ranks ahead of even the aligned
+/// variants of a slower one), aligned variants, output kept in registers,
+/// the smallest head-dim bucket, no bias support unless the op has a bias,
+/// then the table order (larger tiles are listed first).
 static auto priorityKey(const TileCandidate &c,
                         const AttentionProblem &problem) {
   bool biasMismatch = c.supportsBias != problem.hasBias;
-  return std::make_tuple(!c.aligned, !c.accInRegisters, c.headDimMax,
-                         biasMismatch, c.priority, c.tableIndex);
+  return std::make_tuple(c.priority, !c.aligned, !c.accInRegisters,
+                         c.headDimMax, biasMismatch, c.tableIndex);
 }
 
 llvm::SmallVector<Verdict>
@@ -96,28 +98,38 @@ mlir::attn::selectCandidate(const ChipSpec &chip,
 
 llvm::SmallVector<FamilyMember>
 mlir::attn::enumerateFamily(const ChipSpec &chip, llvm::StringRef profileName,
-                            llvm::ArrayRef<int64_t> headDims) {
+                            llvm::ArrayRef<int64_t> headDims,
+                            llvm::ArrayRef<MaskKind> masks) {
   llvm::SmallVector<FamilyMember> family;
   const Profile *profile = lookupProfile(profileName);
   if (!profile)
     return family;
-  // A sequence length every block size divides, for the aligned problem.
-  constexpr int64_t kAlignedSeqLen = 1 << 16;
+  llvm::SmallVector<MaskKind> allMasks = {MaskKind::None, MaskKind::Causal,
+                                          MaskKind::CausalBottomRight,
+                                          MaskKind::SlidingWindow};
+  if (masks.empty())
+    masks = allMasks;
+  // A sequence length every block size divides (three warpgroups of 64
+  // rows included), for the aligned problem.
+  constexpr int64_t kAlignedSeqLen = 3 << 16;
   for (Direction dir : profile->directions) {
     for (ElementType type : profile->dtypes) {
       for (int64_t d : headDims) {
-        AttentionProblem p;
-        p.elementType = type;
-        p.headDim = p.headDimV = d;
-        p.direction = dir;
-        p.seqQ = p.seqK = kAlignedSeqLen;
-        const TileCandidate *aligned = selectCandidate(chip, p, profile);
-        p.seqQ = p.seqK = std::nullopt;
-        const TileCandidate *general = selectCandidate(chip, p, profile);
-        if (aligned)
-          family.push_back({type, d, aligned, dir});
-        if (general && general != aligned)
-          family.push_back({type, d, general, dir});
+        for (MaskKind mask : masks) {
+          AttentionProblem p;
+          p.elementType = type;
+          p.headDim = p.headDimV = d;
+          p.direction = dir;
+          p.mask = mask;
+          p.seqQ = p.seqK = kAlignedSeqLen;
+          const TileCandidate *aligned = selectCandidate(chip, p, profile);
+          p.seqQ = p.seqK = std::nullopt;
+          const TileCandidate *general = selectCandidate(chip, p, profile);
+          if (aligned)
+            family.push_back({type, d, aligned, dir, mask});
+          if (general && general != aligned)
+            family.push_back({type, d, general, dir, mask});
+        }
       }
     }
   }

@@ -20,6 +20,13 @@ static json::Array stringsToJSON(llvm::ArrayRef<std::string> strings) {
   return arr;
 }
 
+static json::Array masksToJSON(llvm::ArrayRef<MaskKind> masks) {
+  json::Array arr;
+  for (MaskKind m : masks)
+    arr.push_back(stringifyMaskKind(m));
+  return arr;
+}
+
 json::Value mlir::attn::toJSON(const MatrixInstr &i) {
   json::Array allowed;
   for (int64_t n : i.blockNAllowed)
@@ -39,6 +46,7 @@ json::Value mlir::attn::toJSON(const MatrixInstr &i) {
       {"head_dim_multiple", i.headDimMultiple},
       {"head_dim_max", i.headDimMax},
       {"min_mma_per_iteration", i.minMmaPerIteration},
+      {"shared_operands", i.sharedOperands},
   };
 }
 
@@ -60,6 +68,7 @@ json::Value mlir::attn::toJSON(const TileCandidate &c) {
       {"implemented", c.implemented},
       {"direction", stringifyDirection(c.direction)},
       {"only_on", stringsToJSON(c.onlyOn)},
+      {"masks", masksToJSON(c.masks)},
       {"priority", c.priority},
   };
 }
@@ -154,6 +163,7 @@ json::Value mlir::attn::familyToJSON(llvm::ArrayRef<FamilyMember> family) {
   for (const FamilyMember &m : family)
     arr.push_back(json::Object{{"dtype", stringifyElementType(m.elementType)},
                                {"head_dim", m.headDim},
+                               {"mask", stringifyMaskKind(m.mask)},
                                {"direction", stringifyDirection(m.direction)},
                                {"candidate", m.candidate->name}});
   return arr;

@@ -182,6 +182,13 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
       r.fail("field 'direction': expected 'forward' or 'backward'");
   }
   c.onlyOn = r.getStrings("only_on", false);
+  for (const std::string &m : r.getStrings("masks", false)) {
+    if (std::optional<MaskKind> kind = symbolizeMaskKind(m))
+      c.masks.push_back(*kind);
+    else
+      r.fail("field 'masks': unknown mask '" + m +
+             "' (known: none, causal, causal_bottom_right, sliding_window)");
+  }
   c.priority = r.getInt("priority", false, 0);
   r.finish();
   for (int64_t f : {c.blockM, c.blockN, c.warps, c.stages, c.headDimMax})
@@ -211,6 +218,7 @@ MatrixInstr parseInstr(const json::Value &v, const std::string &where,
   i.headDimMultiple = r.getInt("head_dim_multiple");
   i.headDimMax = r.getInt("head_dim_max");
   i.minMmaPerIteration = r.getInt("min_mma_per_iteration", false, 0);
+  i.sharedOperands = r.getBool("shared_operands", false, false);
   r.finish();
   if (i.m <= 0 || i.n <= 0 || i.k <= 0 || i.blockNMultiple <= 0 ||
       i.headDimMultiple <= 0)

@@ -30,8 +30,10 @@ CANDIDATE = {
     "mma": (STR, True), "dtypes": (STRS, True), "head_dim_max": (INT, True),
     "aligned_variant": (BOOL, False), "implemented": (BOOL, False),
     "supports_bias": (BOOL, False), "direction": (STR, False),
-    "only_on": (STRS, False), "priority": (INT, False),
+    "only_on": (STRS, False), "masks": (STRS, False),
+    "priority": (INT, False),
 }
+MASKS = ("none", "causal", "causal_bottom_right", "sliding_window")
 INSTR = {
     "name": (STR, True), "reason": (STR, True), "m": (INT, True),
     "n": (INT, True), "k": (INT, True), "operand_types": (STRS, True),
@@ -39,7 +41,7 @@ INSTR = {
     "max_rows_per_warp": (INT, False),
     "block_n_multiple": (INT, True), "block_n_allowed": (INTS, False),
     "head_dim_multiple": (INT, True), "head_dim_max": (INT, True),
-    "min_mma_per_iteration": (INT, False),
+    "min_mma_per_iteration": (INT, False), "shared_operands": (BOOL, False),
 }
 CHIP = {
     "name": (STR, True), "vendor": (STR, True), "reason": (STR, True),
@@ -173,6 +175,10 @@ def validate(table):
                     if c not in chip_names:
                         err(where, f"candidate '{name}': only_on names "
                             f"unknown chip '{c}'")
+                for m in cand.get("masks", []):
+                    if m not in MASKS:
+                        err(where, f"candidate '{name}': masks names "
+                            f"unknown mask '{m}'")
 
 
 def main():

@@ -3,16 +3,20 @@
 // unaligned variants are chosen. sm_86/sm_89 have 99 KiB of shared memory:
 // the D = 128 block_m 128 x block_n 64 tile (104448 bytes) does not fit.
 // 4 warps x 32 rows comes first where it fits: it measured fastest on the
-// H100 (bench/RESULTS.md).
+// H100 (bench/RESULTS.md) among the mma.sync tiles. sm_90a picks the wgmma
+// tiles (priority -1) for head dims that are multiples of 64: three
+// warpgroups for D = 64 without a mask, two with one.
 // RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_80 | FileCheck %s --check-prefix=SM80
 // RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_86 | FileCheck %s --check-prefix=SM86
 // RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_89 | FileCheck %s --check-prefix=SM86
-// RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_90a | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_90a | FileCheck %s --check-prefix=SM90A
 
 // SM80-LABEL: func.func @d64_f16
 // SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
 // SM86-LABEL: func.func @d64_f16
 // SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM90A-LABEL: func.func @d64_f16
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d64_m192n128w12", block_m = 192, block_n = 128, warps = 12, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
 func.func @d64_f16(%q: tensor<1x8x?x64xf16>, %k: tensor<1x8x?x64xf16>, %v: tensor<1x8x?x64xf16>, %o: tensor<1x8x?x64xf16>) -> tensor<1x8x?x64xf16> {
   %r = attn.attention q(%q : tensor<1x8x?x64xf16>) k(%k : tensor<1x8x?x64xf16>) v(%v : tensor<1x8x?x64xf16>)
       outs(%o : tensor<1x8x?x64xf16>) -> tensor<1x8x?x64xf16>
@@ -25,6 +29,8 @@ func.func @d64_f16(%q: tensor<1x8x?x64xf16>, %k: tensor<1x8x?x64xf16>, %v: tenso
 // SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
 // SM86-LABEL: func.func @d64_bf16
 // SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM90A-LABEL: func.func @d64_bf16
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d64_m192n128w12", block_m = 192, block_n = 128, warps = 12, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
 func.func @d64_bf16(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x8x?x64xbf16>, %v: tensor<1x8x?x64xbf16>, %o: tensor<1x8x?x64xbf16>) -> tensor<1x8x?x64xbf16> {
   %r = attn.attention q(%q : tensor<1x8x?x64xbf16>) k(%k : tensor<1x8x?x64xbf16>) v(%v : tensor<1x8x?x64xbf16>)
       outs(%o : tensor<1x8x?x64xbf16>) -> tensor<1x8x?x64xbf16>
@@ -37,6 +43,8 @@ func.func @d64_bf16(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x8x?x64xbf16>, %v: te
 // SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
 // SM86-LABEL: func.func @d128_f16
 // SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n32w8", block_m = 128, block_n = 32, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM90A-LABEL: func.func @d128_f16
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d128_m128n128w8", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
 func.func @d128_f16(%q: tensor<1x8x?x128xf16>, %k: tensor<1x8x?x128xf16>, %v: tensor<1x8x?x128xf16>, %o: tensor<1x8x?x128xf16>) -> tensor<1x8x?x128xf16> {
   %r = attn.attention q(%q : tensor<1x8x?x128xf16>) k(%k : tensor<1x8x?x128xf16>) v(%v : tensor<1x8x?x128xf16>)
       outs(%o : tensor<1x8x?x128xf16>) -> tensor<1x8x?x128xf16>
@@ -49,6 +57,8 @@ func.func @d128_f16(%q: tensor<1x8x?x128xf16>, %k: tensor<1x8x?x128xf16>, %v: te
 // SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
 // SM86-LABEL: func.func @d128_bf16
 // SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n32w8", block_m = 128, block_n = 32, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM90A-LABEL: func.func @d128_bf16
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d128_m128n128w8", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
 func.func @d128_bf16(%q: tensor<1x8x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v: tensor<1x8x?x128xbf16>, %o: tensor<1x8x?x128xbf16>) -> tensor<1x8x?x128xbf16> {
   %r = attn.attention q(%q : tensor<1x8x?x128xbf16>) k(%k : tensor<1x8x?x128xbf16>) v(%v : tensor<1x8x?x128xbf16>)
       outs(%o : tensor<1x8x?x128xbf16>) -> tensor<1x8x?x128xbf16>
@@ -61,6 +71,8 @@ func.func @d128_bf16(%q: tensor<1x8x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v:
 // SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
 // SM86-LABEL: func.func @d256_f16
 // SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM90A-LABEL: func.func @d256_f16
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d256_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
 func.func @d256_f16(%q: tensor<1x8x?x256xf16>, %k: tensor<1x8x?x256xf16>, %v: tensor<1x8x?x256xf16>, %o: tensor<1x8x?x256xf16>) -> tensor<1x8x?x256xf16> {
   %r = attn.attention q(%q : tensor<1x8x?x256xf16>) k(%k : tensor<1x8x?x256xf16>) v(%v : tensor<1x8x?x256xf16>)
       outs(%o : tensor<1x8x?x256xf16>) -> tensor<1x8x?x256xf16>
@@ -73,8 +85,38 @@ func.func @d256_f16(%q: tensor<1x8x?x256xf16>, %k: tensor<1x8x?x256xf16>, %v: te
 // SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
 // SM86-LABEL: func.func @d256_bf16
 // SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM90A-LABEL: func.func @d256_bf16
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d256_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
 func.func @d256_bf16(%q: tensor<1x8x?x256xbf16>, %k: tensor<1x8x?x256xbf16>, %v: tensor<1x8x?x256xbf16>, %o: tensor<1x8x?x256xbf16>) -> tensor<1x8x?x256xbf16> {
   %r = attn.attention q(%q : tensor<1x8x?x256xbf16>) k(%k : tensor<1x8x?x256xbf16>) v(%v : tensor<1x8x?x256xbf16>)
       outs(%o : tensor<1x8x?x256xbf16>) -> tensor<1x8x?x256xbf16>
   return %r : tensor<1x8x?x256xbf16>
+}
+
+// -----
+
+// Causal work per query block is ragged: D = 64 keeps two warpgroups.
+// SM80-LABEL: func.func @d64_bf16_causal
+// SM80: config = #attn.config<name = "mma_d64_m128n64w4"
+// SM86-LABEL: func.func @d64_bf16_causal
+// SM86: config = #attn.config<name = "mma_d64_m128n64w4"
+// SM90A-LABEL: func.func @d64_bf16_causal
+// SM90A: config = #attn.config<name = "wgmma_d64_m128n128w8", block_m = 128, block_n = 128, warps = 8
+func.func @d64_bf16_causal(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x8x?x64xbf16>, %v: tensor<1x8x?x64xbf16>, %o: tensor<1x8x?x64xbf16>) -> tensor<1x8x?x64xbf16> {
+  %r = attn.attention q(%q : tensor<1x8x?x64xbf16>) k(%k : tensor<1x8x?x64xbf16>) v(%v : tensor<1x8x?x64xbf16>)
+      outs(%o : tensor<1x8x?x64xbf16>) {mask = #attn.mask<causal>} -> tensor<1x8x?x64xbf16>
+  return %r : tensor<1x8x?x64xbf16>
+}
+
+// -----
+
+// D = 96 is no multiple of wgmma's 64-column panels: mma.sync on sm_90a too.
+// SM80-LABEL: func.func @d96_bf16
+// SM80: config = #attn.config<name = "mma_d128_m128n64w4"
+// SM90A-LABEL: func.func @d96_bf16
+// SM90A: config = #attn.config<name = "mma_d128_m128n64w4"
+func.func @d96_bf16(%q: tensor<1x8x?x96xbf16>, %k: tensor<1x8x?x96xbf16>, %v: tensor<1x8x?x96xbf16>, %o: tensor<1x8x?x96xbf16>) -> tensor<1x8x?x96xbf16> {
+  %r = attn.attention q(%q : tensor<1x8x?x96xbf16>) k(%k : tensor<1x8x?x96xbf16>) v(%v : tensor<1x8x?x96xbf16>)
+      outs(%o : tensor<1x8x?x96xbf16>) -> tensor<1x8x?x96xbf16>
+  return %r : tensor<1x8x?x96xbf16>
 }

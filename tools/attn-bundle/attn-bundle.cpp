@@ -63,6 +63,7 @@ namespace {
 struct VariantTile {
   std::string dtype;
   int64_t headDim;
+  std::string mask;
   std::string config;
 };
 
@@ -87,7 +88,8 @@ getTiles(MLIRContext &ctx, ArrayRef<std::string> ts, ArrayRef<int64_t> ds) {
     std::string config;
     llvm::raw_string_ostream os(config);
     Attribute(attn::toConfigAttr(&ctx, *m.candidate)).print(os);
-    out.push_back({t, m.headDim, config});
+    out.push_back(
+        {t, m.headDim, attn::stringifyMaskKind(m.mask).str(), config});
   }
   return out;
 }
@@ -120,7 +122,7 @@ FailureOr<std::string> buildFamily(MLIRContext &ctx) {
       for (int64_t d : ds)
         for (const std::string &m : ms)
           for (const VariantTile &vt : *family) {
-            if (vt.dtype != t || vt.headDim != d)
+            if (vt.dtype != t || vt.headDim != d || vt.mask != m)
               continue;
             std::string q = "memref<?x1x?x" + std::to_string(d) + "x" + t + ">";
             std::string l = "memref<?x1x?xf32>";

@@ -167,6 +167,32 @@ TEST_F(ChecksTest, RegistersOverBudget) {
   EXPECT_EQ(regs, 248);
 }
 
+TEST_F(ChecksTest, SharedOperandsAreSwizzledAndKeepQOutOfRegisters) {
+  // wgmma-style: no row padding but 1 KiB of alignment slack, and Q is read
+  // from shared memory instead of registers.
+  instr.sharedOperands = true;
+  chip.instructions = {instr};
+  chip.smemMaxBytes = 232448;
+  cand.blockN = 128;
+  int64_t bytes = 0, regs = 0;
+  EXPECT_FALSE(checkSharedMemory(chip, cand, problem, bytes));
+  // (2 * 128 * (128 + 128) + 128 * 128) * 2 + 1024
+  EXPECT_EQ(bytes, 164864);
+  EXPECT_FALSE(checkRegisters(chip, cand, instr, problem, regs));
+  // S 128 * 16 / 32 + O 128 * 16 / 32 + 40, no Q fragment.
+  EXPECT_EQ(regs, 168);
+}
+
+TEST_F(ChecksTest, MaskDispatch) {
+  EXPECT_FALSE(checkMask(cand, problem));
+  cand.masks = {MaskKind::None};
+  EXPECT_FALSE(checkMask(cand, problem));
+  problem.mask = MaskKind::SlidingWindow;
+  CheckResult r = checkMask(cand, problem);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "mask: used only for none, the op has sliding_window");
+}
+
 TEST_F(ChecksTest, RegistersPerBlock) {
   int64_t regs = 0;
   // 168 registers * 8 warps * 32 lanes = 43008 <= 65536

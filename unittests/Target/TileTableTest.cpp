@@ -63,7 +63,29 @@ TEST(Selection, SharedMemoryDecidesPerChip) {
   // 104448 bytes do not fit 99 KiB; the sm_86-only tile keeps block_m 128.
   EXPECT_EQ(selectCandidate(*lookupChip("sm_86"), p)->name,
             "mma_d128_m128n32w8");
-  // The wgmma candidates are listed but not implemented yet.
+  // sm_90a: the wgmma tile (priority -1) ahead of every mma.sync tile.
+  EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
+            "wgmma_d128_m128n128w8");
+  // ... even the aligned ones, when the shapes allow those.
+  p.seqQ = p.seqK = 4096;
+  EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
+            "wgmma_d128_m128n128w8");
+}
+
+TEST(Selection, MasksRestrictCandidates) {
+  AttentionProblem p = problem(ElementType::BF16, 64);
+  const ChipSpec *chip = lookupChip("sm_90a");
+  EXPECT_EQ(selectCandidate(*chip, p)->name, "wgmma_d64_m192n128w12");
+  p.mask = MaskKind::Causal;
+  EXPECT_EQ(selectCandidate(*chip, p)->name, "wgmma_d64_m128n128w8");
+  for (const Verdict &v : evaluateCandidates(*chip, p))
+    if (v.candidate->name == "wgmma_d64_m192n128w12")
+      EXPECT_EQ(v.reason, "mask: used only for none, the op has causal");
+}
+
+TEST(Selection, WgmmaNeedsHeadDimsOf64Columns) {
+  // D = 96 is no multiple of the 64-column swizzled panels: mma.sync.
+  AttentionProblem p = problem(ElementType::BF16, 96);
   EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
             "mma_d128_m128n64w4");
 }
@@ -108,13 +130,27 @@ TEST(Selection, ProfilesRestrict) {
 
 TEST(Family, InferenceOnSm80) {
   auto family = enumerateFamily(*lookupChip("sm_80"), "inference", {64, 128});
-  // 2 dtypes x 2 head dims x (aligned + general).
-  ASSERT_EQ(family.size(), 8u);
+  // 2 dtypes x 2 head dims x 4 masks x (aligned + general).
+  ASSERT_EQ(family.size(), 32u);
   EXPECT_EQ(family[0].candidate->name, "mma_d64_m128n64w4_aligned");
   EXPECT_EQ(family[1].candidate->name, "mma_d64_m128n64w4");
+  EXPECT_EQ(family[0].mask, MaskKind::None);
+  EXPECT_EQ(family[2].mask, MaskKind::Causal);
   EXPECT_EQ(family[0].elementType, ElementType::F16);
-  EXPECT_EQ(family[4].elementType, ElementType::BF16);
+  EXPECT_EQ(family[16].elementType, ElementType::BF16);
   EXPECT_TRUE(enumerateFamily(*lookupChip("sm_80"), "nope", {64}).empty());
+}
+
+TEST(Family, MaskDependentTilesOnSm90a) {
+  // Only the aligned/general pair differs per mask: none takes three
+  // warpgroups, the other masks two; wgmma has no aligned twin.
+  auto family = enumerateFamily(*lookupChip("sm_90a"), "inference", {64},
+                                {MaskKind::None, MaskKind::Causal});
+  ASSERT_EQ(family.size(), 4u);
+  EXPECT_EQ(family[0].candidate->name, "wgmma_d64_m192n128w12");
+  EXPECT_EQ(family[1].candidate->name, "wgmma_d64_m128n128w8");
+  EXPECT_EQ(family[1].mask, MaskKind::Causal);
+  EXPECT_EQ(family[2].elementType, ElementType::BF16);
 }
 
 TEST(ConfigAttr, FromCandidate) {
@@ -193,6 +229,18 @@ TEST(Parser, WrongTypeAndBadEnum) {
   badPipe.replace(badPipe.find("\"simple\""), 8, "\"fast\"");
   EXPECT_NE(parseError(badPipe).find("unknown pipeline 'fast'"),
             std::string::npos);
+  EXPECT_EQ(parseError(tableWith(", \"masks\": [\"diagonal\"]")),
+            "candidate_sets.c[0]: field 'masks': unknown mask 'diagonal' "
+            "(known: none, causal, causal_bottom_right, sliding_window)");
+}
+
+TEST(Parser, MasksAndSharedOperands) {
+  llvm::Expected<TileTable> t =
+      parseTileTable(tableWith(", \"masks\": [\"none\", \"causal\"]"));
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(t->chips[0].candidates[0].masks,
+            (llvm::SmallVector<MaskKind>{MaskKind::None, MaskKind::Causal}));
+  EXPECT_FALSE(t->chips[0].instructions[0].sharedOperands);
 }
 
 TEST(Parser, DuplicateCandidate) {

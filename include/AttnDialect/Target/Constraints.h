@@ -62,6 +62,8 @@ CheckResult checkProfile(const Profile &profile, const TileCandidate &cand,
                          const AttentionProblem &problem);
 /// Per-chip dispatch condition (`only_on`).
 CheckResult checkDispatch(const ChipSpec &chip, const TileCandidate &cand);
+CheckResult checkMask(const TileCandidate &cand,
+                      const AttentionProblem &problem);
 /// The backend for the chip's vendor lowers the candidate's pipeline.
 CheckResult checkImplemented(const ChipSpec &chip, const TileCandidate &cand);
 CheckResult checkElementType(const ChipSpec &chip, const TileCandidate &cand,

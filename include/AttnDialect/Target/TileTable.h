@@ -56,6 +56,10 @@ struct MatrixInstr {
   /// Fewest matrix instructions per wave per key block for S = Q K^T, below
   /// which the lowering cannot hide the LDS latency (CK's MFMA-count rule).
   int64_t minMmaPerIteration = 0;
+  /// The instruction reads Q, K and V from shared memory through matrix
+  /// descriptors (wgmma): Q is never held in registers, and the tiles are
+  /// 128-byte swizzled (no row padding, 1 KiB of alignment slack).
+  bool sharedOperands = false;
 };
 
 /// One entry of a chip's candidate list.
@@ -78,6 +82,9 @@ struct TileCandidate {
   Direction direction = Direction::Forward;
   /// Dispatch condition: when not empty, the chips this candidate is used on.
   llvm::SmallVector<std::string> onlyOn;
+  /// Dispatch condition: when not empty, the masks this candidate is used
+  /// for (a tile that wins without a mask may lose on causal's ragged work).
+  llvm::SmallVector<MaskKind> masks;
   /// Lower first; ties keep table order.
   int64_t priority = 0;
   /// Position in the chip's list, for stable ordering.
@@ -207,24 +214,27 @@ const TileCandidate *selectCandidate(const ChipSpec &chip,
 
 ConfigAttr toConfigAttr(MLIRContext *context, const TileCandidate &candidate);
 
-/// One kernel of a chip's family: an element type, a head dim and the
-/// candidate chosen for it.
+/// One kernel of a chip's family: an element type, a head dim, a mask and
+/// the candidate chosen for them.
 struct FamilyMember {
   ElementType elementType;
   int64_t headDim;
   const TileCandidate *candidate;
   Direction direction = Direction::Forward;
+  MaskKind mask = MaskKind::None;
 };
 
 /// The kernel family a bundle for `chip` and `profile` holds: for each
-/// direction and element type of the profile and each head dim, the first
-/// accepted candidate for a problem with static, aligned sequence lengths
-/// (its aligned variant, when there is one) and, when different, for dynamic
-/// sequence lengths. Combinations nothing accepts are left out, and so is
-/// everything for an unknown profile.
+/// direction and element type of the profile, each head dim and each mask of
+/// `masks` (every mask when empty), the first accepted candidate for a
+/// problem with static, aligned sequence lengths (its aligned variant, when
+/// there is one) and, when different, for dynamic sequence lengths.
+/// Combinations nothing accepts are left out, and so is everything for an
+/// unknown profile.
 llvm::SmallVector<FamilyMember>
 enumerateFamily(const ChipSpec &chip, llvm::StringRef profile,
-                llvm::ArrayRef<int64_t> headDims);
+                llvm::ArrayRef<int64_t> headDims,
+                llvm::ArrayRef<MaskKind> masks = {});
 
 } // namespace attn
 } // namespace mlir

@@ -23,14 +23,19 @@ using namespace mlir::attn;
 static constexpr StringLiteral kSharedGlobalName = "attn_smem";
 
 namespace {
-/// Shared-memory carving of one kernel: [Q tile][K stages][V stages], every
-/// row padded by the target's padding.
+/// Shared-memory carving of one kernel: [Q tile][K stages][V stages]. Padded
+/// tiles pad every row by the target's padding; swizzled tiles are dense
+/// and start 1024-byte aligned (the slack is reserved up front).
 struct SharedLayout {
+  SharedTileLayout kind;
   int64_t qRowStride, kRowStride, vRowStride;
-  int64_t qBytes, kStageBytes, vStageBytes, totalBytes;
+  int64_t qBytes, kStageBytes, vStageBytes, alignSlack, totalBytes;
 
-  SharedLayout(const KernelSpec &spec, const GPUTargetInfo &target) {
-    int64_t pad = target.getSharedRowPadding(spec.elemType);
+  SharedLayout(const KernelSpec &spec, const GPUTargetInfo &target,
+               SharedTileLayout kind)
+      : kind(kind) {
+    bool padded = kind == SharedTileLayout::Padded;
+    int64_t pad = padded ? target.getSharedRowPadding(spec.elemType) : 0;
     int64_t eb = spec.elemType.getIntOrFloatBitWidth() / 8;
     qRowStride = spec.headDim + pad;
     kRowStride = spec.headDim + pad;
@@ -38,7 +43,9 @@ struct SharedLayout {
     qBytes = spec.blockM() * qRowStride * eb;
     kStageBytes = spec.blockN() * kRowStride * eb;
     vStageBytes = spec.blockN() * vRowStride * eb;
-    totalBytes = qBytes + spec.stages() * (kStageBytes + vStageBytes);
+    alignSlack = padded ? 0 : 1024;
+    totalBytes =
+        alignSlack + qBytes + spec.stages() * (kStageBytes + vStageBytes);
   }
 };
 
@@ -48,13 +55,13 @@ public:
   KernelEmitter(OpBuilder &b, Location loc, Block &entry,
                 const KernelSpec &spec, const GPUTargetInfo &target)
       : b(b), loc(loc), entry(entry), spec(spec), target(target),
-        smem(spec, target) {
+        mma(target.createMmaEmitter(spec)),
+        smem(spec, target, mma->getSharedTileLayout()) {
     i32 = b.getI32Type();
     i64 = b.getI64Type();
     f32 = b.getF32Type();
     elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
     threads = spec.warps() * target.getWarpSize();
-    mma = target.createMmaEmitter(spec);
   }
 
   void emit();
@@ -84,11 +91,38 @@ private:
                                ValueRange{offset});
   }
   Value sharedAt(int64_t byteOffset, Value stage, int64_t stageBytes);
+  SharedTile sharedTile(Value base, int64_t rows, int64_t cols,
+                        int64_t rowStride) {
+    return {base, rows, cols, rowStride, spec.elemType, smem.kind};
+  }
+  SharedTile keyTile(Value stage) {
+    return sharedTile(sharedAt(smem.qBytes, stage, smem.kStageBytes),
+                      spec.blockN(), spec.headDim, smem.kRowStride);
+  }
+  SharedTile valueTile(Value stage) {
+    return sharedTile(sharedAt(smem.qBytes + spec.stages() * smem.kStageBytes,
+                               stage, smem.vStageBytes),
+                      spec.blockN(), spec.headDimV, smem.vRowStride);
+  }
+  Value sharedChunkAddress(const SharedTile &tile, Value r, Value c);
+  /// Waits for `pending` copy groups, then publishes them to all threads.
+  void waitCopies(int pending);
 
   void copyTile(const SharedTile &tile, Value src, Value rowStart,
                 Value rowLimit, Value rowStride);
   void loadKV(Value block, Value stage);
-  SmallVector<Value> emitBlock(Value block, Value stage, ValueRange state);
+  /// One key block; `afterScores`, when set, runs right after S = Q K^T.
+  SmallVector<Value> emitBlock(Value block, Value stage, ValueRange state,
+                               function_ref<void()> afterScores = {});
+  /// The key-block loop over [jLo, jHi): K/V staged in `stages` buffers.
+  scf::ForOp emitKeyLoop(Value jLo, Value jHi, ValueRange init);
+  /// The same loop for async outputs: the next block's loads are issued
+  /// after S = Q K^T (which completes the previous P V) and a barrier.
+  scf::ForOp emitAsyncKeyLoop(Value jLo, Value jHi, ValueRange init);
+  Value stageOf(Value j, Value jLo) {
+    return arith::AndIOp::create(b, loc, arith::SubIOp::create(b, loc, j, jLo),
+                                 c32(1));
+  }
   void emitEpilogue(ValueRange state);
 
   OpBuilder &b;
@@ -96,8 +130,8 @@ private:
   Block &entry;
   const KernelSpec &spec;
   const GPUTargetInfo &target;
-  SharedLayout smem;
   std::unique_ptr<MmaEmitter> mma;
+  SharedLayout smem;
   Type i32, i64, f32;
   int64_t elemBytes, threads;
 
@@ -106,6 +140,7 @@ private:
   Value qPtr, kPtr, vPtr, oPtr;
   Value scaleLog2, softcapScale, softcapLog2;
   MaskParams maskParams;
+  SharedTile qTile;
   SmallVector<Value> query;
   AccLayout sLayout, oLayout;
   SmallVector<Value> rowOfSlot; // absolute query row of each row slot
@@ -118,6 +153,28 @@ Value KernelEmitter::sharedAt(int64_t byteOffset, Value stage,
   if (stage)
     off = add(off, mul(stage, c32(stageBytes)));
   return gep(smemBase, b.getI8Type(), off);
+}
+
+/// Address of the 16-byte chunk `c` of row `r` of `tile`.
+Value KernelEmitter::sharedChunkAddress(const SharedTile &tile, Value r,
+                                        Value c) {
+  if (tile.layout == SharedTileLayout::Padded)
+    return gep(tile.base, spec.elemType,
+               add(mul(r, c32(tile.rowStride)), mul(c, c32(16 / elemBytes))));
+  // Panel c / 8 (128-byte rows), chunk (c % 8) ^ (r % 8) within the row.
+  Value panel = arith::DivUIOp::create(b, loc, c, c32(8));
+  Value chunk =
+      arith::XOrIOp::create(b, loc, arith::AndIOp::create(b, loc, c, c32(7)),
+                            arith::AndIOp::create(b, loc, r, c32(7)));
+  Value off = add(add(mul(panel, c32(tile.rows * 128)), mul(r, c32(128))),
+                  mul(chunk, c32(16)));
+  return gep(tile.base, b.getI8Type(), off);
+}
+
+void KernelEmitter::waitCopies(int pending) {
+  target.emitCopyWait(b, loc, pending);
+  mma->emitSharedWritesVisible(b, loc);
+  gpu::BarrierOp::create(b, loc);
 }
 
 /// Every thread copies 16-byte chunks of the tile, consecutive threads
@@ -145,19 +202,14 @@ void KernelEmitter::copyTile(const SharedTile &tile, Value src, Value rowStart,
     Value gOff = add(mul(ext(row), rowStride), ext(mul(c, c32(vec))));
     Value from = arith::SelectOp::create(b, loc, valid,
                                          gep(src, spec.elemType, gOff), src);
-    Value sOff = add(mul(r, c32(tile.rowStride)), mul(c, c32(vec)));
-    Value to = gep(tile.base, spec.elemType, sOff);
+    Value to = sharedChunkAddress(tile, r, c);
     target.emitCopyToShared(b, loc, to, from, 16, valid);
   }
 }
 
 void KernelEmitter::loadKV(Value block, Value stage) {
   Value n0 = mul(block, c32(spec.blockN()));
-  SharedTile k{sharedAt(smem.qBytes, stage, smem.kStageBytes), spec.blockN(),
-               spec.headDim, smem.kRowStride, spec.elemType};
-  SharedTile v{sharedAt(smem.qBytes + spec.stages() * smem.kStageBytes, stage,
-                        smem.vStageBytes),
-               spec.blockN(), spec.headDimV, smem.vRowStride, spec.elemType};
+  SharedTile k = keyTile(stage), v = valueTile(stage);
   copyTile(k, kPtr, n0, sk, arg(kArgKStrideB + 2));
   copyTile(v, vPtr, n0, sk, arg(kArgVStrideB + 2));
   target.emitCopyCommit(b, loc);
@@ -166,14 +218,13 @@ void KernelEmitter::loadKV(Value block, Value stage) {
 /// One key block: scores, mask, online-softmax update, O += P V.
 /// `state` is [m per slot..., l per slot..., O...].
 SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
-                                            ValueRange state) {
+                                            ValueRange state,
+                                            function_ref<void()> afterScores) {
   unsigned slots = sLayout.getNumRowSlots();
-  SharedTile k{sharedAt(smem.qBytes, stage, smem.kStageBytes), spec.blockN(),
-               spec.headDim, smem.kRowStride, spec.elemType};
-  SharedTile v{sharedAt(smem.qBytes + spec.stages() * smem.kStageBytes, stage,
-                        smem.vStageBytes),
-               spec.blockN(), spec.headDimV, smem.vRowStride, spec.elemType};
+  SharedTile k = keyTile(stage), v = valueTile(stage);
   SmallVector<Value> s = mma->computeScores(b, loc, lane, query, k);
+  if (afterScores)
+    afterScores();
 
   // Scores in the exp2 domain are t * tScale: t is q.k (times scale*log2e)
   // or the soft-capped score (times log2e). Keeping the factor out of the
@@ -366,6 +417,14 @@ void KernelEmitter::emit() {
   auto global = cast<LLVM::GlobalOp>(
       SymbolTable::lookupSymbolIn(module, kSharedGlobalName));
   smemBase = LLVM::AddressOfOp::create(b, loc, global);
+  if (smem.alignSlack) {
+    // Round the base up to the next multiple of the slack (1024 bytes).
+    Value addr = LLVM::PtrToIntOp::create(b, loc, i32, smemBase);
+    Value pad = arith::AndIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, c32(0), addr),
+        c32(smem.alignSlack - 1));
+    smemBase = gep(smemBase, b.getI8Type(), pad);
+  }
 
   sLayout = mma->getScoreLayout(b, loc, lane);
   oLayout = mma->getOutputLayout(b, loc, lane);
@@ -373,8 +432,7 @@ void KernelEmitter::emit() {
     rowOfSlot.push_back(add(add(m0, warpRow), add(sLayout.laneRow, c32(off))));
 
   // Q: global -> shared -> registers, once.
-  SharedTile qTile{smemBase, spec.blockM(), spec.headDim, smem.qRowStride,
-                   spec.elemType};
+  qTile = sharedTile(smemBase, spec.blockM(), spec.headDim, smem.qRowStride);
   copyTile(qTile, qPtr, m0, sq, arg(kArgQStrideB + 2));
   target.emitCopyCommit(b, loc);
 
@@ -386,11 +444,13 @@ void KernelEmitter::emit() {
   Value jLo = arith::DivUIOp::create(b, loc, lo, blockN);
   Value jHi =
       arith::DivUIOp::create(b, loc, add(hi, c32(spec.blockN() - 1)), blockN);
-  bool doubleBuffer = spec.stages() > 1;
-  if (doubleBuffer)
+  // Block jLo's tiles follow Q; the synchronous loop lets them stay in
+  // flight while Q is read into registers.
+  bool async = mma->hasAsyncOutput();
+  bool prefetch = spec.stages() > 1;
+  if (prefetch)
     loadKV(jLo, c32(0));
-  target.emitCopyWait(b, loc, doubleBuffer ? 1 : 0);
-  gpu::BarrierOp::create(b, loc);
+  waitCopies(prefetch && !async ? 1 : 0);
   query = mma->loadQuery(b, loc, lane, qTile, warpRow);
 
   SmallVector<Value> init;
@@ -402,47 +462,81 @@ void KernelEmitter::emit() {
   for (unsigned i = 0; i < oLayout.getNumElements(); ++i)
     init.push_back(cf(0.0));
 
-  auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
-    Value stage;
-    // Every warp must be done with the buffer about to be overwritten.
-    gpu::BarrierOp::create(b, loc);
-    if (doubleBuffer) {
-      // Buffers alternate from the first visible block on (jLo may be odd).
-      Value next = add(j, c32(1));
-      Value nextStage = arith::AndIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, next, jLo), c32(1));
-      Value more =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, jHi);
-      {
-        OpBuilder::InsertionGuard g2(b);
-        auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        loadKV(next, nextStage);
-      }
-      // Commit an empty group on the last block so "wait 1" still means
-      // "block j has landed".
-      target.emitCopyCommit(b, loc);
-      target.emitCopyWait(b, loc, 1);
-      stage = arith::AndIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, j, jLo), c32(1));
-    } else {
-      loadKV(j, Value());
-      target.emitCopyWait(b, loc, 0);
-    }
-    gpu::BarrierOp::create(b, loc);
-    SmallVector<Value> next = emitBlock(j, stage, loop.getRegionIterArgs());
-    scf::YieldOp::create(b, loc, next);
+  scf::ForOp loop =
+      async ? emitAsyncKeyLoop(jLo, jHi, init) : emitKeyLoop(jLo, jHi, init);
+  SmallVector<Value> state(loop.getResults());
+  if (async) {
+    SmallVector<Value> acc =
+        mma->waitOutput(b, loc, ArrayRef<Value>(state).drop_front(2 * slots));
+    llvm::copy(acc, state.begin() + 2 * slots);
   }
-  emitEpilogue(loop.getResults());
+  emitEpilogue(state);
+}
+
+scf::ForOp KernelEmitter::emitKeyLoop(Value jLo, Value jHi, ValueRange init) {
+  bool doubleBuffer = spec.stages() > 1;
+  auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  Value stage;
+  // Every warp must be done with the buffer about to be overwritten.
+  gpu::BarrierOp::create(b, loc);
+  if (doubleBuffer) {
+    // Buffers alternate from the first visible block on (jLo may be odd).
+    Value next = add(j, c32(1));
+    Value more =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, jHi);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      loadKV(next, stageOf(next, jLo));
+    }
+    // Commit an empty group on the last block so "wait 1" still means
+    // "block j has landed".
+    target.emitCopyCommit(b, loc);
+    waitCopies(1);
+    stage = stageOf(j, jLo);
+  } else {
+    loadKV(j, Value());
+    waitCopies(0);
+  }
+  SmallVector<Value> next = emitBlock(j, stage, loop.getRegionIterArgs());
+  scf::YieldOp::create(b, loc, next);
+  return loop;
+}
+
+scf::ForOp KernelEmitter::emitAsyncKeyLoop(Value jLo, Value jHi,
+                                           ValueRange init) {
+  auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  // Block j's tiles, issued one iteration earlier (or above), are visible.
+  waitCopies(0);
+  auto issueNext = [&] {
+    // S = Q K^T completed the previous block's P V in this warp; after the
+    // barrier, in every warp, so its buffers (block j + 1's) are free.
+    gpu::BarrierOp::create(b, loc);
+    Value next = add(j, c32(1));
+    Value more =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, jHi);
+    OpBuilder::InsertionGuard g2(b);
+    auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    loadKV(next, stageOf(next, jLo));
+  };
+  SmallVector<Value> next =
+      emitBlock(j, stageOf(j, jLo), loop.getRegionIterArgs(), issueNext);
+  scf::YieldOp::create(b, loc, next);
+  return loop;
 }
 
 int64_t attn::getDynamicSharedMemoryBytes(const KernelSpec &spec,
                                           const GPUTargetInfo &target) {
-  return SharedLayout(spec, target).totalBytes;
+  SharedTileLayout kind = target.createMmaEmitter(spec)->getSharedTileLayout();
+  return SharedLayout(spec, target, kind).totalBytes;
 }
 
 gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,

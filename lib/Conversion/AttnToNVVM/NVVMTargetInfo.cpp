@@ -37,11 +37,12 @@ LogicalResult NVVMTargetInfo::checkSupported(
                          << " is not supported by convert-attn-to-nvvm: "
                             "expected a multiple of 16 <= 256";
   ConfigAttr c = spec.config;
-  if (c.getMma() != "mma.m16n8k16")
+  if (c.getMma() == kWgmma)
+    return checkWgmmaSupported(spec, emitError);
+  if (c.getMma() != kMmaSync)
     return emitError() << "config '" << c.getName() << "' asks for mma = \""
-                       << c.getMma()
-                       << "\"; convert-attn-to-nvvm implements "
-                          "\"mma.m16n8k16\"";
+                       << c.getMma() << "\"; convert-attn-to-nvvm implements \""
+                       << kMmaSync << "\" and \"" << kWgmma << "\"";
   if (c.getPipeline() != PipelineKind::CpAsync &&
       c.getPipeline() != PipelineKind::Simple)
     return emitError() << "config '" << c.getName() << "' asks for pipeline = "
@@ -72,8 +73,48 @@ LogicalResult NVVMTargetInfo::checkSupported(
   return success();
 }
 
+LogicalResult NVVMTargetInfo::checkWgmmaSupported(
+    const KernelSpec &spec,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  ConfigAttr c = spec.config;
+  if (!chip.hasWgmma())
+    return emitError() << "config '" << c.getName() << "' asks for mma = \""
+                       << kWgmma << "\"; " << chip.name
+                       << " has no wgmma (sm_90a only)";
+  // Swizzled tiles are cut into 64-column panels.
+  for (auto [what, d] :
+       {std::pair<StringRef, int64_t>{"head dim D", spec.headDim},
+        {"head dim Dv", spec.headDimV}})
+    if (d % 64 != 0)
+      return emitError() << what << " = " << d << " is not supported by \""
+                         << kWgmma << "\": expected a multiple of 64";
+  if (c.getPipeline() != PipelineKind::CpAsync || c.getStages() != 2)
+    return emitError() << "config '" << c.getName() << "' has pipeline = "
+                       << stringifyPipelineKind(c.getPipeline())
+                       << ", stages = " << c.getStages() << "; \"" << kWgmma
+                       << "\" is implemented with cp_async, stages = 2";
+  if (c.getWarps() % 4 != 0 || c.getWarps() > 16 ||
+      c.getBlockM() != 16 * c.getWarps())
+    return emitError() << "config '" << c.getName()
+                       << "' has block_m = " << c.getBlockM()
+                       << " and warps = " << c.getWarps() << "; \"" << kWgmma
+                       << "\" needs warpgroups: warps a multiple of 4 "
+                          "(<= 16), block_m == 16 * warps";
+  if (c.getBlockN() % 16 != 0 || c.getBlockN() > 256)
+    return emitError() << "config '" << c.getName()
+                       << "' has block_n = " << c.getBlockN()
+                       << "; expected a multiple of 16 <= 256";
+  if (!c.getAccInRegisters())
+    return emitError() << "config '" << c.getName()
+                       << "' has acc_in_registers = false; "
+                          "convert-attn-to-nvvm keeps O in registers";
+  return success();
+}
+
 std::unique_ptr<MmaEmitter>
 NVVMTargetInfo::createMmaEmitter(const KernelSpec &spec) const {
+  if (spec.config.getMma() == kWgmma)
+    return createWgmmaM64NNK16Emitter(spec);
   return createMmaM16N8K16Emitter(spec);
 }
 

@@ -10,6 +10,10 @@
 namespace mlir {
 namespace attn {
 
+/// The `mma` names of #attn.config this lowering implements.
+inline constexpr StringLiteral kMmaSync = "mma.m16n8k16";
+inline constexpr StringLiteral kWgmma = "wgmma.m64nNk16";
+
 class NVVMTargetInfo : public GPUTargetInfo {
 public:
   explicit NVVMTargetInfo(const ChipSpec &chip) : chip(chip) {}
@@ -32,12 +36,21 @@ public:
   void emitCopyWait(OpBuilder &b, Location loc, int pending) const override;
 
 private:
+  LogicalResult
+  checkWgmmaSupported(const KernelSpec &spec,
+                      function_ref<InFlightDiagnostic()> emitError) const;
+
   const ChipSpec &chip;
 };
 
 /// The mma.sync m16n8k16 emitter (f16/bf16 in, f32 accumulators, ldmatrix
 /// fragments).
 std::unique_ptr<MmaEmitter> createMmaM16N8K16Emitter(const KernelSpec &spec);
+
+/// The Hopper wgmma.mma_async m64nNk16 emitter (sm_90a; warpgroups of four
+/// warps, 128-byte-swizzled shared tiles read through descriptors, P from
+/// registers).
+std::unique_ptr<MmaEmitter> createWgmmaM64NNK16Emitter(const KernelSpec &spec);
 
 } // namespace attn
 } // namespace mlir

@@ -10,7 +10,7 @@ func.func @no_config(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
 
 #cfg = #attn.config<name = "cdna3", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mfma.32x32x8">
 func.func @wrong_mma(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{config 'cdna3' asks for mma = "mfma.32x32x8"; convert-attn-to-nvvm implements "mma.m16n8k16"}}
+  // expected-error @+1 {{config 'cdna3' asks for mma = "mfma.32x32x8"; convert-attn-to-nvvm implements "mma.m16n8k16" and "wgmma.m64nNk16"}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }

@@ -3,44 +3,44 @@
 // #attn.config, #attn.target and #attn.mask reject bad values when parsed;
 // each message names the attribute and parameter.
 
-// block_m not a power of two
-// expected-error @+1 {{#attn.config: block_m must be a power of two in [1, 4096], got 96}}
-module attributes {test.attr = #attn.config<name = "t", block_m = 96, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">} {}
+// block_m neither a power of two nor a multiple of 16
+// expected-error @+1 {{#attn.config: block_m must be a power of two or a multiple of 16 in [1, 4096], got 200}}
+module attributes {test.attr = #attn.config<name = "t", block_m = 200, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">} {}
 
 // -----
 
 // block_n zero
-// expected-error @+1 {{#attn.config: block_n must be a power of two in [1, 4096], got 0}}
+// expected-error @+1 {{#attn.config: block_n must be a power of two or a multiple of 16 in [1, 4096], got 0}}
 module attributes {test.attr = #attn.config<name = "t", block_m = 64, block_n = 0, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">} {}
 
 // -----
 
 // block_n negative
-// expected-error @+1 {{#attn.config: block_n must be a power of two in [1, 4096], got -64}}
+// expected-error @+1 {{#attn.config: block_n must be a power of two or a multiple of 16 in [1, 4096], got -64}}
 module attributes {test.attr = #attn.config<name = "t", block_m = 64, block_n = -64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">} {}
 
 // -----
 
 // block_m huge
-// expected-error @+1 {{#attn.config: block_m must be a power of two in [1, 4096], got 9223372036854775807}}
+// expected-error @+1 {{#attn.config: block_m must be a power of two or a multiple of 16 in [1, 4096], got 9223372036854775807}}
 module attributes {test.attr = #attn.config<name = "t", block_m = 9223372036854775807, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">} {}
 
 // -----
 
 // block_m too large
-// expected-error @+1 {{#attn.config: block_m must be a power of two in [1, 4096], got 8192}}
+// expected-error @+1 {{#attn.config: block_m must be a power of two or a multiple of 16 in [1, 4096], got 8192}}
 module attributes {test.attr = #attn.config<name = "t", block_m = 8192, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">} {}
 
 // -----
 
 // warps
-// expected-error @+1 {{#attn.config: warps must be a power of two in [1, 32], got 3}}
+// expected-error @+1 {{#attn.config: warps must be a power of two or a multiple of 4 in [1, 32], got 3}}
 module attributes {test.attr = #attn.config<name = "t", block_m = 64, block_n = 64, warps = 3, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">} {}
 
 // -----
 
 // warps too many
-// expected-error @+1 {{#attn.config: warps must be a power of two in [1, 32], got 64}}
+// expected-error @+1 {{#attn.config: warps must be a power of two or a multiple of 4 in [1, 32], got 64}}
 module attributes {test.attr = #attn.config<name = "t", block_m = 64, block_n = 64, warps = 64, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">} {}
 
 // -----

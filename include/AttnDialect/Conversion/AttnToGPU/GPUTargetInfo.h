@@ -53,14 +53,28 @@ struct AccLayout {
   unsigned getNumRowSlots() const { return rowSlotOffsets.size(); }
 };
 
-/// A row-major tile in shared memory: `rows` x `cols` elements of
-/// `elemType`, rows `rowStride` elements apart (cols plus padding).
+/// How the skeleton lays tiles out in shared memory.
+enum class SharedTileLayout {
+  /// Row-major, every row padded by the target's padding (ldmatrix, LDS).
+  Padded,
+  /// The 128-byte swizzle the Hopper tensor cores read through matrix
+  /// descriptors: the tile is cut into column panels of 128 bytes (64
+  /// 16-bit elements), each panel row-major with 128-byte rows, and the
+  /// 16-byte chunk c of row r stored at chunk c ^ (r % 8). Panels and the
+  /// tile base are 1024-byte aligned.
+  Swizzle128B,
+};
+
+/// A tile in shared memory: `rows` x `cols` elements of `elemType`. Padded
+/// tiles are row-major with rows `rowStride` elements apart (cols plus
+/// padding); swizzled tiles have rowStride == cols.
 struct SharedTile {
   Value base; // !llvm.ptr<3>
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t rowStride = 0;
   Type elemType;
+  SharedTileLayout layout = SharedTileLayout::Padded;
 };
 
 /// The matrix instructions of one warp (wave). One emitter serves one kernel
@@ -71,6 +85,16 @@ public:
 
   /// Query rows one warp owns; block_m = rowsPerWarp * warps.
   virtual int64_t getRowsPerWarp() const = 0;
+
+  /// The shared-memory layout the emitter reads its tiles in.
+  virtual SharedTileLayout getSharedTileLayout() const {
+    return SharedTileLayout::Padded;
+  }
+
+  /// Called by every thread after its copies to shared memory completed and
+  /// before the barrier that publishes them: matrix units that read shared
+  /// memory through another proxy (wgmma) need a fence here.
+  virtual void emitSharedWritesVisible(OpBuilder &b, Location loc) {}
 
   /// Layout of the scores S [rowsPerWarp x block_n] and of the output
   /// accumulator O [rowsPerWarp x Dv]. Both must have the same laneRow and
@@ -96,6 +120,20 @@ public:
                                               Value lane, ArrayRef<Value> p,
                                               const SharedTile &v,
                                               ArrayRef<Value> acc) = 0;
+
+  /// True when accumulateOutput returns before its matrix instructions
+  /// finished (they keep reading the V tile and writing the result
+  /// registers). The next computeScores then completes them too, and the
+  /// skeleton reorders its key-block loop so that the V buffer is reused
+  /// only after a barrier that follows computeScores; after the loop it
+  /// calls waitOutput before reading O.
+  virtual bool hasAsyncOutput() const { return false; }
+  /// Waits for the outstanding products; returns `acc` as values that are
+  /// only read after the wait.
+  virtual SmallVector<Value> waitOutput(OpBuilder &b, Location loc,
+                                        ArrayRef<Value> acc) {
+    return SmallVector<Value>(acc);
+  }
 };
 
 /// Per-target parts of the kernel other than the matrix instructions.

@@ -1,0 +1,313 @@
+//===- WgmmaM64NNK16.cpp - wgmma for the attention kernel -------*- C++ -*-===//
+//
+// wgmma.mma_async (sm_90a): a warpgroup of four consecutive warps computes
+// a 64 x N tile; warp w % 4 of the group owns rows 16 (w % 4) .. + 15, so a
+// warp still owns 16 query rows and the skeleton's per-warp softmax is
+// unchanged. Register fragments (PTX ISA, "wgmma .m64nNk16 fragments"), with
+// g = lane / 4 and t = lane % 4:
+//  * D (f32): d[4i], d[4i+1] at row g, cols 8i + 2t, +1; d[4i+2], d[4i+3]
+//    at row g + 8: the mma.m16n8k16 C layout repeated over N / 8 tiles.
+//  * A from registers (16-bit): a0..a3 as mma.m16n8k16's A, so the S
+//    accumulators of one k16 step, rounded, are P's A fragment.
+// B (and Q's A) are read from shared memory through matrix descriptors over
+// the 128-byte-swizzled tiles of the skeleton (SharedTileLayout::Swizzle128B):
+//  * Q [m, d] and K [n, d] are K-major: 8-row groups 1024 bytes apart (SBO),
+//    a k16 step inside a 64-column panel advances the start by 32 bytes, the
+//    next panel is `rows * 128` bytes on.
+//  * V [n, dv] is B = V, MN-major (transposed, imm-trans-b = 1): 8-key groups
+//    1024 bytes apart (SBO), 64-column panels `block_n * 128` bytes apart
+//    (LBO), a k16 step (16 keys) is 2048 bytes on.
+//
+// Each product is one inline-asm statement: wgmma.fence, the chain of
+// wgmmas, commit, and for S = Q K^T wait 0. Keeping the wait inside the
+// statement that defines the accumulators means no instruction can read them
+// early. O += P V is left in flight (hasAsyncOutput): the next S chain's
+// wait 0 completes it before the softmax rescales O, and waitOutput's
+// statement passes O through itself after its wait, for the epilogue.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NVVMTargetInfo.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// Bytes of one 128-byte-swizzled row and of one 8-row swizzle atom.
+constexpr int64_t kRowBytes = 128;
+constexpr int64_t kAtomBytes = 8 * kRowBytes;
+/// Elements (16-bit) of one panel row.
+constexpr int64_t kPanelCols = 64;
+
+class WgmmaM64NNK16 : public MmaEmitter {
+public:
+  explicit WgmmaM64NNK16(const KernelSpec &spec) : spec(spec) {}
+
+  int64_t getRowsPerWarp() const override { return 16; }
+  SharedTileLayout getSharedTileLayout() const override {
+    return SharedTileLayout::Swizzle128B;
+  }
+  void emitSharedWritesVisible(OpBuilder &b, Location loc) override {
+    // cp.async wrote the tiles through the generic proxy; wgmma reads them
+    // through the async proxy.
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  }
+  AccLayout getScoreLayout(OpBuilder &b, Location loc, Value lane) override {
+    return layout(b, loc, lane, spec.blockN());
+  }
+  AccLayout getOutputLayout(OpBuilder &b, Location loc, Value lane) override {
+    return layout(b, loc, lane, spec.headDimV);
+  }
+  SmallVector<Value> loadQuery(OpBuilder &b, Location loc, Value lane,
+                               const SharedTile &q, Value warpRow) override;
+  SmallVector<Value> computeScores(OpBuilder &b, Location loc, Value lane,
+                                   ArrayRef<Value> query,
+                                   const SharedTile &k) override;
+  SmallVector<Value> accumulateOutput(OpBuilder &b, Location loc, Value lane,
+                                      ArrayRef<Value> p, const SharedTile &v,
+                                      ArrayRef<Value> acc) override;
+  bool hasAsyncOutput() const override { return true; }
+  SmallVector<Value> waitOutput(OpBuilder &b, Location loc,
+                                ArrayRef<Value> acc) override;
+
+private:
+  AccLayout layout(OpBuilder &b, Location loc, Value lane, int64_t cols);
+  /// Matrix descriptor of a 128-byte-swizzled operand starting at `base`
+  /// with the given leading/stride byte offsets.
+  Value descriptor(OpBuilder &b, Location loc, Value base, int64_t lbo,
+                   int64_t sbo);
+  /// `desc` with its start address moved on by `bytes` (a multiple of 16).
+  Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes);
+  /// One asm statement: fence, `steps` wgmmas m64n`n`k16 accumulating into
+  /// `n / 2` f32 registers per thread, commit, and wait 0 when `wait`.
+  /// `aOperands` are per step either one descriptor (i64) or four 32-bit
+  /// registers; `acc` empty means start from zero.
+  SmallVector<Value> emitChain(OpBuilder &b, Location loc, int64_t n,
+                               ArrayRef<SmallVector<Value>> aOperands,
+                               ArrayRef<Value> bDescs, bool transB,
+                               ArrayRef<Value> acc, bool wait);
+  /// A side-effecting asm statement `body` whose f32 results are `tied`
+  /// (read and written in place) plus `inputs` with `inputConstraints`.
+  SmallVector<Value> emitAsm(OpBuilder &b, Location loc, StringRef body,
+                             ArrayRef<Value> tied, int64_t numResults,
+                             ArrayRef<Value> inputs,
+                             ArrayRef<std::string> inputConstraints);
+  Value pack(OpBuilder &b, Location loc, Value lo, Value hi);
+
+  const KernelSpec &spec;
+  Value queryDesc; // this warpgroup's Q rows, k step 0
+  int64_t queryPanelBytes = 0;
+};
+} // namespace
+
+static Value cst32(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+}
+static Value cst64(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+}
+
+AccLayout WgmmaM64NNK16::layout(OpBuilder &b, Location loc, Value lane,
+                                int64_t cols) {
+  AccLayout l;
+  l.laneRow = arith::DivUIOp::create(b, loc, lane, cst32(b, loc, 4));
+  l.laneCol = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, cst32(b, loc, 4)),
+      cst32(b, loc, 2));
+  l.rowSlotOffsets = {0, 8};
+  for (int64_t tile = 0; tile < cols / 8; ++tile)
+    for (unsigned r = 0; r < 2; ++r)
+      for (unsigned c = 0; c < 2; ++c) {
+        l.rowSlot.push_back(r);
+        l.colOffsets.push_back(8 * tile + c);
+      }
+  l.rowReduceXor = {1, 2};
+  return l;
+}
+
+Value WgmmaM64NNK16::descriptor(OpBuilder &b, Location loc, Value base,
+                                int64_t lbo, int64_t sbo) {
+  // Bits 0-13: start address >> 4; 16-29: LBO >> 4; 32-45: SBO >> 4;
+  // 62-63: 1 = 128-byte swizzle. Shared addresses are below 2^18.
+  Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), base);
+  Value start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, addr, cst64(b, loc, 0x3FFFF)),
+      cst64(b, loc, 4));
+  uint64_t fields = (uint64_t(lbo >> 4) & 0x3FFF) << 16 |
+                    (uint64_t(sbo >> 4) & 0x3FFF) << 32 | uint64_t(1) << 62;
+  return arith::OrIOp::create(b, loc, start,
+                              cst64(b, loc, static_cast<int64_t>(fields)));
+}
+
+Value WgmmaM64NNK16::advance(OpBuilder &b, Location loc, Value desc,
+                             int64_t bytes) {
+  if (bytes == 0)
+    return desc;
+  return arith::AddIOp::create(b, loc, desc, cst64(b, loc, bytes >> 4));
+}
+
+Value WgmmaM64NNK16::pack(OpBuilder &b, Location loc, Value lo, Value hi) {
+  Type t = spec.elemType;
+  Value pair = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, t),
+      ValueRange{arith::TruncFOp::create(b, loc, t, lo),
+                 arith::TruncFOp::create(b, loc, t, hi)});
+  return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+}
+
+SmallVector<Value>
+WgmmaM64NNK16::emitAsm(OpBuilder &b, Location loc, StringRef body,
+                       ArrayRef<Value> tied, int64_t numResults,
+                       ArrayRef<Value> inputs,
+                       ArrayRef<std::string> inputConstraints) {
+  MLIRContext *ctx = b.getContext();
+  // Operands: the results, their tied inputs (when given), then `inputs`.
+  SmallVector<std::string> constraints(numResults, "=f");
+  SmallVector<Value> operands(tied);
+  for (size_t i = 0; i < tied.size(); ++i)
+    constraints.push_back(std::to_string(i));
+  llvm::append_range(constraints, inputConstraints);
+  llvm::append_range(operands, inputs);
+  SmallVector<Type> resultTypes(numResults, b.getF32Type());
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, LLVM::LLVMStructType::getLiteral(ctx, resultTypes), operands,
+      body, llvm::join(constraints, ","),
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < numResults; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0), i));
+  return out;
+}
+
+SmallVector<Value>
+WgmmaM64NNK16::emitChain(OpBuilder &b, Location loc, int64_t n,
+                         ArrayRef<SmallVector<Value>> aOperands,
+                         ArrayRef<Value> bDescs, bool transB,
+                         ArrayRef<Value> acc, bool wait) {
+  int64_t nAcc = n / 2;
+  bool zeroInit = acc.empty();
+  StringRef type = spec.elemType.isF16() ? "f16" : "bf16";
+
+  // $0..$(nAcc-1) are the accumulators; inputs follow them and, when
+  // accumulating, their nAcc tied copies.
+  int64_t firstInput = zeroInit ? nAcc : 2 * nAcc;
+  SmallVector<Value> inputs;
+  SmallVector<std::string> inputConstraints;
+  auto inputRef = [&](Value v, StringRef constraint) {
+    std::string ref = "$" + std::to_string(firstInput + inputs.size());
+    inputs.push_back(v);
+    inputConstraints.push_back(constraint.str());
+    return ref;
+  };
+  std::string dList = "{";
+  for (int64_t i = 0; i < nAcc; ++i)
+    dList += (i ? ",$" : "$") + std::to_string(i);
+  dList += "}";
+
+  std::string body = "{\n";
+  if (zeroInit)
+    body += ".reg .pred p;\nsetp.ne.b32 p, " + inputRef(cst32(b, loc, 0), "r") +
+            ", 0;\n";
+  body += "wgmma.fence.sync.aligned;\n";
+  for (size_t step = 0; step < bDescs.size(); ++step) {
+    bool aInRegs = aOperands[step].size() != 1;
+    std::string aRef;
+    if (!aInRegs) {
+      aRef = inputRef(aOperands[step][0], "l");
+    } else {
+      aRef = "{";
+      for (auto [i, v] : llvm::enumerate(aOperands[step]))
+        aRef += (i ? "," : "") + inputRef(v, "r");
+      aRef += "}";
+    }
+    std::string bRef = inputRef(bDescs[step], "l");
+    // The first step of a zero-initialized chain ignores D (scale-d false).
+    std::string scaleD = zeroInit && step == 0 ? "p" : "1";
+    std::string imms = aInRegs ? llvm::formatv("1, 1, {0}", transB ? 1 : 0)
+                               : llvm::formatv("1, 1, 0, {0}", transB ? 1 : 0);
+    body += llvm::formatv(
+        "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1} {2}, {3}, {4}, "
+        "{5}, {6};\n",
+        n, type, dList, aRef, bRef, scaleD, imms);
+  }
+  body += "wgmma.commit_group.sync.aligned;\n";
+  if (wait)
+    body += "wgmma.wait_group.sync.aligned 0;\n";
+  body += "}";
+  return emitAsm(b, loc, body, acc, nAcc, inputs, inputConstraints);
+}
+
+SmallVector<Value> WgmmaM64NNK16::waitOutput(OpBuilder &b, Location loc,
+                                             ArrayRef<Value> acc) {
+  return emitAsm(b, loc, "wgmma.wait_group.sync.aligned 0;", acc, acc.size(),
+                 {}, {});
+}
+
+SmallVector<Value> WgmmaM64NNK16::loadQuery(OpBuilder &b, Location loc,
+                                            Value lane, const SharedTile &q,
+                                            Value warpRow) {
+  // The warpgroup's first row: warpRow rounded down to a multiple of 64.
+  Value groupRow = arith::AndIOp::create(b, loc, warpRow, cst32(b, loc, ~63));
+  Value base =
+      LLVM::GEPOp::create(b, loc, q.base.getType(), b.getI8Type(), q.base,
+                          ValueRange{arith::MulIOp::create(
+                              b, loc, groupRow, cst32(b, loc, kRowBytes))});
+  queryDesc = descriptor(b, loc, base, /*lbo=*/16, /*sbo=*/kAtomBytes);
+  queryPanelBytes = q.rows * kRowBytes;
+  return {};
+}
+
+SmallVector<Value> WgmmaM64NNK16::computeScores(OpBuilder &b, Location loc,
+                                                Value lane,
+                                                ArrayRef<Value> query,
+                                                const SharedTile &k) {
+  Value kDesc = descriptor(b, loc, k.base, /*lbo=*/16, /*sbo=*/kAtomBytes);
+  SmallVector<SmallVector<Value>> a;
+  SmallVector<Value> bDescs;
+  for (int64_t ks = 0; ks < spec.headDim / 16; ++ks) {
+    int64_t panel = ks / (kPanelCols / 16), inPanel = ks % (kPanelCols / 16);
+    a.push_back(
+        {advance(b, loc, queryDesc, panel * queryPanelBytes + inPanel * 32)});
+    bDescs.push_back(
+        advance(b, loc, kDesc, panel * k.rows * kRowBytes + inPanel * 32));
+  }
+  return emitChain(b, loc, spec.blockN(), a, bDescs, /*transB=*/false, {},
+                   /*wait=*/true);
+}
+
+SmallVector<Value> WgmmaM64NNK16::accumulateOutput(OpBuilder &b, Location loc,
+                                                   Value lane,
+                                                   ArrayRef<Value> p,
+                                                   const SharedTile &v,
+                                                   ArrayRef<Value> acc) {
+  Value vDesc = descriptor(b, loc, v.base, /*lbo=*/v.rows * kRowBytes,
+                           /*sbo=*/kAtomBytes);
+  SmallVector<SmallVector<Value>> a;
+  SmallVector<Value> bDescs;
+  for (int64_t kk = 0; kk < spec.blockN() / 16; ++kk) {
+    // S tiles 2kk and 2kk + 1 (row g pair, row g + 8 pair each).
+    ArrayRef<Value> pt = p.slice(8 * kk, 8);
+    a.push_back({pack(b, loc, pt[0], pt[1]), pack(b, loc, pt[2], pt[3]),
+                 pack(b, loc, pt[4], pt[5]), pack(b, loc, pt[6], pt[7])});
+    bDescs.push_back(advance(b, loc, vDesc, kk * 16 * kRowBytes));
+  }
+  return emitChain(b, loc, spec.headDimV, a, bDescs, /*transB=*/true, acc,
+                   /*wait=*/false);
+}
+
+std::unique_ptr<MmaEmitter>
+attn::createWgmmaM64NNK16Emitter(const KernelSpec &spec) {
+  return std::make_unique<WgmmaM64NNK16>(spec);
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Checks that no instruction touches an in-flight wgmma accumulator.
+
+Usage: wgmma-check.py KERNEL.ptx
+
+An inline-asm block that commits wgmma.mma_async instructions without
+waiting for them (the attention kernel's O += P V) leaves its accumulator
+registers being written by the tensor cores until a later
+wgmma.wait_group. Reading or writing one of them before that is undefined
+behaviour, and ptxas does not diagnose it. A register copy that the
+compiler puts on a loop's back edge would do exactly that, so this walks
+every control-flow path from each such block to the next wait and reports
+any instruction that names one of its accumulators.
+
+Prints one line per kernel ("<entry>: N async wgmma chains, no hazard") or
+one line per hazard, and exits 1 if any hazard (or no kernel) was found.
+"""
+import re
+import sys
+
+REG = re.compile(r"%[a-z]+\d+\b")
+LABEL = re.compile(r"^\s*(\$?[\w$]+):\s*$")
+BRANCH = re.compile(r"^\s*(@!?%p\d+\s+)?bra(\.uni)?\s+(\$?[\w$]+);")
+
+
+def functions(lines):
+    """(entry name, [(line number, text)]) per .entry body."""
+    name, body, depth, in_asm = None, [], 0, False
+    for no, line in enumerate(lines, 1):
+        # Inline asm brings its own braces.
+        if "// begin inline asm" in line:
+            in_asm = True
+        elif "// end inline asm" in line:
+            in_asm = False
+        if in_asm and name is not None:
+            body.append((no, line))
+            continue
+        m = re.match(r"^\.visible \.entry (\w+)\(", line) or \
+            re.match(r"^\.entry (\w+)\(", line)
+        if m:
+            name, body, depth = m.group(1), [], 0
+            continue
+        if name is None:
+            continue
+        if line.strip() == "{" and depth == 0:
+            depth = 1
+            continue
+        if depth == 1 and line.strip() == "}":
+            yield name, body
+            name = None
+            continue
+        if depth:
+            body.append((no, line))
+
+
+def instructions(body):
+    """Groups a body into units: one per inline-asm block, label or line."""
+    units, i = [], 0
+    while i < len(body):
+        no, text = body[i]
+        if "// begin inline asm" in text:
+            j = i + 1
+            block = []
+            while j < len(body) and "// end inline asm" not in body[j][1]:
+                block.append(body[j][1])
+                j += 1
+            units.append(("asm", no, "\n".join(block)))
+            i = j + 1
+            continue
+        stripped = text.split("//")[0].strip()
+        if stripped:
+            m = LABEL.match(stripped)
+            units.append(("label", no, m.group(1)) if m else ("insn", no,
+                                                               stripped))
+        i += 1
+    return units
+
+
+def successors(units, k, labels):
+    kind, _, text = units[k]
+    nxt = [k + 1] if k + 1 < len(units) else []
+    if kind != "insn":
+        return nxt
+    m = BRANCH.match(text)
+    if m:
+        target = [labels[m.group(3)]] if m.group(3) in labels else []
+        return target if not m.group(1) else target + nxt
+    if re.match(r"^(ret|exit|trap);", text):
+        return []
+    return nxt
+
+
+def check(name, body):
+    units = instructions(body)
+    labels = {u[2]: k for k, u in enumerate(units) if u[0] == "label"}
+    chains, hazards = 0, []
+    for k, (kind, no, text) in enumerate(units):
+        if kind != "asm" or "wgmma.mma_async" not in text:
+            continue
+        if "wgmma.commit_group" not in text or "wgmma.wait_group" in text:
+            continue
+        chains += 1
+        accs = set()
+        for d in re.findall(r"wgmma\.mma_async[^{]*\{([^}]*)\}", text):
+            accs |= set(REG.findall(d))
+        seen, work = set(), successors(units, k, labels)
+        while work:
+            j = work.pop()
+            if j in seen:
+                continue
+            seen.add(j)
+            jkind, jno, jtext = units[j]
+            if jkind == "asm" and "wgmma.wait_group" in jtext:
+                before = jtext.split("wgmma.wait_group")[0]
+                # A statement that waits first and then uses the registers
+                # (the epilogue's wait) is fine; one that uses them before
+                # its wait is not.
+                used = accs & set(REG.findall(before))
+                if used:
+                    hazards.append((jno, no, sorted(used)))
+                continue
+            if jkind != "label":
+                used = accs & set(REG.findall(jtext))
+                if used:
+                    hazards.append((jno, no, sorted(used)))
+            work.extend(successors(units, j, labels))
+    return chains, hazards
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    with open(sys.argv[1]) as f:
+        lines = f.read().splitlines()
+    found, bad = 0, 0
+    for name, body in functions(lines):
+        found += 1
+        chains, hazards = check(name, body)
+        for line, chain, regs in hazards:
+            bad += 1
+            print(f"{name}: line {line} touches {', '.join(regs)} of the "
+                  f"async wgmma chain at line {chain} before a wait")
+        if not hazards:
+            print(f"{name}: {chains} async wgmma chains, no hazard")
+    if not found:
+        print("wgmma-check: no .entry in the input", file=sys.stderr)
+        return 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
