@@ -34,10 +34,10 @@ public:
 
   int64_t getRowsPerWarp() const override { return 16 * mTiles; }
   AccLayout getScoreLayout(OpBuilder &b, Location loc, Value lane) override {
-    return layout(b, loc, lane, spec.blockN());
+    return getM16N8AccLayout(b, loc, lane, mTiles, spec.blockN());
   }
   AccLayout getOutputLayout(OpBuilder &b, Location loc, Value lane) override {
-    return layout(b, loc, lane, spec.headDimV);
+    return getM16N8AccLayout(b, loc, lane, mTiles, spec.headDimV);
   }
   SmallVector<Value> loadQuery(OpBuilder &b, Location loc, Value lane,
                                const SharedTile &q, Value warpRow) override;
@@ -49,7 +49,6 @@ public:
                                       ArrayRef<Value> acc) override;
 
 private:
-  AccLayout layout(OpBuilder &b, Location loc, Value lane, int64_t cols);
   /// ldmatrix.x4 (optionally .trans) at element offset `off` of `tile`:
   /// four 32-bit registers.
   SmallVector<Value> ldmatrix4(OpBuilder &b, Location loc,
@@ -63,8 +62,9 @@ private:
   void mmaTilePair(OpBuilder &b, Location loc, ArrayRef<SmallVector<Value>> a,
                    ArrayRef<Value> r, int64_t tilesPerRow, int64_t n0,
                    SmallVectorImpl<Value> &acc);
-  /// Two f32 -> one 32-bit register of two 16-bit elements.
-  Value pack(OpBuilder &b, Location loc, Value lo, Value hi);
+  Value pack(OpBuilder &b, Location loc, Value lo, Value hi) {
+    return packPair(b, loc, spec.elemType, lo, hi);
+  }
   /// A fragment of query rows [16 mt, 16 mt + 16) of this warp, k step ks.
   SmallVector<Value> queryFragment(OpBuilder &b, Location loc,
                                    ArrayRef<Value> query, int64_t mt,
@@ -83,30 +83,6 @@ private:
 
 static Value cst(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
-}
-
-AccLayout MmaM16N8K16::layout(OpBuilder &b, Location loc, Value lane,
-                              int64_t cols) {
-  AccLayout l;
-  l.laneRow = arith::DivUIOp::create(b, loc, lane, cst(b, loc, 4));
-  l.laneCol = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, lane, cst(b, loc, 4)),
-      cst(b, loc, 2));
-  // Element (mt, tile, r, c) is at index ((mt * tiles + tile) * 2 + r) * 2
-  // + c: row 16 mt + 8 r + g, column 8 tile + 2t + c.
-  for (int64_t mt = 0; mt < mTiles; ++mt) {
-    l.rowSlotOffsets.push_back(16 * mt);
-    l.rowSlotOffsets.push_back(16 * mt + 8);
-  }
-  for (int64_t mt = 0; mt < mTiles; ++mt)
-    for (int64_t tile = 0; tile < cols / 8; ++tile)
-      for (unsigned r = 0; r < 2; ++r)
-        for (unsigned c = 0; c < 2; ++c) {
-          l.rowSlot.push_back(2 * mt + r);
-          l.colOffsets.push_back(8 * tile + c);
-        }
-  l.rowReduceXor = {1, 2};
-  return l;
 }
 
 SmallVector<Value> MmaM16N8K16::ldmatrix4(OpBuilder &b, Location loc,
@@ -158,15 +134,6 @@ SmallVector<Value> MmaM16N8K16::mma(OpBuilder &b, Location loc,
   for (int64_t i = 0; i < 4; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
   return out;
-}
-
-Value MmaM16N8K16::pack(OpBuilder &b, Location loc, Value lo, Value hi) {
-  Type t = spec.elemType;
-  Value pair = vector::FromElementsOp::create(
-      b, loc, VectorType::get({2}, t),
-      ValueRange{arith::TruncFOp::create(b, loc, t, lo),
-                 arith::TruncFOp::create(b, loc, t, hi)});
-  return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
 }
 
 SmallVector<Value> MmaM16N8K16::loadQuery(OpBuilder &b, Location loc,

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -136,6 +137,41 @@ void NVVMTargetInfo::emitCopyCommit(OpBuilder &b, Location loc) const {
 void NVVMTargetInfo::emitCopyWait(OpBuilder &b, Location loc,
                                   int pending) const {
   NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+}
+
+AccLayout attn::getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,
+                                  int64_t mTiles, int64_t cols) {
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  AccLayout l;
+  l.laneRow = arith::DivUIOp::create(b, loc, lane, cst(4));
+  l.laneCol = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, cst(4)), cst(2));
+  // Element (mt, tile, r, c) is at index ((mt * tiles + tile) * 2 + r) * 2
+  // + c: row 16 mt + 8 r + lane / 4, column 8 tile + 2 (lane % 4) + c.
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    l.rowSlotOffsets.push_back(16 * mt);
+    l.rowSlotOffsets.push_back(16 * mt + 8);
+  }
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t tile = 0; tile < cols / 8; ++tile)
+      for (unsigned r = 0; r < 2; ++r)
+        for (unsigned c = 0; c < 2; ++c) {
+          l.rowSlot.push_back(2 * mt + r);
+          l.colOffsets.push_back(8 * tile + c);
+        }
+  l.rowReduceXor = {1, 2};
+  return l;
+}
+
+Value attn::packPair(OpBuilder &b, Location loc, Type elemType, Value lo,
+                     Value hi) {
+  Value pair = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, elemType),
+      ValueRange{arith::TruncFOp::create(b, loc, elemType, lo),
+                 arith::TruncFOp::create(b, loc, elemType, hi)});
+  return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
 }
 
 // One MUFU.EX2: libdevice's exp2f adds range fix-ups the softmax does not

@@ -43,6 +43,16 @@ private:
   const ChipSpec &chip;
 };
 
+/// The accumulator layout both NVIDIA emitters share: mma.m16n8k16's C
+/// fragment (and wgmma's D, per warp) repeated over `cols / 8` n8 tiles and
+/// `mTiles` stacked m16 tiles.
+AccLayout getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,
+                            int64_t mTiles, int64_t cols);
+
+/// Two f32 -> one 32-bit register holding them as two `elemType` halves
+/// (the A-operand register of P).
+Value packPair(OpBuilder &b, Location loc, Type elemType, Value lo, Value hi);
+
 /// The mma.sync m16n8k16 emitter (f16/bf16 in, f32 accumulators, ldmatrix
 /// fragments).
 std::unique_ptr<MmaEmitter> createMmaM16N8K16Emitter(const KernelSpec &spec);

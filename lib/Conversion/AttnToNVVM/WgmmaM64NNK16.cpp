@@ -62,10 +62,10 @@ public:
                                    NVVM::SharedSpace::shared_cta));
   }
   AccLayout getScoreLayout(OpBuilder &b, Location loc, Value lane) override {
-    return layout(b, loc, lane, spec.blockN());
+    return getM16N8AccLayout(b, loc, lane, /*mTiles=*/1, spec.blockN());
   }
   AccLayout getOutputLayout(OpBuilder &b, Location loc, Value lane) override {
-    return layout(b, loc, lane, spec.headDimV);
+    return getM16N8AccLayout(b, loc, lane, /*mTiles=*/1, spec.headDimV);
   }
   SmallVector<Value> loadQuery(OpBuilder &b, Location loc, Value lane,
                                const SharedTile &q, Value warpRow) override;
@@ -80,7 +80,6 @@ public:
                                 ArrayRef<Value> acc) override;
 
 private:
-  AccLayout layout(OpBuilder &b, Location loc, Value lane, int64_t cols);
   /// Matrix descriptor of a 128-byte-swizzled operand starting at `base`
   /// with the given leading/stride byte offsets.
   Value descriptor(OpBuilder &b, Location loc, Value base, int64_t lbo,
@@ -101,7 +100,9 @@ private:
                              ArrayRef<Value> tied, int64_t numResults,
                              ArrayRef<Value> inputs,
                              ArrayRef<std::string> inputConstraints);
-  Value pack(OpBuilder &b, Location loc, Value lo, Value hi);
+  Value pack(OpBuilder &b, Location loc, Value lo, Value hi) {
+    return packPair(b, loc, spec.elemType, lo, hi);
+  }
 
   const KernelSpec &spec;
   Value queryDesc; // this warpgroup's Q rows, k step 0
@@ -114,24 +115,6 @@ static Value cst32(OpBuilder &b, Location loc, int64_t v) {
 }
 static Value cst64(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
-}
-
-AccLayout WgmmaM64NNK16::layout(OpBuilder &b, Location loc, Value lane,
-                                int64_t cols) {
-  AccLayout l;
-  l.laneRow = arith::DivUIOp::create(b, loc, lane, cst32(b, loc, 4));
-  l.laneCol = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, lane, cst32(b, loc, 4)),
-      cst32(b, loc, 2));
-  l.rowSlotOffsets = {0, 8};
-  for (int64_t tile = 0; tile < cols / 8; ++tile)
-    for (unsigned r = 0; r < 2; ++r)
-      for (unsigned c = 0; c < 2; ++c) {
-        l.rowSlot.push_back(r);
-        l.colOffsets.push_back(8 * tile + c);
-      }
-  l.rowReduceXor = {1, 2};
-  return l;
 }
 
 Value WgmmaM64NNK16::descriptor(OpBuilder &b, Location loc, Value base,
@@ -153,15 +136,6 @@ Value WgmmaM64NNK16::advance(OpBuilder &b, Location loc, Value desc,
   if (bytes == 0)
     return desc;
   return arith::AddIOp::create(b, loc, desc, cst64(b, loc, bytes >> 4));
-}
-
-Value WgmmaM64NNK16::pack(OpBuilder &b, Location loc, Value lo, Value hi) {
-  Type t = spec.elemType;
-  Value pair = vector::FromElementsOp::create(
-      b, loc, VectorType::get({2}, t),
-      ValueRange{arith::TruncFOp::create(b, loc, t, lo),
-                 arith::TruncFOp::create(b, loc, t, hi)});
-  return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
 }
 
 SmallVector<Value>
