@@ -9,9 +9,12 @@ def ConvertAttnToNVVMPass : Pass<"convert-attn-to-nvvm", "::mlir::ModuleOp"> {
   let summary = "Lower configured attn.attention ops to NVVM kernels";
   let description = [{
     Outlines each memref-form `attn.attention` with a `#attn.config` into a
-    `gpu.func` kernel of a `gpu.module` targeting `chip` (tensor cores through
-    nvgpu/nvvm), following the kernel ABI of docs/BundleFormat.md, and
-    replaces the op by a `gpu.launch_func`.
+    `gpu.func` kernel of a `gpu.module` targeting `chip`, following the
+    kernel ABI of docs/BundleFormat.md, and replaces the op by a
+    `gpu.launch_func`. The config's `mma` picks the tensor-core path:
+    `"mma.m16n8k16"` (mma.sync fed by ldmatrix, sm_80+) or
+    `"wgmma.m64nNk16"` (warpgroup wgmma.mma_async reading 128-byte-swizzled
+    shared memory, sm_90a).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",

@@ -73,12 +73,14 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     The tiling the lowering follows: each workgroup owns `block_m` query rows
     of one (batch, head) and walks the keys `block_n` at a time, with
     `warps` warps (waves on AMD), `stages` shared-memory stages of the
-    given `pipeline` kind. `block_m`, `block_n` and `warps` are powers of
-    two (`block_m`, `block_n` at most 4096, `warps` at most 32), `stages`
-    is in [1, 8]; `name` and `mma` are not empty. `acc_in_registers` says whether the output
+    given `pipeline` kind. `block_m` and `block_n` are powers of two or
+    multiples of 16 (at most 4096), `warps` a power of two or a multiple of
+    4 (at most 32; 12 warps are three warpgroups owning 192 rows), `stages`
+    is in [1, 8]; `name` and `mma` are not empty. Which shapes a lowering
+    handles is its own check. `acc_in_registers` says whether the output
     accumulator stays in registers. `mma` names the matrix instruction
-    (for example `"mma.m16n8k16"`, `"mfma.32x32x8"`, `"fma"` on the host),
-    and `name` the tile-table entry it came from.
+    (for example `"mma.m16n8k16"`, `"wgmma.m64nNk16"`, `"mfma.32x32x8"`,
+    `"fma"` on the host), and `name` the tile-table entry it came from.
 
     Example:
     ```mlir
