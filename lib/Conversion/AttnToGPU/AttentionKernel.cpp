@@ -119,6 +119,8 @@ private:
   /// The same loop for async outputs: the next block's loads are issued
   /// after S = Q K^T (which completes the previous P V) and a barrier.
   scf::ForOp emitAsyncKeyLoop(Value jLo, Value jHi, ValueRange init);
+  /// Issues block j + 1's K/V copies into its buffer when j + 1 < jHi.
+  void loadNextKV(Value j, Value jLo, Value jHi);
   Value stageOf(Value j, Value jLo) {
     return arith::AndIOp::create(b, loc, arith::SubIOp::create(b, loc, j, jLo),
                                  c32(1));
@@ -473,6 +475,17 @@ void KernelEmitter::emit() {
   emitEpilogue(state);
 }
 
+void KernelEmitter::loadNextKV(Value j, Value jLo, Value jHi) {
+  // Buffers alternate from the first visible block on (jLo may be odd).
+  Value next = add(j, c32(1));
+  Value more =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, jHi);
+  OpBuilder::InsertionGuard guard(b);
+  auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  loadKV(next, stageOf(next, jLo));
+}
+
 scf::ForOp KernelEmitter::emitKeyLoop(Value jLo, Value jHi, ValueRange init) {
   bool doubleBuffer = spec.stages() > 1;
   auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
@@ -483,16 +496,7 @@ scf::ForOp KernelEmitter::emitKeyLoop(Value jLo, Value jHi, ValueRange init) {
   // Every warp must be done with the buffer about to be overwritten.
   gpu::BarrierOp::create(b, loc);
   if (doubleBuffer) {
-    // Buffers alternate from the first visible block on (jLo may be odd).
-    Value next = add(j, c32(1));
-    Value more =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, jHi);
-    {
-      OpBuilder::InsertionGuard g2(b);
-      auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      loadKV(next, stageOf(next, jLo));
-    }
+    loadNextKV(j, jLo, jHi);
     // Commit an empty group on the last block so "wait 1" still means
     // "block j has landed".
     target.emitCopyCommit(b, loc);
@@ -519,13 +523,7 @@ scf::ForOp KernelEmitter::emitAsyncKeyLoop(Value jLo, Value jHi,
     // S = Q K^T completed the previous block's P V in this warp; after the
     // barrier, in every warp, so its buffers (block j + 1's) are free.
     gpu::BarrierOp::create(b, loc);
-    Value next = add(j, c32(1));
-    Value more =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, jHi);
-    OpBuilder::InsertionGuard g2(b);
-    auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    loadKV(next, stageOf(next, jLo));
+    loadNextKV(j, jLo, jHi);
   };
   SmallVector<Value> next =
       emitBlock(j, stageOf(j, jLo), loop.getRegionIterArgs(), issueNext);
