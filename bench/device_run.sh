@@ -6,8 +6,12 @@
 #   bench/device_run.sh [BUNDLE_DIR]     (default .carry/bundles/sm_90a)
 #   bench/device_run.sh reference        (naive kernels built here with nvcc)
 #
-# QUICK=1 shortens both; SKIP_BENCH=1 / SKIP_TESTS=1 leave one out. Logs go to
-# $OUT when it is set.
+# QUICK=1 shortens both; SKIP_BENCH=1 / SKIP_TESTS=1 leave one out. CHECK=1
+# also checks every variant of the bundle with bench/gpu_check.py (CuPy);
+# PROFILE=1 also takes an ncu profile of the D = 64 and D = 128 kernels the
+# runtime dispatches (S = 4096, bf16) and runs compute-sanitizer's memcheck
+# and racecheck on them (S = 300: tails included). Logs (and the .ncu-rep
+# files) go to $OUT when it is set.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUNDLE=${1:-$ROOT/.carry/bundles/sm_90a}
@@ -42,5 +46,28 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
   python3 "$ROOT/bench/bench.py" --bundle "$BUNDLE" "${QUICK_FLAG[@]}" 2>&1 |
     tee "$LOGS/bench.log"
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+fi
+if [ "${CHECK:-0}" = 1 ]; then
+  python3 "$ROOT/bench/gpu_check.py" "$BUNDLE" --check 2>&1 |
+    tee "$LOGS/gpu-check.log" | grep -E "^FAIL|^checks:"
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+fi
+if [ "${PROFILE:-0}" = 1 ]; then
+  one="$ROOT/bench/profile_one.py"
+  for d in 64 128; do
+    ncu --clock-control none --set full -k regex:fwd_ -s 2 -c 1 \
+      -o "$LOGS/ncu-d$d" -f python3 "$one" "$BUNDLE" --d "$d" \
+      >"$LOGS/ncu-d$d.log" 2>&1 &&
+      ncu --import "$LOGS/ncu-d$d.ncu-rep" --page details \
+        >"$LOGS/ncu-d$d.txt" 2>&1 ||
+      { echo "ncu failed for D = $d:"; tail -5 "$LOGS/ncu-d$d.log"; }
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool "$tool" --error-exitcode 3 python3 "$one" \
+        "$BUNDLE" --d "$d" --mask causal --s 300 --b 1 --launches 1 \
+        >"$LOGS/sanitizer-$tool-d$d.log" 2>&1
+      echo "compute-sanitizer $tool D=$d: exit $? ($(tail -1 \
+        "$LOGS/sanitizer-$tool-d$d.log"))"
+    done
+  done
 fi
 exit $rc
