@@ -20,6 +20,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include <set>
+#include <tuple>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -54,6 +56,13 @@ static cl::opt<std::string> toolkit("toolkit", cl::desc("CUDA toolkit root"),
                                     cl::init(ATTN_CUDA_TOOLKIT));
 static cl::opt<bool> verbose("v", cl::desc("Print the pass pipeline"),
                              cl::init(false));
+static cl::opt<bool> allCandidates(
+    "all-candidates",
+    cl::desc("Emit every candidate the tables accept for each (dtype, D, "
+             "mask), in priority order (the first stays the runtime's "
+             "choice), instead of the selected ones: a bundle to time every "
+             "tile with bench/gpu_check.py --time --all-variants"),
+    cl::init(false));
 static cl::opt<bool> printOnly("print-family",
                                cl::desc("Print the family module and stop"),
                                cl::init(false));
@@ -78,6 +87,7 @@ getTiles(MLIRContext &ctx, ArrayRef<std::string> ts, ArrayRef<int64_t> ds) {
                  << "'\n";
     return failure();
   }
+  const attn::Profile *prof = attn::lookupProfile(profile);
   for (const attn::FamilyMember &m :
        attn::enumerateFamily(*spec, profile, ds)) {
     if (m.direction != attn::Direction::Forward)
@@ -85,11 +95,39 @@ getTiles(MLIRContext &ctx, ArrayRef<std::string> ts, ArrayRef<int64_t> ds) {
     std::string t = attn::stringifyElementType(m.elementType).lower();
     if (!llvm::is_contained(ts, t))
       continue;
-    std::string config;
-    llvm::raw_string_ostream os(config);
-    Attribute(attn::toConfigAttr(&ctx, *m.candidate)).print(os);
-    out.push_back(
-        {t, m.headDim, attn::stringifyMaskKind(m.mask).str(), config});
+    SmallVector<const attn::TileCandidate *> cands = {m.candidate};
+    if (allCandidates) {
+      // Every candidate accepted for dynamic sequence lengths (aligned twins
+      // compile to the same kernel); skip the family's aligned member.
+      if (m.candidate->aligned)
+        continue;
+      attn::AttentionProblem p;
+      p.elementType = m.elementType;
+      p.headDim = p.headDimV = m.headDim;
+      p.mask = m.mask;
+      cands.clear();
+      // Tiles of several head-dim buckets compile to one kernel: keep the
+      // first of each.
+      std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int, bool,
+                          std::string>>
+          tiles;
+      for (const attn::Verdict &v : attn::evaluateCandidates(*spec, p, prof))
+        if (v.accepted &&
+            tiles
+                .insert({v.candidate->blockM, v.candidate->blockN,
+                         v.candidate->warps, v.candidate->stages,
+                         int(v.candidate->pipeline),
+                         v.candidate->accInRegisters, v.candidate->mma})
+                .second)
+          cands.push_back(v.candidate);
+    }
+    for (const attn::TileCandidate *c : cands) {
+      std::string config;
+      llvm::raw_string_ostream os(config);
+      Attribute(attn::toConfigAttr(&ctx, *c)).print(os);
+      out.push_back(
+          {t, m.headDim, attn::stringifyMaskKind(m.mask).str(), config});
+    }
   }
   return out;
 }
