@@ -136,18 +136,43 @@ SmallVector<Value> MmaM16N8K16::mma(OpBuilder &b, Location loc,
   return out;
 }
 
+/// The lane terms every ldmatrix.x4 address is made of: lanes 8i..8i+7
+/// address the rows of matrix i.
+struct LaneTerms {
+  Value lo8;  // lane % 8: the row within an 8x8 matrix
+  Value hi8;  // (lane / 8) % 2 * 8: matrices 1 and 3
+  Value hi16; // lane / 16 * 8: matrices 2 and 3
+};
+
+static LaneTerms laneTerms(OpBuilder &b, Location loc, Value lane) {
+  auto c = [&](int64_t v) { return cst(b, loc, v); };
+  Value lo8 = arith::RemUIOp::create(b, loc, lane, c(8));
+  Value hi8 = arith::MulIOp::create(
+      b, loc,
+      arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, lane, c(8)),
+                             c(2)),
+      c(8));
+  Value hi16 = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, c(16)), c(8));
+  return {lo8, hi8, hi16};
+}
+
+/// Element offset of (row, col) in `tile`.
+static Value laneOffset(OpBuilder &b, Location loc, const SharedTile &tile,
+                        Value row, Value col) {
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, row, cst(b, loc, tile.rowStride)),
+      col);
+}
+
 SmallVector<Value> MmaM16N8K16::loadQuery(OpBuilder &b, Location loc,
                                           Value lane, const SharedTile &q,
                                           Value warpRow) {
   // Lane l addresses row l % 16 and column half l / 16 of each 16x16 block.
+  LaneTerms t = laneTerms(b, loc, lane);
   Value row = arith::AddIOp::create(
-      b, loc, warpRow, arith::RemUIOp::create(b, loc, lane, cst(b, loc, 16)));
-  Value col = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lane, cst(b, loc, 16)),
-      cst(b, loc, 8));
-  Value laneOff = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, row, cst(b, loc, q.rowStride)),
-      col);
+      b, loc, warpRow, arith::AddIOp::create(b, loc, t.lo8, t.hi8));
+  Value laneOff = laneOffset(b, loc, q, row, t.hi16);
   qTile = q;
   qLaneOff = laneOff;
   SmallVector<Value> frags;
@@ -175,17 +200,9 @@ SmallVector<Value> MmaM16N8K16::computeScores(OpBuilder &b, Location loc,
                                               const SharedTile &k) {
   // One ldmatrix.x4 = B fragments of two n8 tiles for one k16 step: lanes
   // 0-15 address key rows 0-7 (cols +0, +8), lanes 16-31 key rows 8-15.
-  Value l8 = arith::RemUIOp::create(b, loc, lane, cst(b, loc, 8));
-  Value half = arith::RemUIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lane, cst(b, loc, 8)),
-      cst(b, loc, 2));
-  Value pairRow = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lane, cst(b, loc, 16)),
-      cst(b, loc, 8));
-  Value row = arith::AddIOp::create(b, loc, pairRow, l8);
-  Value laneOff = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, row, cst(b, loc, k.rowStride)),
-      arith::MulIOp::create(b, loc, half, cst(b, loc, 8)));
+  LaneTerms t = laneTerms(b, loc, lane);
+  Value laneOff = laneOffset(
+      b, loc, k, arith::AddIOp::create(b, loc, t.hi16, t.lo8), t.hi8);
 
   Value zero =
       arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
@@ -211,18 +228,9 @@ SmallVector<Value> MmaM16N8K16::accumulateOutput(OpBuilder &b, Location loc,
                                                  ArrayRef<Value> accIn) {
   // ldmatrix.x4.trans: matrices (keys 0-7, dv 0-7), (keys 8-15, dv 0-7),
   // (keys 0-7, dv 8-15), (keys 8-15, dv 8-15) = B of two n8 tiles.
-  Value l8 = arith::RemUIOp::create(b, loc, lane, cst(b, loc, 8));
-  Value half = arith::RemUIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lane, cst(b, loc, 8)),
-      cst(b, loc, 2));
-  Value row = arith::AddIOp::create(
-      b, loc, l8, arith::MulIOp::create(b, loc, half, cst(b, loc, 8)));
-  Value col = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lane, cst(b, loc, 16)),
-      cst(b, loc, 8));
-  Value laneOff = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, row, cst(b, loc, v.rowStride)),
-      col);
+  LaneTerms t = laneTerms(b, loc, lane);
+  Value laneOff = laneOffset(
+      b, loc, v, arith::AddIOp::create(b, loc, t.lo8, t.hi8), t.hi16);
 
   SmallVector<Value> acc(accIn.begin(), accIn.end());
   int64_t sTiles = spec.blockN() / 8, oTiles = spec.headDimV / 8;
