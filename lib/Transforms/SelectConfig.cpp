@@ -37,6 +37,18 @@ struct AttnSelectConfigPassImpl
           << target << "'; known chips: " << getKnownChipNames();
       return signalPassFailure();
     }
+    const Profile *prof = nullptr;
+    if (!profile.empty()) {
+      prof = lookupProfile(profile);
+      if (!prof) {
+        std::string names;
+        for (const Profile &p : getTileTable().profiles)
+          names += (names.empty() ? "" : ", ") + p.name;
+        getOperation()->emitError("attn-select-config: unknown profile '")
+            << profile << "'; known profiles: " << names;
+        return signalPassFailure();
+      }
+    }
     const TileCandidate *forced = nullptr;
     if (!force.empty()) {
       forced = chip->lookupCandidate(force);
@@ -53,20 +65,21 @@ struct AttnSelectConfigPassImpl
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getConfigAttr())
         return WalkResult::advance();
-      return succeeded(selectFor(op, *chip, forced)) ? WalkResult::advance()
-                                                     : WalkResult::interrupt();
+      return succeeded(selectFor(op, *chip, prof, forced))
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
     });
     if (result.wasInterrupted())
       signalPassFailure();
   }
 
   LogicalResult selectFor(AttentionOp op, const ChipSpec &chip,
-                          const TileCandidate *forced) {
+                          const Profile *prof, const TileCandidate *forced) {
     FailureOr<AttentionProblem> problem = getAttentionProblem(op);
     if (failed(problem))
       return failure();
     if (forced) {
-      Verdict v = evaluateCandidate(chip, *forced, *problem);
+      Verdict v = evaluateCandidate(chip, *forced, *problem, prof);
       if (!v.accepted)
         return op.emitError("forced candidate '")
                << forced->name << "' does not fit this op on " << chip.name
@@ -74,7 +87,7 @@ struct AttnSelectConfigPassImpl
       op.setConfigAttr(toConfigAttr(op.getContext(), *forced));
       return success();
     }
-    SmallVector<Verdict> verdicts = evaluateCandidates(chip, *problem);
+    SmallVector<Verdict> verdicts = evaluateCandidates(chip, *problem, prof);
     for (const Verdict &v : verdicts) {
       if (v.accepted) {
         op.setConfigAttr(toConfigAttr(op.getContext(), *v.candidate));

@@ -14,7 +14,9 @@ def AttnSelectConfigPass : Pass<"attn-select-config"> {
     divisibility, head-dim rules, element types), and attaches the first one
     left as `#attn.config`. When none fits, the error lists every candidate
     and why it was rejected. `force` names one candidate; it goes through the
-    same checks.
+    same checks. `profile` (a profile of the tables: `inference`,
+    `training`, `all`) restricts the candidates to its directions and
+    element types, as `attn-tiles --profile` and `attn-bundle` do.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"",
@@ -22,6 +24,9 @@ def AttnSelectConfigPass : Pass<"attn-select-config"> {
            "gfx90a, gfx942, gfx950, gfx1100, gfx1201, host)">,
     Option<"force", "force", "std::string", /*default=*/"\"\"",
            "Name of the candidate to use instead of the best one">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "Restrict the candidates to a profile of the tile tables "
+           "(inference, training, all); none when empty">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
