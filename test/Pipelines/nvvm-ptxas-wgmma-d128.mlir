@@ -1,7 +1,7 @@
-// The wgmma kernel for D = 128 (two warpgroups, causal (the masked-block branch included)) assembles for sm_90a without spills,
-// and ptxas keeps the wgmma chains asynchronous: it warns ("Potential
-// Performance Loss: wgmma.mma_async instructions are serialized") when an
-// instruction touches an in-flight accumulator.
+// The wgmma kernel for D = 128 (two warpgroups, causal: the masked-block
+// branch included) assembles for sm_90a without spills or ptxas warnings
+// (such as "Potential Performance Loss: wgmma.mma_async instructions are
+// serialized").
 // REQUIRES: ptxas
 // RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa select-config=false" \
 // RUN:   | sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' \

@@ -13,6 +13,8 @@
 // CHECK: fwd_f16_d64_causal_m128n128w8s2: 1 async wgmma chains, no hazard
 // CHECK: fwd_bf16_d128_causal_bottom_right_softcap_m128n128w8s2: 1 async wgmma chains, no hazard
 // CHECK: fwd_bf16_d256_sliding_window_m128n64w8s2: 1 async wgmma chains, no hazard
+// CHECK: fwd_bf16_d64_none_m256n64w16s2: 1 async wgmma chains, no hazard
+// CHECK: fwd_f16_d128_causal_m192n64w12s2: 1 async wgmma chains, no hazard
 // HAZARD: hazard: line 31 touches %r2 of the async wgmma chain at line 20 before a wait
 
 #cfg = #attn.config<name = "wgmma_d64_m192n128w12", block_m = 192, block_n = 128, warps = 12, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
@@ -42,5 +44,21 @@ func.func @d128(%q: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>, %lse: 
 #cfg = #attn.config<name = "wgmma_d256_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
 func.func @d256(%q: memref<?x16x?x256xbf16>, %o: memref<?x16x?x256xbf16>) {
   attn.attention q(%q : memref<?x16x?x256xbf16>) k(%q : memref<?x16x?x256xbf16>) v(%q : memref<?x16x?x256xbf16>) outs(%o : memref<?x16x?x256xbf16>) {mask = #attn.mask<sliding_window>, window = array<i64: 128, 0>, config = #cfg}
+  return
+}
+
+// -----
+
+#cfg = #attn.config<name = "wgmma_d64_m256n64w16", block_m = 256, block_n = 64, warps = 16, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+func.func @d64_four_groups(%q: memref<?x16x?x64xbf16>, %o: memref<?x16x?x64xbf16>) {
+  attn.attention q(%q : memref<?x16x?x64xbf16>) k(%q : memref<?x16x?x64xbf16>) v(%q : memref<?x16x?x64xbf16>) outs(%o : memref<?x16x?x64xbf16>) {config = #cfg}
+  return
+}
+
+// -----
+
+#cfg = #attn.config<name = "wgmma_d128_m192n64w12", block_m = 192, block_n = 64, warps = 12, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+func.func @d128_three_groups(%q: memref<?x16x?x128xf16>, %o: memref<?x16x?x128xf16>) {
+  attn.attention q(%q : memref<?x16x?x128xf16>) k(%q : memref<?x16x?x128xf16>) v(%q : memref<?x16x?x128xf16>) outs(%o : memref<?x16x?x128xf16>) {mask = #attn.mask<causal>, config = #cfg}
   return
 }
