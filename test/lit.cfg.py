@@ -25,6 +25,10 @@ config.substitutions.append(
      os.path.join(config.attn_obj_root, "runtime", "bin", "attn-runtime-probe")))
 config.substitutions.append(
     ("%attn_runtime_lib", os.path.join(config.attn_obj_root, "runtime", "lib")))
+# The CUDA driver stand-in (runtime/tools/fake-cuda-driver.cpp).
+config.substitutions.append(
+    ("%attn_fake_cuda", os.path.join(config.attn_obj_root, "runtime", "lib",
+                                     "libattn-fake-cuda.so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

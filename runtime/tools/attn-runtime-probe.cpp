@@ -24,7 +24,7 @@ int usage() {
       stderr,
       "usage: attn-runtime-probe load DIR\n"
       "       attn-runtime-probe select|forward DIR [key=value...]\n"
-      "       attn-runtime-probe threads DIR [key=value...]\n"
+      "       attn-runtime-probe threads|forward-threads DIR [key=value...]\n"
       "       attn-runtime-probe api-nulls\n"
       "keys: dtype d dv mask bias softcap b hq hkv sq sk scale wl wr\n"
       "      lse=0|1 null=q|k|v|o|bias offset=q|k|v|o|bias:BYTES\n"
@@ -237,6 +237,27 @@ int threads(attn_bundle *bundle, const attn_fwd_params &params) {
   return mismatches ? 1 : 0;
 }
 
+/// Launches from 8 threads, 4 times each: the module must be loaded once
+/// and every launch succeed.
+int forwardThreads(attn_bundle *bundle, const attn_fwd_params &params) {
+  std::atomic<int> failures{0}, launched{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 8; ++t)
+    pool.emplace_back([&] {
+      for (int i = 0; i < 4; ++i) {
+        if (attn_forward(bundle, &params) == ATTN_STATUS_SUCCESS)
+          ++launched;
+        else
+          ++failures;
+      }
+    });
+  for (std::thread &t : pool)
+    t.join();
+  std::printf("forward-threads: %d launched, %d failed\n", launched.load(),
+              failures.load());
+  return failures ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -278,6 +299,8 @@ int main(int argc, char **argv) {
       std::printf("launched\n");
   } else if (command == "threads") {
     rc = threads(bundle, params);
+  } else if (command == "forward-threads") {
+    rc = forwardThreads(bundle, params);
   } else {
     rc = usage();
   }

@@ -1,0 +1,194 @@
+//===- fake-cuda-driver.cpp - A CUDA driver stand-in for tests ------------===//
+//
+// Exports the Driver API entry points the runtime opens (CudaSymbols.def)
+// and answers them without a GPU, printing each call that matters to stderr
+// ("fake-cuda: ..."), so lit tests can check what the runtime asks of the
+// driver: which modules it loads and how often, the shared-memory opt-in,
+// the launch geometry and the first scalar arguments. Loaded through
+// ATTN_CUDA_LIBRARY. Configured by the environment:
+//
+//   ATTN_FAKE_CUDA_CC          compute capability "major.minor" (9.0)
+//   ATTN_FAKE_CUDA_SMEM_OPTIN  opt-in shared memory per block (232448)
+//   ATTN_FAKE_CUDA_FAIL        name of one entry point that fails (999)
+//
+//===----------------------------------------------------------------------===//
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace {
+using CUresult = int;
+using CUdevice = int;
+struct Handle {
+  int id;
+};
+using CUcontext = Handle *;
+using CUmodule = Handle *;
+using CUfunction = Handle *;
+using CUstream = Handle *;
+
+constexpr CUresult kSuccess = 0;
+constexpr CUresult kFailure = 999; // CUDA_ERROR_UNKNOWN
+
+Handle context{1};
+thread_local CUcontext current = nullptr;
+std::atomic<int> modulesLoaded{0};
+std::mutex printMutex;
+
+/// Fails the call named by ATTN_FAKE_CUDA_FAIL.
+bool fails(const char *name) {
+  const char *f = std::getenv("ATTN_FAKE_CUDA_FAIL");
+  return f && std::strcmp(f, name) == 0;
+}
+
+void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void trace(const char *fmt, ...) {
+  std::lock_guard<std::mutex> lock(printMutex);
+  std::fputs("fake-cuda: ", stderr);
+  va_list args;
+  va_start(args, fmt);
+  std::vfprintf(stderr, fmt, args);
+  va_end(args);
+  std::fputc('\n', stderr);
+}
+
+int envInt(const char *name, int fallback) {
+  const char *v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+} // namespace
+
+#define FAKE_CHECK(name)                                                       \
+  if (fails(name))                                                             \
+    return kFailure;
+
+extern "C" {
+__attribute__((visibility("default"))) CUresult cuInit(unsigned) {
+  FAKE_CHECK("cuInit");
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult
+cuGetErrorString(CUresult r, const char **text) {
+  *text = r == kFailure ? "fake failure" : "fake error";
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult cuDeviceGet(CUdevice *dev,
+                                                            int ordinal) {
+  FAKE_CHECK("cuDeviceGet");
+  *dev = ordinal;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult
+cuDeviceGetAttribute(int *value, int attr, CUdevice) {
+  FAKE_CHECK("cuDeviceGetAttribute");
+  const char *cc = std::getenv("ATTN_FAKE_CUDA_CC");
+  int major = 9, minor = 0;
+  if (cc)
+    std::sscanf(cc, "%d.%d", &major, &minor);
+  switch (attr) {
+  case 75: // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+    *value = major;
+    return kSuccess;
+  case 76: // ..._MINOR
+    *value = minor;
+    return kSuccess;
+  case 97: // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+    *value = envInt("ATTN_FAKE_CUDA_SMEM_OPTIN", 232448);
+    return kSuccess;
+  }
+  return kFailure;
+}
+
+__attribute__((visibility("default"))) CUresult
+cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice) {
+  FAKE_CHECK("cuDevicePrimaryCtxRetain");
+  *ctx = &context;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult
+cuCtxGetCurrent(CUcontext *ctx) {
+  *ctx = current;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult cuCtxSetCurrent(CUcontext ctx) {
+  current = ctx;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult
+cuCtxPushCurrent_v2(CUcontext ctx) {
+  current = ctx;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult
+cuCtxPopCurrent_v2(CUcontext *ctx) {
+  *ctx = current;
+  current = nullptr;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult cuCtxGetDevice(CUdevice *dev) {
+  *dev = 0;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult cuStreamGetCtx(CUstream,
+                                                               CUcontext *ctx) {
+  FAKE_CHECK("cuStreamGetCtx");
+  *ctx = &context;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult
+cuModuleLoadData(CUmodule *module, const void *) {
+  FAKE_CHECK("cuModuleLoadData");
+  *module = new Handle{++modulesLoaded};
+  trace("cuModuleLoadData -> module %d", (*module)->id);
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult cuModuleUnload(CUmodule m) {
+  delete m;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult
+cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name) {
+  FAKE_CHECK("cuModuleGetFunction");
+  *fn = module;
+  trace("cuModuleGetFunction %s", name);
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult
+cuFuncSetAttribute(CUfunction, int attr, int value) {
+  FAKE_CHECK("cuFuncSetAttribute");
+  trace("cuFuncSetAttribute %d %d", attr, value);
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult
+cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
+               unsigned bx, unsigned by, unsigned bz, unsigned smem, CUstream,
+               void **params, void **) {
+  FAKE_CHECK("cuLaunchKernel");
+  // attn-fwd-v1: six pointers, then B, Hq, Hkv, Sq, Sk (i32).
+  auto i32 = [&](int i) { return *static_cast<int32_t *>(params[i]); };
+  trace("cuLaunchKernel module %d grid (%u, %u, %u) block (%u, %u, %u) smem %u "
+        "B %d Hq %d Hkv %d Sq %d Sk %d",
+        fn->id, gx, gy, gz, bx, by, bz, smem, i32(6), i32(7), i32(8), i32(9),
+        i32(10));
+  return kSuccess;
+}
+}
