@@ -23,7 +23,7 @@ step "attn-select-config{target=sm_90a}: the tile configuration chosen for the H
 
 step "attn-to-nvvm{chip=sm_90a format=isa}: tensor-core and copy instructions in the PTX -> $OUT_DIR/attention.sm_90a.mlir"
 "$OPT" "$EXAMPLE" --attn-to-nvvm="chip=sm_90a format=isa" -o "$OUT_DIR/attention.sm_90a.mlir"
-grep -oE '(mma\.sync\.aligned|ldmatrix\.sync\.aligned|cp\.async)[.a-z0-9]*' \
+grep -oE '(wgmma\.(mma_async|fence|commit_group|wait_group)|fence\.proxy\.async|mma\.sync\.aligned|ldmatrix\.sync\.aligned|cp\.async)[.a-z0-9]*' \
   "$OUT_DIR/attention.sm_90a.mlir" | sort | uniq -c
 
 step "attn-to-nvvm{chip=sm_90a format=bin} + attn-write-bundle: cubin bundle in $OUT_DIR/bundle-sm_90a"
