@@ -12,7 +12,7 @@ using namespace mlir::attn;
 Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
                                       const TileCandidate &cand,
                                       const AttentionProblem &problem,
-                                      const Profile *profile) {
+                                      const Profile *profile, bool exhaustive) {
   Verdict v;
   v.candidate = &cand;
   llvm::SmallVector<std::string> reasons;
@@ -28,7 +28,7 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
   add(checkDispatch(chip, cand));
   add(checkMask(cand, problem));
   add(checkImplemented(chip, cand));
-  if (reasons.empty()) {
+  if (reasons.empty() || exhaustive) {
     const MatrixInstr *instr = chip.lookupInstr(cand.mma);
     // The parser rejects tables where this happens; keep going regardless.
     if (!instr) {

@@ -79,7 +79,8 @@ struct AttnSelectConfigPassImpl
     if (failed(problem))
       return failure();
     if (forced) {
-      Verdict v = evaluateCandidate(chip, *forced, *problem, prof);
+      Verdict v = evaluateCandidate(chip, *forced, *problem, prof,
+                                    /*exhaustive=*/true);
       if (!v.accepted)
         return op.emitError("forced candidate '")
                << forced->name << "' does not fit this op on " << chip.name

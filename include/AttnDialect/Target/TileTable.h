@@ -202,10 +202,14 @@ llvm::SmallVector<Verdict> evaluateCandidates(const ChipSpec &chip,
                                               const AttentionProblem &problem,
                                               const Profile *profile = nullptr);
 
-/// The verdict for one candidate (the checks of evaluateCandidates).
+/// The verdict for one candidate (the checks of evaluateCandidates). The
+/// resource checks are skipped when a decisive one (direction, profile,
+/// dispatch, mask, implemented) already rejects it, unless `exhaustive`:
+/// a forced candidate's error then names everything that is wrong.
 Verdict evaluateCandidate(const ChipSpec &chip, const TileCandidate &candidate,
                           const AttentionProblem &problem,
-                          const Profile *profile = nullptr);
+                          const Profile *profile = nullptr,
+                          bool exhaustive = false);
 
 /// The first accepted candidate, or null.
 const TileCandidate *selectCandidate(const ChipSpec &chip,
