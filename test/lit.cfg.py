@@ -25,10 +25,13 @@ config.substitutions.append(
      os.path.join(config.attn_obj_root, "runtime", "bin", "attn-runtime-probe")))
 config.substitutions.append(
     ("%attn_runtime_lib", os.path.join(config.attn_obj_root, "runtime", "lib")))
-# The CUDA driver stand-in (runtime/tools/fake-cuda-driver.cpp).
+# The CUDA driver and HIP runtime stand-ins (runtime/tools/fake-*.cpp).
 config.substitutions.append(
     ("%attn_fake_cuda", os.path.join(config.attn_obj_root, "runtime", "lib",
                                      "libattn-fake-cuda.so")))
+config.substitutions.append(
+    ("%attn_fake_hip", os.path.join(config.attn_obj_root, "runtime", "lib",
+                                    "libattn-fake-hip.so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
