@@ -8,11 +8,10 @@
 #include "Backend.h"
 #include "CudaConstants.h"
 #include "KernelArgs.h"
+#include "KernelCache.h"
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <mutex>
 
 using namespace attn;
 
@@ -133,10 +132,10 @@ public:
     if (!getDriver(d).isOk())
       return;
     // Errors are ignored: at process exit the context may already be gone.
-    for (auto &[key, module] : modules) {
-      ScopedContext scope(*d, key.first);
+    cache.forEachModule([&](CUcontext ctx, CUmodule module) {
+      ScopedContext scope(*d, ctx);
       d->cuModuleUnload(module);
-    }
+    });
   }
 
   Status launch(const BundleInfo &bundle, int index, KernelArgs &args,
@@ -207,14 +206,15 @@ private:
   /// The kernel of variant `index` in `ctx` (current), loaded on first use.
   Status getFunction(const CudaDriver &d, const BundleInfo &bundle, int index,
                      CUcontext ctx, CUfunction &fn) {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto key = std::make_pair(ctx, index);
-    auto it = functions.find(key);
-    if (it != functions.end()) {
-      fn = it->second;
-      return Status::ok();
-    }
-    const Variant &v = bundle.variants[index];
+    return cache.get(ctx, index, fn, [&](CUmodule &module, CUfunction &f) {
+      return load(d, bundle, bundle.variants[index], module, f);
+    });
+  }
+
+  /// Checks the current device against the bundle's chip and the variant's
+  /// shared memory, then loads the variant's module and kernel.
+  Status load(const CudaDriver &d, const BundleInfo &bundle, const Variant &v,
+              CUmodule &module, CUfunction &fn) {
     CUdevice dev;
     int major = 0, minor = 0, smemOptin = 0;
     CUresult r = d.cuCtxGetDevice(&dev);
@@ -237,7 +237,6 @@ private:
                                std::to_string(v.dynamicSmem) +
                                " bytes of shared memory; this GPU allows " +
                                std::to_string(smemOptin));
-    CUmodule module = nullptr;
     r = d.cuModuleLoadData(&module, v.image.data());
     if (r != kSuccess)
       return Status::error(ATTN_STATUS_LAUNCH_FAILED,
@@ -253,14 +252,10 @@ private:
                                v.binary + "' (variant '" + v.name +
                                "'): " + errorText(d, r));
     }
-    functions[key] = fn;
-    modules[key] = module;
     return Status::ok();
   }
 
-  std::mutex mutex;
-  std::map<std::pair<CUcontext, int>, CUfunction> functions;
-  std::map<std::pair<CUcontext, int>, CUmodule> modules;
+  KernelCache<CUcontext, CUmodule, CUfunction> cache;
 };
 
 } // namespace

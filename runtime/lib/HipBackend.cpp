@@ -7,9 +7,7 @@
 
 #include "Backend.h"
 #include "KernelArgs.h"
-
-#include <map>
-#include <mutex>
+#include "KernelCache.h"
 
 using namespace attn;
 
@@ -74,10 +72,10 @@ public:
       return;
     int current = 0;
     bool restore = hip->hipGetDevice(&current) == kHipSuccess;
-    for (auto &[key, module] : modules) {
-      hip->hipSetDevice(key.first);
+    cache.forEachModule([&](int device, hipModule_t module) {
+      hip->hipSetDevice(device);
       hip->hipModuleUnload(module);
-    }
+    });
     if (restore)
       hip->hipSetDevice(current);
   }
@@ -114,15 +112,14 @@ public:
 private:
   Status getFunction(const HipRuntime &hip, const BundleInfo &bundle, int index,
                      int device, hipFunction_t &fn) {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto key = std::make_pair(device, index);
-    auto it = functions.find(key);
-    if (it != functions.end()) {
-      fn = it->second;
-      return Status::ok();
-    }
-    const Variant &v = bundle.variants[index];
-    hipModule_t module = nullptr;
+    return cache.get(
+        device, index, fn, [&](hipModule_t &module, hipFunction_t &f) {
+          return load(hip, bundle, bundle.variants[index], module, f);
+        });
+  }
+
+  Status load(const HipRuntime &hip, const BundleInfo &bundle, const Variant &v,
+              hipModule_t &module, hipFunction_t &fn) {
     // HIP offers no stable way to read the gfx name without the versioned
     // hipDeviceProp_t, so a code object for another chip is reported by the
     // loader; the message names the bundle's chip for that case.
@@ -140,14 +137,10 @@ private:
                            "cannot find kernel '" + v.entry + "' in '" +
                                v.binary + "': " + errorText(hip, r));
     }
-    functions[key] = fn;
-    modules[key] = module;
     return Status::ok();
   }
 
-  std::mutex mutex;
-  std::map<std::pair<int, int>, hipFunction_t> functions;
-  std::map<std::pair<int, int>, hipModule_t> modules;
+  KernelCache<int, hipModule_t, hipFunction_t> cache;
 };
 
 } // namespace

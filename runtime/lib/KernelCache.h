@@ -1,0 +1,59 @@
+//===- KernelCache.h - Kernels loaded once per (device, variant) ----------===//
+//
+// Both backends keep the modules they load for a bundle, keyed by where they
+// were loaded (a CUDA context, a HIP device) and the variant, and hand out
+// the kernel's function handle; loads happen under one lock so that
+// concurrent first calls load a variant once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_KERNELCACHE_H
+#define ATTN_RUNTIME_KERNELCACHE_H
+
+#include "Status.h"
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+namespace attn {
+
+template <typename Place, typename Module, typename Function>
+class KernelCache {
+public:
+  using Key = std::pair<Place, int>;
+
+  /// The function of variant `index` at `place`; on first use `load(module,
+  /// function)` loads it (and leaves nothing behind when it fails).
+  template <typename LoadFn>
+  Status get(Place place, int index, Function &fn, LoadFn load) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Key key(place, index);
+    auto it = entries.find(key);
+    if (it == entries.end()) {
+      Module module{};
+      Function function{};
+      Status s = load(module, function);
+      if (!s.isOk())
+        return s;
+      it = entries.emplace(key, std::make_pair(module, function)).first;
+    }
+    fn = it->second.second;
+    return Status::ok();
+  }
+
+  /// Calls `unload(place, module)` for every loaded module (at teardown).
+  template <typename UnloadFn> void forEachModule(UnloadFn unload) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto &[key, entry] : entries)
+      unload(key.first, entry.first);
+  }
+
+private:
+  std::mutex mutex;
+  std::map<Key, std::pair<Module, Function>> entries;
+};
+
+} // namespace attn
+
+#endif // ATTN_RUNTIME_KERNELCACHE_H
