@@ -7,10 +7,13 @@
 //
 // The kernel is FlashAttention-2's forward pass: one workgroup per
 // (query block, head, batch); each warp owns getRowsPerWarp() query rows,
-// holds its Q fragments and O accumulator in registers, walks the visible
-// key blocks (MaskUtils) with K/V tiles staged through shared memory
-// (`stages` buffers), and keeps the online softmax (running max and sum in
-// the exp2 domain) per row slot of the accumulator layout.
+// holds its O accumulator (and, where the emitter wants them, its Q
+// fragments) in registers, walks the visible key blocks (MaskUtils) with K/V
+// tiles staged through shared memory (`stages` buffers, padded or swizzled
+// as the emitter reads them), and keeps the online softmax (running max and
+// sum in the exp2 domain) per row slot of the accumulator layout. Emitters
+// whose O += P V completes asynchronously (wgmma) get a loop that reuses a
+// K/V buffer only after the next S = Q K^T and a barrier.
 //
 //===----------------------------------------------------------------------===//
 
