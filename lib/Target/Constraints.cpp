@@ -284,12 +284,12 @@ CheckResult mlir::attn::checkThreads(const ChipSpec &chip,
 
 CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                           const TileCandidate &cand,
+                                          const MatrixInstr &instr,
                                           const AttentionProblem &problem,
                                           int64_t &bytes) {
   // Swizzled tiles (shared_operands) have no row padding but 1 KiB of
   // alignment slack.
-  const MatrixInstr *instr = chip.lookupInstr(cand.mma);
-  bool swizzled = instr && instr->sharedOperands;
+  bool swizzled = instr.sharedOperands;
   bytes = smemBytes(cand.blockM, cand.blockN, cand.stages,
                     getElementBytes(problem.elementType), problem.headDim,
                     problem.headDimV, swizzled ? 0 : chip.smemRowPadElems) +

@@ -40,7 +40,7 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
       add(checkHeadDim(chip, cand, *instr, problem.headDim, problem.headDimV));
       add(checkMmaDivisibility(cand, *instr, problem.headDim));
       add(checkThreads(chip, cand));
-      add(checkSharedMemory(chip, cand, problem, v.smemBytes));
+      add(checkSharedMemory(chip, cand, *instr, problem, v.smemBytes));
       add(checkRegisters(chip, cand, *instr, problem, v.registers));
       add(checkAlignment(cand, problem));
       add(checkBias(cand, problem));

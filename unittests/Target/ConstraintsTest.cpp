@@ -142,13 +142,13 @@ struct ChecksTest : ::testing::Test {
 
 TEST_F(ChecksTest, SharedMemoryOverTheLimit) {
   int64_t bytes = 0;
-  CheckResult r = checkSharedMemory(chip, cand, problem, bytes);
+  CheckResult r = checkSharedMemory(chip, cand, instr, problem, bytes);
   EXPECT_EQ(bytes, 104448);
   ASSERT_TRUE(r);
   EXPECT_NE(r->find("104448 bytes > 101376"), std::string::npos) << *r;
   cand.blockN = 32;
   // 2*32*272*2 = 34816; + 34816
-  EXPECT_FALSE(checkSharedMemory(chip, cand, problem, bytes));
+  EXPECT_FALSE(checkSharedMemory(chip, cand, instr, problem, bytes));
   EXPECT_EQ(bytes, 69632);
 }
 
@@ -171,11 +171,10 @@ TEST_F(ChecksTest, SharedOperandsAreSwizzledAndKeepQOutOfRegisters) {
   // wgmma-style: no row padding but 1 KiB of alignment slack, and Q is read
   // from shared memory instead of registers.
   instr.sharedOperands = true;
-  chip.instructions = {instr};
   chip.smemMaxBytes = 232448;
   cand.blockN = 128;
   int64_t bytes = 0, regs = 0;
-  EXPECT_FALSE(checkSharedMemory(chip, cand, problem, bytes));
+  EXPECT_FALSE(checkSharedMemory(chip, cand, instr, problem, bytes));
   // (2 * 128 * (128 + 128) + 128 * 128) * 2 + 1024
   EXPECT_EQ(bytes, 164864);
   EXPECT_FALSE(checkRegisters(chip, cand, instr, problem, regs));

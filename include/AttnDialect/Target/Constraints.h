@@ -82,6 +82,7 @@ CheckResult checkMmaDivisibility(const TileCandidate &cand,
                                  const MatrixInstr &instr, int64_t headDim);
 CheckResult checkThreads(const ChipSpec &chip, const TileCandidate &cand);
 CheckResult checkSharedMemory(const ChipSpec &chip, const TileCandidate &cand,
+                              const MatrixInstr &instr,
                               const AttentionProblem &problem, int64_t &bytes);
 CheckResult checkRegisters(const ChipSpec &chip, const TileCandidate &cand,
                            const MatrixInstr &instr,

@@ -38,6 +38,11 @@ LogicalResult NVVMTargetInfo::checkSupported(
                          << " is not supported by convert-attn-to-nvvm: "
                             "expected a multiple of 16 <= 256";
   ConfigAttr c = spec.config;
+  // Both matrix-instruction paths keep O in registers.
+  if (!c.getAccInRegisters())
+    return emitError() << "config '" << c.getName()
+                       << "' has acc_in_registers = false; "
+                          "convert-attn-to-nvvm keeps O in registers";
   if (c.getMma() == kWgmma)
     return checkWgmmaSupported(spec, emitError);
   if (c.getMma() != kMmaSync)
@@ -67,10 +72,6 @@ LogicalResult NVVMTargetInfo::checkSupported(
     return emitError() << "config '" << c.getName()
                        << "' has block_n = " << c.getBlockN()
                        << "; expected 32, 64 or 128";
-  if (!c.getAccInRegisters())
-    return emitError() << "config '" << c.getName()
-                       << "' has acc_in_registers = false; "
-                          "convert-attn-to-nvvm keeps O in registers";
   return success();
 }
 
@@ -105,10 +106,6 @@ LogicalResult NVVMTargetInfo::checkWgmmaSupported(
     return emitError() << "config '" << c.getName()
                        << "' has block_n = " << c.getBlockN()
                        << "; expected a multiple of 16 <= 256";
-  if (!c.getAccInRegisters())
-    return emitError() << "config '" << c.getName()
-                       << "' has acc_in_registers = false; "
-                          "convert-attn-to-nvvm keeps O in registers";
   return success();
 }
 

@@ -86,3 +86,12 @@ func.func @smem(%q: memref<1x1x64x256xf16>, %o: memref<1x1x64x256xf16>) {
   attn.attention q(%q : memref<1x1x64x256xf16>) k(%q : memref<1x1x64x256xf16>) v(%q : memref<1x1x64x256xf16>) outs(%o : memref<1x1x64x256xf16>) {config = #cfg}
   return
 }
+
+// -----
+
+#cfg = #attn.config<name = "acc_smem", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = false, mma = "wgmma.m64nNk16">
+func.func @output_not_in_registers(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
+  // expected-error @+1 {{config 'acc_smem' has acc_in_registers = false; convert-attn-to-nvvm keeps O in registers}}
+  attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
+  return
+}
