@@ -75,12 +75,19 @@ TEST(Selection, SharedMemoryDecidesPerChip) {
 TEST(Selection, MasksRestrictCandidates) {
   AttentionProblem p = problem(ElementType::BF16, 64);
   const ChipSpec *chip = lookupChip("sm_90a");
-  EXPECT_EQ(selectCandidate(*chip, p)->name, "wgmma_d64_m192n128w12");
+  EXPECT_EQ(selectCandidate(*chip, p)->name, "wgmma_d64_m128n64w8");
+  auto verdictOf = [&](llvm::StringRef name) {
+    for (const Verdict &v : evaluateCandidates(*chip, p))
+      if (v.candidate->name == name)
+        return v;
+    return Verdict();
+  };
+  // The three-warpgroup tile lists only `none`.
+  EXPECT_TRUE(verdictOf("wgmma_d64_m192n128w12").accepted);
   p.mask = MaskKind::Causal;
-  EXPECT_EQ(selectCandidate(*chip, p)->name, "wgmma_d64_m128n128w8");
-  for (const Verdict &v : evaluateCandidates(*chip, p))
-    if (v.candidate->name == "wgmma_d64_m192n128w12")
-      EXPECT_EQ(v.reason, "mask: used only for none, the op has causal");
+  EXPECT_EQ(selectCandidate(*chip, p)->name, "wgmma_d64_m128n64w8");
+  EXPECT_EQ(verdictOf("wgmma_d64_m192n128w12").reason,
+            "mask: used only for none, the op has causal");
 }
 
 TEST(Selection, WgmmaNeedsHeadDimsOf64Columns) {
@@ -141,14 +148,15 @@ TEST(Family, InferenceOnSm80) {
   EXPECT_TRUE(enumerateFamily(*lookupChip("sm_80"), "nope", {64}).empty());
 }
 
-TEST(Family, MaskDependentTilesOnSm90a) {
-  // Only the aligned/general pair differs per mask: none takes three
-  // warpgroups, the other masks two; wgmma has no aligned twin.
+TEST(Family, OneMemberPerMaskOnSm90a) {
+  // Each (dtype, mask) pair is its own member, chosen with its mask;
+  // wgmma has no aligned twin.
   auto family = enumerateFamily(*lookupChip("sm_90a"), "inference", {64},
                                 {MaskKind::None, MaskKind::Causal});
   ASSERT_EQ(family.size(), 4u);
-  EXPECT_EQ(family[0].candidate->name, "wgmma_d64_m192n128w12");
-  EXPECT_EQ(family[1].candidate->name, "wgmma_d64_m128n128w8");
+  EXPECT_EQ(family[0].candidate->name, "wgmma_d64_m128n64w8");
+  EXPECT_EQ(family[0].mask, MaskKind::None);
+  EXPECT_EQ(family[1].candidate->name, "wgmma_d64_m128n64w8");
   EXPECT_EQ(family[1].mask, MaskKind::Causal);
   EXPECT_EQ(family[2].elementType, ElementType::BF16);
 }

@@ -19,6 +19,11 @@
 // CHECK: gpu.module @fwd_bf16_d128_causal_m128n64w4s2 [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
 // CHECK: llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK: gpu.func @fwd_bf16_d128_causal_m128n64w4s2(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i64, {{.*}}, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: i32, %{{.*}}: i32) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// Causal: the query blocks run in reverse, the ones with the most keys first.
+// CHECK: %[[BX:.*]] = arith.index_castui %block_id_x
+// CHECK: %[[GD:.*]] = arith.index_castui %grid_dim_x
+// CHECK: %[[LAST:.*]] = arith.subi %[[GD]], %c1_i32
+// CHECK: arith.subi %[[LAST]], %[[BX]] : i32
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.wait.group 1
@@ -48,6 +53,7 @@ func.func @causal_gqa(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16>, %v
 // CHECK: gpu.launch_func @fwd_f16_d64_none_m64n64w4s1::@fwd_f16_d64_none_m64n64w4s1 {{.*}} args({{.*}}, %[[NULL]] : !llvm.ptr<1>, %[[NULL]] : !llvm.ptr<1>,
 // CHECK: gpu.launch_func @fwd_f16_d64_none_m64n64w4s1::@fwd_f16_d64_none_m64n64w4s1
 // CHECK: gpu.module @fwd_f16_d64_none_m64n64w4s1
+// CHECK-NOT: gpu.grid_dim
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-NOT: gpu.module
