@@ -124,12 +124,14 @@ struct AttnWriteBundlePass
           {"block_m", getInt(k, "block_m")},
           {"threads", getInt(k, "threads")},
           {"dynamic_smem", getInt(k, "dynamic_smem")},
-          {"conditions",
-           llvm::json::Object{
-               {"align_bytes", getInt(k, "align_bytes")},
-               {"seqlen_q_multiple", getInt(k, "seqlen_q_multiple")},
-               {"seqlen_k_multiple", getInt(k, "seqlen_k_multiple")}}},
           {"config", getString(k, "config")}};
+      llvm::json::Object conditions{
+          {"align_bytes", getInt(k, "align_bytes")},
+          {"seqlen_q_multiple", getInt(k, "seqlen_q_multiple")},
+          {"seqlen_k_multiple", getInt(k, "seqlen_k_multiple")}};
+      if (k.get("bias_align_bytes"))
+        conditions["bias_align_bytes"] = getInt(k, "bias_align_bytes");
+      v["conditions"] = std::move(conditions);
       variants.push_back(std::move(v));
     }
 

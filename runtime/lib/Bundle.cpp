@@ -110,8 +110,9 @@ public:
   }
 
   template <typename IntT>
-  void integer(const char *name, IntT &out, int64_t min, int64_t max) {
-    const json::Value *v = field(name, json::Value::Kind::Number);
+  void integer(const char *name, IntT &out, int64_t min, int64_t max,
+               bool required = true) {
+    const json::Value *v = field(name, json::Value::Kind::Number, required);
     if (!v)
       return;
     if (!v->isInteger || v->number < double(min) || v->number > double(max)) {
@@ -195,9 +196,14 @@ static Status parseVariant(const json::Value &value, size_t index,
     c.integer("align_bytes", out.alignBytes, 1, 4096);
     c.integer("seqlen_q_multiple", out.seqlenQMultiple, 1, 1 << 20);
     c.integer("seqlen_k_multiple", out.seqlenKMultiple, 1, 1 << 20);
+    c.integer("bias_align_bytes", out.biasAlignBytes, 1, 4096,
+              /*required=*/false);
     if (c.ok() && !isPowerOfTwo(out.alignBytes))
       c.fail("field 'align_bytes' must be a power of two, got " +
              std::to_string(out.alignBytes));
+    if (c.ok() && out.biasAlignBytes && !isPowerOfTwo(out.biasAlignBytes))
+      c.fail("field 'bias_align_bytes' must be a power of two, got " +
+             std::to_string(out.biasAlignBytes));
     if (!c.ok())
       return badBundle(dir, c.message());
   }

@@ -29,6 +29,9 @@ struct Variant {
   int blockM = 0, threads = 0;
   int64_t dynamicSmem = 0;
   int alignBytes = 1, seqlenQMultiple = 1, seqlenKMultiple = 1;
+  /// The bias's own alignment (kernels that read it one element at a time
+  /// say so); 0 when the bundle does not say: then align_bytes holds.
+  int biasAlignBytes = 0;
   /// The cubin / code object, read at load time so that a missing file is
   /// reported by attn_bundle_load rather than by the first launch.
   std::string image;

@@ -141,38 +141,42 @@ std::string attn::whyNot(const Variant &v, const attn_fwd_params &p) {
     return mismatch("softcap", v.softcap ? "true" : "false",
                     softcap ? "true" : "false");
 
-  int64_t align = v.alignBytes;
   int64_t elem = dtypeSize(p.dtype);
-  std::string alignText = std::to_string(align) + "-byte aligned";
   struct Tensor {
     const char *name;
     const void *ptr;
     const int64_t *stride;
     int numStrides;
     int64_t elem;
+    const char *condition;
+    int64_t align;
   };
   // Only the strides a kernel steps by whole rows count; the unit head stride
   // and the bias key stride are element steps. lse is written one f32 at a
   // time, so its alignment is not a condition.
-  const Tensor tensors[] = {{"q", p.q, p.q_stride, 3, elem},
-                            {"k", p.k, p.k_stride, 3, elem},
-                            {"v", p.v, p.v_stride, 3, elem},
-                            {"o", p.o, p.o_stride, 3, elem},
-                            {"bias", p.bias, p.bias_stride, 3,
-                             p.bias_kind == ATTN_BIAS_F32 ? 4 : elem}};
+  const Tensor tensors[] = {
+      {"q", p.q, p.q_stride, 3, elem, "align_bytes", v.alignBytes},
+      {"k", p.k, p.k_stride, 3, elem, "align_bytes", v.alignBytes},
+      {"v", p.v, p.v_stride, 3, elem, "align_bytes", v.alignBytes},
+      {"o", p.o, p.o_stride, 3, elem, "align_bytes", v.alignBytes},
+      {"bias", p.bias, p.bias_stride, 3,
+       p.bias_kind == ATTN_BIAS_F32 ? 4 : elem,
+       v.biasAlignBytes ? "bias_align_bytes" : "align_bytes",
+       v.biasAlignBytes ? v.biasAlignBytes : v.alignBytes}};
   static const char *const kDimNames[] = {"b", "h", "s"};
   for (const Tensor &t : tensors) {
     if (!t.ptr)
       continue;
-    if (reinterpret_cast<uintptr_t>(t.ptr) % align)
-      return std::string("align_bytes: ") + t.name + " pointer " + hex(t.ptr) +
-             " is not " + alignText;
+    if (reinterpret_cast<uintptr_t>(t.ptr) % t.align)
+      return std::string(t.condition) + ": " + t.name + " pointer " +
+             hex(t.ptr) + " is not " + std::to_string(t.align) +
+             "-byte aligned";
     for (int i = 0; i < t.numStrides; ++i)
-      if ((t.stride[i] * t.elem) % align)
-        return std::string("align_bytes: ") + t.name + " stride_" +
+      if ((t.stride[i] * t.elem) % t.align)
+        return std::string(t.condition) + ": " + t.name + " stride_" +
                kDimNames[i] + " " + std::to_string(t.stride[i]) + " * " +
                std::to_string(t.elem) + " bytes is not a multiple of " +
-               std::to_string(align);
+               std::to_string(t.align);
   }
   if (p.seqlen_q % v.seqlenQMultiple)
     return "seqlen_q_multiple: seqlen_q " + std::to_string(p.seqlen_q) +

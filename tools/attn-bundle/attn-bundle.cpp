@@ -47,6 +47,10 @@ static cl::opt<bool>
             cl::desc("Also emit soft-capped variants (the cap is a kernel "
                      "argument)"),
             cl::init(false));
+static cl::list<std::string>
+    biases("bias", cl::CommaSeparated,
+           cl::desc("Bias kinds (default none): none, same (q's dtype), "
+                    "f32; each kind is its own set of variants"));
 static cl::opt<std::string> input("input",
                                   cl::desc("Bundle the attn ops of this file "
                                            "instead of a family"));
@@ -144,6 +148,15 @@ FailureOr<std::string> buildFamily(MLIRContext &ctx) {
   SmallVector<std::string> ms(masks.begin(), masks.end());
   if (ms.empty())
     ms = {"none", "causal", "causal_bottom_right", "sliding_window"};
+  SmallVector<std::string> bs(biases.begin(), biases.end());
+  if (bs.empty())
+    bs = {"none"};
+  for (const std::string &bias : bs)
+    if (bias != "none" && bias != "same" && bias != "f32") {
+      llvm::errs() << "attn-bundle: unknown --bias '" << bias
+                   << "'; expected none, same or f32\n";
+      return failure();
+    }
   FailureOr<SmallVector<VariantTile>> family = getTiles(ctx, ts, ds);
   if (failed(family))
     return failure();
@@ -153,27 +166,39 @@ FailureOr<std::string> buildFamily(MLIRContext &ctx) {
   SmallVector<bool> caps = {false};
   if (softcap)
     caps.push_back(true);
-  // Priority: plain before soft-capped; within a (dtype, D, mask) the tiles
-  // keep their order (best first).
+  // Priority: plain before soft-capped, then the bias kinds in the order
+  // given; within a (dtype, D, mask) the tiles keep their order (best
+  // first). The runtime matches bias and softcap exactly, so the order
+  // only decides among equals.
   for (bool cap : caps)
-    for (const std::string &t : ts)
-      for (int64_t d : ds)
-        for (const std::string &m : ms)
-          for (const VariantTile &vt : *family) {
-            if (vt.dtype != t || vt.headDim != d || vt.mask != m)
-              continue;
-            std::string q = "memref<?x1x?x" + std::to_string(d) + "x" + t + ">";
-            std::string l = "memref<?x1x?xf32>";
-            os << "func.func @v" << idx++ << "(%q: " << q << ", %k: " << q
-               << ", %v: " << q << ", %o: " << q << ", %lse: " << l << ") {\n"
-               << "  attn.attention q(%q : " << q << ") k(%k : " << q
-               << ") v(%v : " << q << ") outs(%o : " << q
-               << ") lse(%lse : " << l << ") {mask = #attn.mask<" << m << ">, "
-               << (m == "sliding_window" ? "window = array<i64: 128, 0>, " : "")
-               << (cap ? "softcap = 1.0 : f32, " : "")
-               << "config = " << vt.config << "}\n"
-               << "  return\n}\n";
-          }
+    for (const std::string &bias : bs)
+      for (const std::string &t : ts)
+        for (int64_t d : ds)
+          for (const std::string &m : ms)
+            for (const VariantTile &vt : *family) {
+              if (vt.dtype != t || vt.headDim != d || vt.mask != m)
+                continue;
+              std::string q =
+                  "memref<?x1x?x" + std::to_string(d) + "x" + t + ">";
+              std::string l = "memref<?x1x?xf32>";
+              // Dynamic bias dimensions: broadcasting is a stride of 0.
+              std::string bt =
+                  "memref<?x?x?x?x" + (bias == "f32" ? "f32" : t) + ">";
+              bool hasBias = bias != "none";
+              os << "func.func @v" << idx++ << "(%q: " << q << ", %k: " << q
+                 << ", %v: " << q << ", %o: " << q << ", %lse: " << l
+                 << (hasBias ? ", %bias: " + bt : "") << ") {\n"
+                 << "  attn.attention q(%q : " << q << ") k(%k : " << q
+                 << ") v(%v : " << q << ") "
+                 << (hasBias ? "bias(%bias : " + bt + ") " : "")
+                 << "outs(%o : " << q << ") lse(%lse : " << l
+                 << ") {mask = #attn.mask<" << m << ">, "
+                 << (m == "sliding_window" ? "window = array<i64: 128, 0>, "
+                                           : "")
+                 << (cap ? "softcap = 1.0 : f32, " : "")
+                 << "config = " << vt.config << "}\n"
+                 << "  return\n}\n";
+            }
   return text;
 }
 } // namespace

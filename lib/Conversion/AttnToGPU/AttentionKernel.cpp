@@ -112,6 +112,7 @@ private:
                 Value rowLimit, Value rowStride);
   void loadKV(Value block, Value stage);
   /// One key block; `afterScores`, when set, runs right after S = Q K^T.
+  void addBias(MutableArrayRef<Value> s, Value tScale, Value n0);
   SmallVector<Value> emitBlock(Value block, Value stage, ValueRange state,
                                function_ref<void()> afterScores = {});
   /// The key-block loop over [jLo, jHi): K/V staged in `stages` buffers.
@@ -139,7 +140,7 @@ private:
 
   // Values computed once at kernel entry.
   Value tid, lane, warpRow, m0, head, batch, sq, sk, smemBase;
-  Value qPtr, kPtr, vPtr, oPtr;
+  Value qPtr, kPtr, vPtr, oPtr, biasPtr;
   Value scaleLog2, softcapScale, softcapLog2;
   MaskParams maskParams;
   SharedTile qTile;
@@ -209,6 +210,34 @@ void KernelEmitter::copyTile(const SharedTile &tile, Value src, Value rowStart,
   }
 }
 
+/// Scores become t * tScale + bias * log2(e) (the exp2 domain, after the
+/// softcap as the op defines). Rows and keys past the ends read the last
+/// bias element instead (their scores are masked or never stored), so every
+/// load is in bounds; broadcast dimensions have stride 0.
+void KernelEmitter::addBias(MutableArrayRef<Value> s, Value tScale, Value n0) {
+  Value lastRow = arith::SubIOp::create(b, loc, sq, c32(1));
+  Value lastCol = arith::SubIOp::create(b, loc, sk, c32(1));
+  Value colBase = add(n0, sLayout.laneCol);
+  Value log2e = cf(M_LOG2E);
+  int64_t bytes = spec.biasType.getIntOrFloatBitWidth() / 8;
+  SmallVector<Value> rowPtr;
+  for (Value row : rowOfSlot) {
+    Value r = arith::MinSIOp::create(b, loc, row, lastRow);
+    rowPtr.push_back(
+        gep(biasPtr, spec.biasType, mul(ext(r), arg(kArgBiasStrideB + 2))));
+  }
+  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+    Value col = arith::MinSIOp::create(
+        b, loc, add(colBase, c32(sLayout.colOffsets[e])), lastCol);
+    Value ptr = gep(rowPtr[sLayout.rowSlot[e]], spec.biasType,
+                    mul(ext(col), arg(kArgBiasStrideB + 3)));
+    Value x = LLVM::LoadOp::create(b, loc, spec.biasType, ptr, bytes);
+    if (x.getType() != f32)
+      x = arith::ExtFOp::create(b, loc, f32, x);
+    s[e] = math::FmaOp::create(b, loc, s[e], tScale, fmul(x, log2e));
+  }
+}
+
 void KernelEmitter::loadKV(Value block, Value stage) {
   Value n0 = mul(block, c32(spec.blockN()));
   SharedTile k = keyTile(stage), v = valueTile(stage);
@@ -231,17 +260,22 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
   // Scores in the exp2 domain are t * tScale: t is q.k (times scale*log2e)
   // or the soft-capped score (times log2e). Keeping the factor out of the
   // elementwise work makes exp2(t * tScale - m) one fma; it needs
-  // tScale > 0 (scale > 0) so that max commutes with it.
+  // tScale > 0 (scale > 0) so that max commutes with it. A bias is added
+  // to t * tScale, which then is the score itself (tScale = 1).
   Value tScale = spec.softcap ? softcapLog2 : scaleLog2;
+  Value n0 = mul(block, c32(spec.blockN()));
   if (spec.softcap)
     for (Value &x : s)
       x = math::TanhOp::create(b, loc, fmul(x, softcapScale));
+  if (spec.biasType) {
+    addBias(s, tScale, n0);
+    tScale = cf(1.0);
+  }
 
   // Mask only blocks crossing a mask edge or the key tail, tested at the
   // two corners of this warp's rows x block's keys (masks are bands, so
   // both corners visible means everything between is). Uniform per warp.
   Value negInf = cf(-std::numeric_limits<double>::infinity());
-  Value n0 = mul(block, c32(spec.blockN()));
   Value rowFirst = add(m0, warpRow);
   Value rowLast = add(rowFirst, c32(mma->getRowsPerWarp() - 1));
   Value inside = arith::AndIOp::create(
@@ -412,6 +446,10 @@ void KernelEmitter::emit() {
   kPtr = base(kArgK, kArgKStrideB, headKV);
   vPtr = base(kArgV, kArgVStrideB, headKV);
   oPtr = base(kArgO, kArgOStrideB, head);
+  if (spec.biasType)
+    biasPtr = gep(arg(kArgBias), spec.biasType,
+                  add(mul(ext(batch), arg(kArgBiasStrideB)),
+                      mul(ext(head), arg(kArgBiasStrideB + 1))));
 
   Value scale = arg(kArgScale);
   scaleLog2 = fmul(scale, cf(M_LOG2E));

@@ -21,6 +21,12 @@ std::string attn::getMaskName(MaskKind kind) {
   return stringifyMaskKind(kind).str();
 }
 
+std::string attn::getBiasName(const KernelSpec &spec) {
+  if (!spec.biasType)
+    return "none";
+  return spec.biasType == spec.elemType ? "same" : "f32";
+}
+
 std::string attn::getKernelName(const KernelSpec &spec) {
   std::string name = "fwd_" + getDTypeName(spec.elemType) + "_d" +
                      std::to_string(spec.headDim);
@@ -29,6 +35,8 @@ std::string attn::getKernelName(const KernelSpec &spec) {
   name += "_" + getMaskName(spec.mask);
   if (spec.softcap)
     name += "_softcap";
+  if (spec.biasType)
+    name += getBiasName(spec) == "same" ? "_bias" : "_biasf32";
   name += "_m" + std::to_string(spec.blockM()) + "n" +
           std::to_string(spec.blockN()) + "w" + std::to_string(spec.warps()) +
           "s" + std::to_string(spec.stages());

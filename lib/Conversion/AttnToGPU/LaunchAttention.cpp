@@ -26,9 +26,6 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
   if (!config)
     return op.emitOpError("has no 'config' attribute: run "
                           "attn-select-config or attach a #attn.config");
-  if (op.getBias())
-    return op.emitOpError("'bias' operand is not supported by the GPU "
-                          "lowering yet");
   auto vType = cast<MemRefType>(op.getValue().getType());
   KernelSpec spec;
   spec.elemType = qType.getElementType();
@@ -37,6 +34,17 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
   spec.mask = op.getMask();
   spec.softcap = op.getSoftcap().has_value();
   spec.config = *config;
+  if (Value bias = op.getBias()) {
+    auto t = dyn_cast<MemRefType>(bias.getType());
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    // Any strides will do (the kernel reads the bias one element at a
+    // time), but they must be expressible as the ABI's four strides.
+    if (!t || failed(t.getStridesAndOffset(strides, offset)))
+      return op.emitOpError("expected a strided memref bias, got ")
+             << bias.getType();
+    spec.biasType = t.getElementType();
+  }
   for (Value v : {op.getQuery(), op.getKey(), op.getValue(), op.getOutput()}) {
     auto t = cast<MemRefType>(v.getType());
     int64_t offset;
@@ -102,7 +110,7 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("head_dim", b.getI64IntegerAttr(spec.headDim));
   attrs.append("head_dim_v", b.getI64IntegerAttr(spec.headDimV));
   attrs.append("mask", b.getStringAttr(getMaskName(spec.mask)));
-  attrs.append("bias", b.getStringAttr("none"));
+  attrs.append("bias", b.getStringAttr(getBiasName(spec)));
   attrs.append("softcap", b.getBoolAttr(spec.softcap));
   attrs.append("block_m", b.getI64IntegerAttr(spec.blockM()));
   attrs.append("threads",
@@ -110,6 +118,11 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("dynamic_smem",
                b.getI64IntegerAttr(getDynamicSharedMemoryBytes(spec, target)));
   attrs.append("align_bytes", b.getI64IntegerAttr(target.getAlignBytes()));
+  // The kernel reads the bias one element at a time.
+  if (spec.biasType)
+    attrs.append(
+        "bias_align_bytes",
+        b.getI64IntegerAttr(spec.biasType.getIntOrFloatBitWidth() / 8));
   attrs.append("seqlen_q_multiple", b.getI64IntegerAttr(1));
   attrs.append("seqlen_k_multiple", b.getI64IntegerAttr(1));
   attrs.append("config", b.getStringAttr(config));
@@ -172,7 +185,8 @@ LogicalResult attn::lowerAttentionToGPU(AttentionOp op, ModuleOp top,
   args[kArgO] = getDevicePointer(b, loc, op.getOutput(), ptrType);
   args[kArgLse] =
       op.getLse() ? getDevicePointer(b, loc, op.getLse(), ptrType) : null;
-  args[kArgBias] = null;
+  args[kArgBias] =
+      op.getBias() ? getDevicePointer(b, loc, op.getBias(), ptrType) : null;
   args[kArgBatch] = dimI32(op.getQuery(), 0);
   args[kArgHeadsQ] = cI32(qType.getDimSize(1));
   args[kArgHeadsKV] = cI32(kType.getDimSize(1));
@@ -190,8 +204,29 @@ LogicalResult attn::lowerAttentionToGPU(AttentionOp op, ModuleOp top,
     args[kArgLseStrideB] = cI64(0);
     args[kArgLseStrideB + 1] = cI64(0);
   }
-  for (unsigned i = 0; i < 4; ++i)
-    args[kArgBiasStrideB + i] = cI64(0);
+  if (Value bias = op.getBias()) {
+    // A dimension of size 1 broadcasts: stride 0, so the kernel reads index
+    // 0 whatever the row, key, head or batch. A dynamic one may be 1 at run
+    // time.
+    SmallVector<Value> strides = getStrides(b, loc, bias, 4);
+    auto biasType = cast<MemRefType>(bias.getType());
+    for (unsigned i = 0; i < 4; ++i) {
+      Value stride = strides[i];
+      if (biasType.getDimSize(i) == 1) {
+        stride = cI64(0);
+      } else if (biasType.isDynamicDim(i)) {
+        Value one =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                  memref::DimOp::create(b, loc, bias, i),
+                                  arith::ConstantIndexOp::create(b, loc, 1));
+        stride = arith::SelectOp::create(b, loc, one, cI64(0), stride);
+      }
+      args[kArgBiasStrideB + i] = stride;
+    }
+  } else {
+    for (unsigned i = 0; i < 4; ++i)
+      args[kArgBiasStrideB + i] = cI64(0);
+  }
   auto cF32 = [&](float v) {
     return arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(v));
   };

@@ -72,9 +72,11 @@ func.func @tensors(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tens
 // -----
 
 #cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
-func.func @bias(%q: memref<1x1x64x64xf16>, %b: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{'bias' operand is not supported by the GPU lowering yet}}
-  attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) bias(%b : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
+#layout = affine_map<(a, b, c, d) -> (a, b, c, d mod 8)>
+func.func @bias_not_strided(%q: memref<1x1x64x64xf16>, %b: memref<1x1x64x64xf16, #layout>, %o: memref<1x1x64x64xf16>) {
+  // The ABI passes the bias as a pointer and four strides.
+  // expected-error @+1 {{expected a strided memref bias, got 'memref<1x1x64x64xf16, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3 mod 8)>>'}}
+  attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) bias(%b : memref<1x1x64x64xf16, #layout>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }
 

@@ -49,6 +49,8 @@ struct KernelSpec {
   int64_t headDimV = 0;
   MaskKind mask = MaskKind::None;
   bool softcap = false;
+  /// Element type of the additive bias (elemType or f32); null without one.
+  Type biasType;
   ConfigAttr config;
 
   int64_t blockM() const { return config.getBlockM(); }
@@ -63,8 +65,13 @@ std::string getDTypeName(Type elemType);
 /// The bundle name of a mask kind ("none", "causal", ...).
 std::string getMaskName(MaskKind kind);
 
+/// The bundle name of the spec's bias: "none", "same" (q's element type) or
+/// "f32".
+std::string getBiasName(const KernelSpec &spec);
+
 /// Deterministic kernel name from the problem and the config, e.g.
-/// fwd_bf16_d128_causal_m64n64w4s2 (Dv is spelled out only when != D).
+/// fwd_bf16_d128_causal_m64n64w4s2 (Dv is spelled out only when != D;
+/// `_softcap`, `_bias` or `_biasf32` follow the mask when present).
 std::string getKernelName(const KernelSpec &spec);
 
 /// The kernel's function type: pointers are `!llvm.ptr<globalAddrSpace>`
