@@ -52,6 +52,9 @@ def main():
         "ATTN_BUNDLE_DIR", os.path.join(REPO, ".carry", "bundles", "sm_90a")))
     ap.add_argument("--quick", action="store_true",
                     help="S in {1024, 4096} only")
+    ap.add_argument("--bias", action="store_true",
+                    help="add a bf16 bias of shape [1, H, S, S] (torch gets "
+                    "it as attn_mask, with the causal mask folded in)")
     args = ap.parse_args()
 
     import torch
@@ -85,6 +88,15 @@ def main():
             for causal in (False, True):
                 q, k, v = (torch.randn(batch, heads, s, d, dtype=torch.bfloat16,
                                        device="cuda") for _ in range(3))
+                bias = mask = None
+                if args.bias:
+                    bias = torch.randn(1, heads, s, s, dtype=torch.bfloat16,
+                                       device="cuda")
+                    mask = bias
+                    if causal:
+                        above = torch.ones(s, s, dtype=torch.bool,
+                                           device="cuda").triu(1)
+                        mask = bias.masked_fill(above, float("-inf"))
                 flops = 4 * batch * heads * s * s * d / (2 if causal else 1)
 
                 def tflops(fn):
@@ -98,13 +110,18 @@ def main():
                 mine = "n/a"
                 if ours is not None:
                     mine = tflops(lambda: ours.attention(q, k, v,
-                                                         causal=causal))
+                                                         causal=causal,
+                                                         bias=bias))
                 cells = []
                 for name, backend in backends:
                     def run(backend=backend):
                         with sdpa_kernel([backend]):
-                            F.scaled_dot_product_attention(q, k, v,
-                                                           is_causal=causal)
+                            if mask is None:
+                                F.scaled_dot_product_attention(
+                                    q, k, v, is_causal=causal)
+                            else:
+                                F.scaled_dot_product_attention(
+                                    q, k, v, attn_mask=mask)
                     theirs = tflops(run)
                     ratio = (f"{mine / theirs:.2f}"
                              if isinstance(mine, float) and
@@ -119,12 +136,14 @@ def main():
                        + " | ".join(cells) + " |")
                 print(row, flush=True)
                 rows.append(row)
-                del q, k, v
+                del q, k, v, bias, mask
     out = os.environ.get("OUT")
     if out:
-        with open(os.path.join(out, "bench.md"), "w") as f:
+        name = "bench-bias.md" if args.bias else "bench.md"
+        with open(os.path.join(out, name), "w") as f:
             f.write(f"Device: {device}. Bundle: `{args.bundle}`. bf16, "
-                    f"batch*seqlen={TOKENS}, hidden {HIDDEN}; median of "
+                    f"batch*seqlen={TOKENS}, hidden {HIDDEN}"
+                    f"{', bias [1, H, S, S]' if args.bias else ''}; median of "
                     "triton.testing.do_bench.\n\n")
             f.write(header + "\n")
             f.write("|" + "---|" * (header.count("|") - 1) + "\n")
