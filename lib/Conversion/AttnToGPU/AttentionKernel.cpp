@@ -111,8 +111,9 @@ private:
   void copyTile(const SharedTile &tile, Value src, Value rowStart,
                 Value rowLimit, Value rowStride);
   void loadKV(Value block, Value stage);
-  /// One key block; `afterScores`, when set, runs right after S = Q K^T.
+  /// Adds the bias of the key block at n0 to this thread's scores.
   void addBias(MutableArrayRef<Value> s, Value tScale, Value n0);
+  /// One key block; `afterScores`, when set, runs right after S = Q K^T.
   SmallVector<Value> emitBlock(Value block, Value stage, ValueRange state,
                                function_ref<void()> afterScores = {});
   /// The key-block loop over [jLo, jHi): K/V staged in `stages` buffers.
