@@ -74,17 +74,11 @@ bool ChipSpec::supportsElementType(ElementType type) const {
 }
 
 const MatrixInstr *ChipSpec::lookupInstr(llvm::StringRef instr) const {
-  for (const MatrixInstr &i : instructions)
-    if (i.name == instr)
-      return &i;
-  return nullptr;
+  return findByName(llvm::ArrayRef<MatrixInstr>(instructions), instr);
 }
 
 const TileCandidate *ChipSpec::lookupCandidate(llvm::StringRef cand) const {
-  for (const TileCandidate &c : candidates)
-    if (c.name == cand)
-      return &c;
-  return nullptr;
+  return findByName(llvm::ArrayRef<TileCandidate>(candidates), cand);
 }
 
 bool Profile::includes(Direction direction) const {
@@ -96,17 +90,11 @@ bool Profile::includes(ElementType type) const {
 }
 
 const ChipSpec *TileTable::lookupChip(llvm::StringRef name) const {
-  for (const ChipSpec &c : chips)
-    if (c.name == name)
-      return &c;
-  return nullptr;
+  return findByName(llvm::ArrayRef<ChipSpec>(chips), name);
 }
 
 const Profile *TileTable::lookupProfile(llvm::StringRef name) const {
-  for (const Profile &p : profiles)
-    if (p.name == name)
-      return &p;
-  return nullptr;
+  return findByName(llvm::ArrayRef<Profile>(profiles), name);
 }
 
 llvm::StringRef mlir::attn::getTileTableJSON() {
@@ -139,25 +127,14 @@ const Profile *mlir::attn::lookupProfile(llvm::StringRef name) {
   return getTileTable().lookupProfile(name);
 }
 
-static std::string
-joinChipNames(llvm::function_ref<bool(const ChipSpec &)> keep) {
-  std::string names;
-  for (const ChipSpec &c : getAllChips()) {
-    if (!keep(c))
-      continue;
-    if (!names.empty())
-      names += ", ";
-    names += c.name;
-  }
-  return names;
-}
-
-std::string mlir::attn::getKnownChipNames() {
-  return joinChipNames([](const ChipSpec &) { return true; });
-}
+std::string mlir::attn::getKnownChipNames() { return joinNames(getAllChips()); }
 
 std::string mlir::attn::getKnownChipNames(Vendor vendor) {
-  return joinChipNames([&](const ChipSpec &c) { return c.vendor == vendor; });
+  std::string names;
+  for (const ChipSpec &c : getAllChips())
+    if (c.vendor == vendor)
+      names += (names.empty() ? "" : ", ") + c.name;
+  return names;
 }
 
 FailureOr<AttentionProblem> mlir::attn::getAttentionProblem(Operation *op) {

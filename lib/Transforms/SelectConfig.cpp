@@ -41,11 +41,9 @@ struct AttnSelectConfigPassImpl
     if (!profile.empty()) {
       prof = lookupProfile(profile);
       if (!prof) {
-        std::string names;
-        for (const Profile &p : getTileTable().profiles)
-          names += (names.empty() ? "" : ", ") + p.name;
         getOperation()->emitError("attn-select-config: unknown profile '")
-            << profile << "'; known profiles: " << names;
+            << profile << "'; known profiles: "
+            << joinNames(llvm::ArrayRef<Profile>(getTileTable().profiles));
         return signalPassFailure();
       }
     }
@@ -53,12 +51,10 @@ struct AttnSelectConfigPassImpl
     if (!force.empty()) {
       forced = chip->lookupCandidate(force);
       if (!forced) {
-        std::string names;
-        for (const TileCandidate &c : chip->candidates)
-          names += (names.empty() ? "" : ", ") + c.name;
         getOperation()->emitError("attn-select-config: force names unknown "
                                   "candidate '")
-            << force << "' of " << chip->name << "; known: " << names;
+            << force << "' of " << chip->name
+            << "; known: " << joinNames(llvm::ArrayRef(chip->candidates));
         return signalPassFailure();
       }
     }

@@ -122,12 +122,9 @@ int main(int argc, char **argv) {
     return fail("expected --chip, --list-chips, --list-profiles or "
                 "--dump-table");
   const ChipSpec *chip = table.lookupChip(chipName);
-  if (!chip) {
-    std::string names;
-    for (const ChipSpec &c : table.chips)
-      names += (names.empty() ? "" : ", ") + c.name;
-    return fail("unknown chip '" + chipName + "'; known chips: " + names);
-  }
+  if (!chip)
+    return fail("unknown chip '" + chipName + "'; known chips: " +
+                joinNames(llvm::ArrayRef<ChipSpec>(table.chips)));
   const Profile *profile = nullptr;
   if (!profileName.empty()) {
     profile = table.lookupProfile(profileName);

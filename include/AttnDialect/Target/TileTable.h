@@ -150,6 +150,24 @@ struct TileTable {
   const Profile *lookupProfile(llvm::StringRef name) const;
 };
 
+/// The entry of `entries` (chips, profiles, instructions, candidates) called
+/// `name`, or null.
+template <typename T>
+const T *findByName(llvm::ArrayRef<T> entries, llvm::StringRef name) {
+  for (const T &e : entries)
+    if (e.name == name)
+      return &e;
+  return nullptr;
+}
+
+/// "a, b, c": the entries' names, for diagnostics.
+template <typename T> std::string joinNames(llvm::ArrayRef<T> entries) {
+  std::string names;
+  for (const T &e : entries)
+    names += (names.empty() ? "" : ", ") + e.name;
+  return names;
+}
+
 /// Parses and checks a table in the TileTables.json schema; the error names
 /// the entry and field at fault.
 llvm::Expected<TileTable> parseTileTable(llvm::StringRef json);
