@@ -55,3 +55,21 @@ func.func @bias_f32(%q: memref<1x4x300x64xf16>, %o: memref<1x4x300x64xf16>, %bia
   attn.attention q(%q : memref<1x4x300x64xf16>) k(%q : memref<1x4x300x64xf16>) v(%q : memref<1x4x300x64xf16>) bias(%bias : memref<1x4x1x300xf32>) outs(%o : memref<1x4x300x64xf16>) {mask = #attn.mask<causal>, config = #cfg}
   return
 }
+
+// -----
+
+// With a softcap the bias is added to the capped score, as the op defines:
+// tanh first, then the bias's fma (and tScale = 1 after it).
+
+#cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+
+// CHECK-LABEL: func.func @bias_softcap
+// CHECK: gpu.func @fwd_f16_d64_none_softcap_bias_m64n64w4s2
+// CHECK: nvvm.mma.sync
+// CHECK: %[[T:.*]] = math.tanh
+// CHECK: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<1> -> f16
+// CHECK: math.fma %[[T]], %{{.*}}, %{{.*}} : f32
+func.func @bias_softcap(%q: memref<1x2x100x64xf16>, %o: memref<1x2x100x64xf16>, %bias: memref<1x1x100x100xf16>) {
+  attn.attention q(%q : memref<1x2x100x64xf16>) k(%q : memref<1x2x100x64xf16>) v(%q : memref<1x2x100x64xf16>) bias(%bias : memref<1x1x100x100xf16>) outs(%o : memref<1x2x100x64xf16>) {softcap = 30.0 : f32, config = #cfg}
+  return
+}
