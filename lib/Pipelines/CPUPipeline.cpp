@@ -46,8 +46,12 @@ void attn::buildAttnToCPUPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  // ceildivui and friends have no direct LLVM lowering.
-  pm.addPass(arith::createArithExpandOpsPass());
+  // ceildivui and friends have no direct LLVM lowering. bf16 conversions
+  // become integer arithmetic: LLVM's x86 fptrunc to bfloat calls
+  // __truncsfbf2, which Debian 12's libgcc (GCC 12) does not have.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
 
   ConvertVectorToLLVMPassOptions vectorOptions;
   // Dot products and row sums are tree reductions, not sequential chains.
