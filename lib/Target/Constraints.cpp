@@ -155,7 +155,7 @@ CheckResult mlir::attn::checkElementType(const ChipSpec &chip,
                    joinTypes(cand.dtypes))
         .str();
   if (!llvm::is_contained(instr.operandTypes, type))
-    return formatv("element type {0}: {1} takes {2}", name, instr.name,
+    return formatv("element type {0}: {1} takes {2}", name, instr.getName(),
                    joinTypes(instr.operandTypes))
         .str();
   return std::nullopt;
@@ -213,7 +213,7 @@ CheckResult mlir::attn::checkHeadDim(const ChipSpec &chip,
                   d));
     else if (d % multiple != 0)
       add(formatv("head dim {0} = {1}: {2} needs a multiple of {3}", what, d,
-                  instr.name, multiple));
+                  instr.getName(), multiple));
     int64_t max = std::min(chip.headDimMax, instr.headDimMax);
     if (d > max)
       add(formatv("head dim {0} = {1}: {2} handles at most {3}", what, d,
@@ -244,13 +244,13 @@ CheckResult mlir::attn::checkMmaDivisibility(const TileCandidate &cand,
     if (rows % instr.rowsPerWarp != 0 || rows > maxRows)
       return formatv("tile: block_m {0} over {1} warps gives {2} rows per "
                      "warp; {3} needs a multiple of {4}, at most {5}",
-                     cand.blockM, cand.warps, rows, instr.name,
+                     cand.blockM, cand.warps, rows, instr.getName(),
                      instr.rowsPerWarp, maxRows)
           .str();
   }
   if (cand.blockN % instr.blockNMultiple != 0)
     return formatv("tile: block_n {0} is not a multiple of {1} ({2})",
-                   cand.blockN, instr.blockNMultiple, instr.name)
+                   cand.blockN, instr.blockNMultiple, instr.getName())
         .str();
   if (!instr.blockNAllowed.empty() &&
       !llvm::is_contained(instr.blockNAllowed, cand.blockN)) {
@@ -258,7 +258,7 @@ CheckResult mlir::attn::checkMmaDivisibility(const TileCandidate &cand,
     for (int64_t n : instr.blockNAllowed)
       allowed += (allowed.empty() ? "" : ", ") + std::to_string(n);
     return formatv("tile: block_n {0} not in {{{1}} handled by the {2} kernel",
-                   cand.blockN, allowed, instr.name)
+                   cand.blockN, allowed, instr.getName())
         .str();
   }
   if (instr.minMmaPerIteration > 0 && headDim > 0) {
@@ -266,7 +266,7 @@ CheckResult mlir::attn::checkMmaDivisibility(const TileCandidate &cand,
     if (count < instr.minMmaPerIteration)
       return formatv("tile: {0} {1} per warp per key block, fewer than the {2} "
                      "needed to hide shared-memory latency",
-                     count, instr.name, instr.minMmaPerIteration)
+                     count, instr.getName(), instr.minMmaPerIteration)
           .str();
   }
   return std::nullopt;

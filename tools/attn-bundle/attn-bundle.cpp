@@ -113,7 +113,7 @@ getTiles(MLIRContext &ctx, ArrayRef<std::string> ts, ArrayRef<int64_t> ds) {
       // Tiles of several head-dim buckets compile to one kernel: keep the
       // first of each.
       std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int, bool,
-                          std::string>>
+                          attn::MatrixInstrKind>>
           tiles;
       for (const attn::Verdict &v : attn::evaluateCandidates(*spec, p, prof))
         if (v.accepted &&

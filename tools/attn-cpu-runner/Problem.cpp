@@ -86,7 +86,7 @@ std::string Problem::moduleText() const {
     os << ", config = #attn.config<name = \"runner\", block_m = " << blockM
        << ", block_n = " << blockN
        << ", warps = 1, stages = 1, pipeline = simple, "
-          "acc_in_registers = false, mma = \"fma\">";
+          "acc_in_registers = false, mma = fma>";
   os << "}\n  return\n}\n";
   return s;
 }

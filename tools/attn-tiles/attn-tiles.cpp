@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
   }
 
   AttentionProblem problem;
-  std::optional<ElementType> et = parseElementType(dtype);
+  std::optional<ElementType> et = symbolizeElementType(dtype);
   if (!et)
     return fail("--dtype: expected f16, bf16 or f32, got '" + dtype + "'");
   problem.elementType = *et;

@@ -73,14 +73,14 @@ TEST(RegisterEstimate, RoundsUp) {
 
 TEST(MmaPerIteration, Counts) {
   MatrixInstr mfma;
-  mfma.name = "mfma.32x32x8";
+  mfma.kind = MatrixInstrKind::Mfma32x32x8;
   mfma.m = mfma.n = 32;
   mfma.k = 8;
   mfma.rowsPerWarp = 32;
   // (32/32) * (64/32) * (128/8) = 1 * 2 * 16
   EXPECT_EQ(mmaPerIteration(mfma, 64, 128), 32);
   MatrixInstr mma;
-  mma.name = "mma.m16n8k16";
+  mma.kind = MatrixInstrKind::MmaM16N8K16;
   mma.m = 16;
   mma.n = 8;
   mma.k = 16;
@@ -112,7 +112,7 @@ struct ChecksTest : ::testing::Test {
     chip.dtypes = {ElementType::F16, ElementType::BF16};
     chip.dtypeNote = "f32 runs on the host";
     chip.headDimMax = 256;
-    instr.name = "mma.m16n8k16";
+    instr.kind = MatrixInstrKind::MmaM16N8K16;
     instr.m = 16;
     instr.n = 8;
     instr.k = 16;
@@ -128,7 +128,7 @@ struct ChecksTest : ::testing::Test {
     cand.warps = 8;
     cand.stages = 2;
     cand.pipeline = PipelineKind::CpAsync;
-    cand.mma = instr.name;
+    cand.mma = instr.kind;
     cand.dtypes = {ElementType::F16, ElementType::BF16};
     cand.headDimMax = 128;
     problem.elementType = ElementType::F16;
@@ -262,7 +262,7 @@ TEST_F(ChecksTest, HeadDimRules) {
 }
 
 TEST_F(ChecksTest, ValueHeadDimIsWholeInstructionNTiles) {
-  instr.name = "mfma.32x32x8";
+  instr.kind = MatrixInstrKind::Mfma32x32x8;
   instr.m = instr.n = 32;
   instr.k = 8;
   cand.headDimMax = 256;

@@ -46,9 +46,11 @@ LogicalResult NVVMTargetInfo::checkSupported(
   if (c.getMma() == kWgmma)
     return checkWgmmaSupported(spec, emitError);
   if (c.getMma() != kMmaSync)
-    return emitError() << "config '" << c.getName() << "' asks for mma = \""
-                       << c.getMma() << "\"; convert-attn-to-nvvm implements \""
-                       << kMmaSync << "\" and \"" << kWgmma << "\"";
+    return emitError() << "config '" << c.getName() << "' asks for mma = "
+                       << stringifyMatrixInstrKind(c.getMma())
+                       << "; convert-attn-to-nvvm implements "
+                       << stringifyMatrixInstrKind(kMmaSync) << " and "
+                       << stringifyMatrixInstrKind(kWgmma);
   if (c.getPipeline() != PipelineKind::CpAsync &&
       c.getPipeline() != PipelineKind::Simple)
     return emitError() << "config '" << c.getName() << "' asks for pipeline = "
@@ -80,8 +82,8 @@ LogicalResult NVVMTargetInfo::checkWgmmaSupported(
     function_ref<InFlightDiagnostic()> emitError) const {
   ConfigAttr c = spec.config;
   if (!chip.hasWgmma())
-    return emitError() << "config '" << c.getName() << "' asks for mma = \""
-                       << kWgmma << "\"; " << chip.name
+    return emitError() << "config '" << c.getName() << "' asks for mma = "
+                       << stringifyMatrixInstrKind(kWgmma) << "; " << chip.name
                        << " has no wgmma (sm_90a only)";
   // Swizzled tiles are cut into 64-column panels.
   for (auto [what, d] :
@@ -89,17 +91,20 @@ LogicalResult NVVMTargetInfo::checkWgmmaSupported(
         {"head dim Dv", spec.headDimV}})
     if (d % 64 != 0)
       return emitError() << what << " = " << d << " is not supported by \""
-                         << kWgmma << "\": expected a multiple of 64";
+                         << stringifyMatrixInstrKind(kWgmma)
+                         << "\": expected a multiple of 64";
   if (c.getPipeline() != PipelineKind::CpAsync || c.getStages() != 2)
     return emitError() << "config '" << c.getName() << "' has pipeline = "
                        << stringifyPipelineKind(c.getPipeline())
-                       << ", stages = " << c.getStages() << "; \"" << kWgmma
+                       << ", stages = " << c.getStages() << "; \""
+                       << stringifyMatrixInstrKind(kWgmma)
                        << "\" is implemented with cp_async, stages = 2";
   if (c.getWarps() % 4 != 0 || c.getWarps() > 16 ||
       c.getBlockM() != 16 * c.getWarps())
     return emitError() << "config '" << c.getName()
                        << "' has block_m = " << c.getBlockM()
-                       << " and warps = " << c.getWarps() << "; \"" << kWgmma
+                       << " and warps = " << c.getWarps() << "; \""
+                       << stringifyMatrixInstrKind(kWgmma)
                        << "\" needs warpgroups: warps a multiple of 4 "
                           "(<= 16), block_m == 16 * warps";
   if (c.getBlockN() % 16 != 0 || c.getBlockN() > 256)

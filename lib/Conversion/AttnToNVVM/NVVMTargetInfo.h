@@ -10,9 +10,9 @@
 namespace mlir {
 namespace attn {
 
-/// The `mma` names of #attn.config this lowering implements.
-inline constexpr StringLiteral kMmaSync = "mma.m16n8k16";
-inline constexpr StringLiteral kWgmma = "wgmma.m64nNk16";
+/// The `mma` values of #attn.config this lowering implements.
+inline constexpr MatrixInstrKind kMmaSync = MatrixInstrKind::MmaM16N8K16;
+inline constexpr MatrixInstrKind kWgmma = MatrixInstrKind::WgmmaM64NNK16;
 
 class NVVMTargetInfo : public GPUTargetInfo {
 public:

@@ -31,21 +31,20 @@ enum class AccRowKind { Mfma, WmmaGfx11, WmmaGfx12 };
 /// `kPerLane * ((l / N) % (K / kPerLane)) + j`. (On gfx11 kPerLane == K and
 /// the upper half-wave repeats the lower one.)
 struct MatrixCoreShape {
-  StringRef configName; // the #attn.config `mma` string
+  MatrixInstrKind kind;
   bool wmma = false;
   int64_t n = 0;
   int64_t k = 0;
   int64_t kPerLane = 0;
   AccRowKind accRows = AccRowKind::Mfma;
-  /// Whether the chip needs the feature (name in TileTables.json) to run it.
-  StringRef instrSet;
 
   int64_t accPerLane(int64_t waveSize) const { return n * n / waveSize; }
   int64_t kGroups() const { return k / kPerLane; }
 };
 
-/// The instruction a chip runs for `mma` (the config's string), or null.
-const MatrixCoreShape *lookupMatrixCore(const ChipSpec &chip, StringRef mma);
+/// The instruction a chip runs for `mma` (the config's), or null.
+const MatrixCoreShape *lookupMatrixCore(const ChipSpec &chip,
+                                        MatrixInstrKind mma);
 
 /// Names of the instructions `chip` runs, for diagnostics.
 std::string getMatrixCoreNames(const ChipSpec &chip);
