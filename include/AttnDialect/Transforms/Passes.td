@@ -8,15 +8,18 @@ include "mlir/Pass/PassBase.td"
 def AttnSelectConfigPass : Pass<"attn-select-config"> {
   let summary = "Attach the best valid tile configuration for a chip";
   let description = [{
-    For every `attn.attention` without a `config`, walks the tile-table
-    candidates of `target` in priority order, rejects those that break a
-    constraint (shared memory / LDS bytes, register budget, matrix-instruction
-    divisibility, head-dim rules, element types), and attaches the first one
-    left as `#attn.config`. When none fits, the error lists every candidate
-    and why it was rejected. `force` names one candidate; it goes through the
-    same checks. `profile` (a profile of the tables: `inference`,
-    `training`, `all`) restricts the candidates to its directions and
-    element types, as `attn-tiles --profile` and `attn-bundle` do.
+    For every `attn.attention` and `attn.attention_grad` without a
+    `config`, walks the tile-table candidates of `target` of the op's
+    direction (forward or backward) in priority order, rejects those that
+    break a constraint (shared memory / LDS bytes, register budget,
+    matrix-instruction divisibility, head-dim rules, element types), and
+    attaches the first one left as `#attn.config`. When none fits, the error
+    lists every candidate and why it was rejected. `force` names one
+    candidate; it goes through the same checks and pins the ops of its
+    direction (the others are selected as usual). `profile` (a profile of
+    the tables: `inference`, `training`, `all`) restricts the candidates to
+    its directions and element types, as `attn-tiles --profile` and
+    `attn-bundle` do.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"",
