@@ -59,14 +59,48 @@ std::pair<Value, Value> attn::emitVisibleKeyRange(OpBuilder &b, Location loc,
   return {lo, hi};
 }
 
+std::pair<Value, Value> attn::emitVisibleRowRange(OpBuilder &b, Location loc,
+                                                  const MaskParams &mask,
+                                                  Value colBegin, Value colEnd,
+                                                  Value sq, Value sk) {
+  Type t = sq.getType();
+  Value zero = cst(b, loc, t, 0);
+  if (mask.kind == MaskKind::None)
+    return {zero, sq};
+  // Row i sees key j when j <= i + off (+ right), i.e. i >= j - off - right:
+  // the first key of the range bounds the first row from below. With a
+  // window, j >= i + off - left bounds the last row from above.
+  Value off = diagonalOffset(b, loc, mask.kind, sq, sk);
+  Value loDiag = arith::SubIOp::create(b, loc, colBegin, off);
+  Value lo = loDiag;
+  Value hi = sq;
+  if (mask.kind == MaskKind::SlidingWindow) {
+    Value negRight = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           mask.windowRight, zero);
+    Value loWin = arith::SubIOp::create(b, loc, loDiag, mask.windowRight);
+    lo = arith::SelectOp::create(b, loc, negRight, zero, loWin);
+    Value negLeft = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          mask.windowLeft, zero);
+    // The last key, colEnd - 1, is seen by rows up to colEnd - 1 - off + left.
+    Value hiWin = arith::AddIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, colEnd, off), mask.windowLeft);
+    hi = arith::SelectOp::create(b, loc, negLeft, sq, hiWin);
+  }
+  hi = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, hi, zero),
+                              sq);
+  lo = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, lo, zero),
+                              hi);
+  return {lo, hi};
+}
+
 Value attn::emitKeyVisible(OpBuilder &b, Location loc, const MaskParams &mask,
                            Value row, Value col, Value sq, Value sk) {
   Value inBounds =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, col, sk);
   if (mask.kind == MaskKind::None)
     return inBounds;
-  Value diag = arith::AddIOp::create(
-      b, loc, row, diagonalOffset(b, loc, mask.kind, sq, sk));
+  Value diag = arith::AddIOp::create(b, loc, row,
+                                     diagonalOffset(b, loc, mask.kind, sq, sk));
   if (mask.kind != MaskKind::SlidingWindow) {
     Value causal =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, col, diag);
@@ -90,9 +124,9 @@ Value attn::emitKeyVisible(OpBuilder &b, Location loc, const MaskParams &mask,
       arith::AddIOp::create(b, loc, diag, mask.windowRight));
   rightOk = arith::SelectOp::create(
       b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                            mask.windowRight, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, mask.windowRight,
+                            zero),
       trueV, rightOk);
-  return arith::AndIOp::create(
-      b, loc, inBounds, arith::AndIOp::create(b, loc, leftOk, rightOk));
+  return arith::AndIOp::create(b, loc, inBounds,
+                               arith::AndIOp::create(b, loc, leftOk, rightOk));
 }

@@ -35,15 +35,25 @@ def AttnSelectConfigPass : Pass<"attn-select-config"> {
 }
 
 def AttnTilePass : Pass<"attn-tile"> {
-  let summary = "Tile attn.attention into a FlashAttention-2 loop nest";
+  let summary = "Tile attention ops into FlashAttention-2 loop nests";
   let description = [{
     Rewrites each memref-form `attn.attention` carrying a `#attn.config` into
     a grid (`scf.forall` over batch, query head and query block, mapped to
     GPU blocks) around a loop over key/value blocks with an online softmax
     (running max and sum, the accumulator rescaled by `exp2(m_old - m_new)`,
     scores in the exp2 domain with the scale folded with log2(e)). Fully
-    masked key blocks are skipped; partial ones are masked in-block. No
-    `[Sq x Sk]` buffer is created. The result is scf/arith/vector/memref.
+    masked key blocks are skipped; partial ones are masked in-block.
+
+    Each memref-form `attn.attention_grad` becomes FlashAttention-2's
+    backward pass in three grids (docs/Backward.md): `delta = rowsum(dO * O)`
+    and a zeroed f32 dQ accumulator; a grid over (batch, key/value head, key
+    block) that recomputes the scores and `P = exp(S - lse)` for the query
+    blocks of every query head of the group that the mask lets see the key
+    block, accumulates dK and dV in tile-sized scratch (written once per key
+    block) and adds into the dQ (and dbias) accumulators; then dQ (and dbias)
+    rounded to their element types.
+
+    No `[Sq x Sk]` buffer is created. The result is scf/arith/vector/memref.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
