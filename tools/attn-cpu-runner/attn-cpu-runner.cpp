@@ -28,6 +28,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -38,6 +39,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 using namespace attn_runner;
@@ -154,45 +156,52 @@ struct Buffer {
   }
 };
 
+/// Calls `visit(i)` for every i where a[i] and ref[i] are finite. Returns
+/// NaN when `a` has a NaN, inf when a non-finite entry differs from the
+/// reference (-inf lse of empty rows must match exactly), else nullopt.
+std::optional<double> forEachFinite(const std::vector<double> &a,
+                                    const std::vector<double> &ref,
+                                    llvm::function_ref<void(size_t)> visit) {
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (std::isnan(a[i]))
+      return std::nan("");
+    if (!std::isfinite(ref[i]) || !std::isfinite(a[i])) {
+      if (a[i] != ref[i])
+        return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    visit(i);
+  }
+  return std::nullopt;
+}
+
 /// ||a - ref|| / ||scale|| (absolute when scale is 0); `scale` is `ref`
-/// unless given. Non-finite entries must match the reference exactly (-inf
-/// lse of empty rows); NaN never does.
+/// unless given.
 double relFrobenius(const std::vector<double> &a,
                     const std::vector<double> &ref,
                     const std::vector<double> *scale = nullptr) {
   double num = 0, den = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    if (std::isnan(a[i]))
-      return std::nan("");
-    if (!std::isfinite(ref[i]) || !std::isfinite(a[i])) {
-      if (a[i] != ref[i])
-        return std::numeric_limits<double>::infinity();
-      continue;
-    }
+  std::optional<double> special = forEachFinite(a, ref, [&](size_t i) {
     double s = scale ? (*scale)[i] : ref[i];
     num += (a[i] - ref[i]) * (a[i] - ref[i]);
     den += s * s;
-  }
+  });
+  if (special)
+    return *special;
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
 /// max |a - ref| / max |scale|: a wrong row or column is a small share of
-/// the Frobenius norm but all of this one. As relFrobenius otherwise.
-double relMaxError(const std::vector<double> &a,
-                   const std::vector<double> &ref,
+/// the Frobenius norm but all of this one.
+double relMaxError(const std::vector<double> &a, const std::vector<double> &ref,
                    const std::vector<double> *scale = nullptr) {
   double err = 0, largest = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    if (std::isnan(a[i]))
-      return std::nan("");
-    if (!std::isfinite(ref[i]) || !std::isfinite(a[i])) {
-      if (a[i] != ref[i])
-        return std::numeric_limits<double>::infinity();
-      continue;
-    }
+  std::optional<double> special = forEachFinite(a, ref, [&](size_t i) {
     err = std::max(err, std::abs(a[i] - ref[i]));
     largest = std::max(largest, std::abs(scale ? (*scale)[i] : ref[i]));
-  }
+  });
+  if (special)
+    return *special;
   return largest > 0 ? err / largest : err;
 }
 
