@@ -1,8 +1,9 @@
 //===- Tile.cpp - the attn-tile pass ---------------------------*- C++ -*-===//
 //
 // A thin driver: every attn.attention is checked first, so one bad op
-// reports its diagnostic without leaving the function half rewritten.
-// attn.attention_grad is left for its own lowering.
+// reports its diagnostic without leaving the function half rewritten. Any
+// other attn op is an error too: nothing after attn-tile in attn-to-cpu
+// lowers it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,23 @@ namespace attn {
 using namespace mlir;
 using namespace mlir::attn;
 
+/// Errors on every attn op under `root` that attn-tile does not lower (all
+/// but attn.attention). attn.attention_grad is one until it has a CPU
+/// lowering.
+static LogicalResult checkNoUntiledAttnOps(Operation *root) {
+  bool ok = true;
+  root->walk([&](Operation *op) {
+    if (!isa_and_present<AttnDialect>(op->getDialect()) || isa<AttentionOp>(op))
+      return;
+    ok = false;
+    InFlightDiagnostic diag =
+        op->emitOpError("is not lowered yet by attn-tile");
+    if (isa<AttentionGradOp>(op))
+      diag << " (the backward pass has no CPU lowering yet)";
+  });
+  return success(ok);
+}
+
 namespace {
 struct AttnTilePassImpl
     : public attn::impl::AttnTilePassBase<AttnTilePassImpl> {
@@ -29,7 +47,7 @@ struct AttnTilePassImpl
   void runOnOperation() override {
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
-    bool ok = true;
+    bool ok = succeeded(checkNoUntiledAttnOps(getOperation()));
     for (AttentionOp op : ops)
       ok &= succeeded(checkTileable(op));
     if (!ok)

@@ -41,6 +41,9 @@ def AttnTilePass : Pass<"attn-tile"> {
     scores in the exp2 domain with the scale folded with log2(e)). Fully
     masked key blocks are skipped; partial ones are masked in-block. No
     `[Sq x Sk]` buffer is created. The result is scf/arith/vector/memref.
+    Any other attn op (`attn.attention_grad`, until it has a CPU lowering) is
+    an error at its location; all errors are reported before any op is
+    rewritten.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
