@@ -28,8 +28,8 @@ def ConvertAttnToNVVMPass : Pass<"convert-attn-to-nvvm", "::mlir::ModuleOp"> {
            "NVIDIA chip: sm_80, sm_86, sm_89 or sm_90a">,
   ];
   let dependentDialects = [
-    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
-    "::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::arith::ArithDialect",
     "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
     "::mlir::vector::VectorDialect", "::mlir::math::MathDialect"
   ];
