@@ -100,6 +100,14 @@ struct AttnSelectConfigPassImpl
       setConfig(op, *forced);
       return success();
     }
+    // A chip without a single candidate of the op's direction has no
+    // lowering for it: say that rather than list every candidate's verdict.
+    if (llvm::none_of(chip.candidates, [&](const TileCandidate &c) {
+          return c.direction == problem->direction;
+        }))
+      return op->emitOpError("is not lowered yet for ")
+             << chip.name << ": the tile tables have no "
+             << stringifyDirection(problem->direction) << " candidate for it";
     SmallVector<Verdict> verdicts = evaluateCandidates(chip, *problem, prof);
     for (const Verdict &v : verdicts) {
       if (v.accepted) {
