@@ -292,38 +292,30 @@ def run_case(lib, res, stats, group, name, *, dtype, d, dv=None, sq, sk,
                 ["out", "dq", "dk", "dv", "dbias"])
 
 
-def correctness(lib, res, stats, quick):
+def cases(lib, quick):
+    """(group, name, run_case keywords) of every gradient check; the path
+    (autograd or direct) and the deterministic flag are assigned by
+    correctness()."""
     seqs = [7, 129] if quick else SEQLENS
     masks = [("none", None), ("causal", None), ("causal_bottom_right", None),
              ("sliding_window", (32, 0)), ("sliding_window", (16, 8))]
-    n = 0
     for dtype in ("bf16", "f16"):
         for d in head_dims(lib):
-            tag = f"{dtype} d{d}"
+            tag, base = f"{dtype} d{d}", f"{dtype}-d{d}"
             for sq in seqs:
                 for sk in seqs:
                     for mask, window in masks:
-                        n += 1
-                        path = "autograd" if n % 2 else "direct"
-                        det = path == "direct" and n % 4 == 0
-                        run_case(lib, res, stats, f"{tag} mha",
-                                 f"{dtype}-d{d}-mha-{sq}x{sk}-{mask}"
-                                 f"{window or ''}-{path}"
-                                 f"{'-det' if det else ''}", dtype=dtype,
-                                 d=d, sq=sq, sk=sk, mask=mask, window=window,
-                                 path=path, deterministic=det)
+                        yield (f"{tag} mha",
+                               f"{base}-mha-{sq}x{sk}-{mask}{window or ''}",
+                               dict(dtype=dtype, d=d, sq=sq, sk=sk, mask=mask,
+                                    window=window))
             for heads in ("gqa", "mqa"):
                 for sq, sk in [(64, 64), (129, 1000), (1000, 129), (1, 7)]:
                     for mask in ("none", "causal", "causal_bottom_right"):
-                        n += 1
-                        path = "autograd" if n % 2 else "direct"
-                        det = path == "direct" and n % 3 == 0
-                        run_case(lib, res, stats, f"{tag} gqa/mqa",
-                                 f"{dtype}-d{d}-{heads}-{sq}x{sk}-{mask}-"
-                                 f"{path}{'-det' if det else ''}",
-                                 dtype=dtype, d=d, sq=sq, sk=sk,
-                                 heads=HEADS[heads], mask=mask, path=path,
-                                 deterministic=det)
+                        yield (f"{tag} gqa/mqa",
+                               f"{base}-{heads}-{sq}x{sk}-{mask}",
+                               dict(dtype=dtype, d=d, sq=sq, sk=sk,
+                                    heads=HEADS[heads], mask=mask))
             bias_shapes = [(7, 129), (129, 64)] + ([] if quick else
                                                    [(1000, 1000)])
             for sq, sk in bias_shapes:
@@ -331,32 +323,38 @@ def correctness(lib, res, stats, quick):
                                    ("heads-f32", True), ("batch-f32", False),
                                    ("rows", True)):
                     for mask in ("none", "causal"):
-                        n += 1
-                        path = "autograd" if n % 2 else "direct"
-                        det = path == "direct" and n % 3 == 0
-                        run_case(lib, res, stats, f"{tag} bias",
-                                 f"{dtype}-d{d}-{sq}x{sk}-bias-{kind}"
-                                 f"{'-grad' if grad else ''}-{mask}-{path}"
-                                 f"{'-det' if det else ''}",
-                                 dtype=dtype, d=d, sq=sq, sk=sk, mask=mask,
-                                 bias=kind, bias_grad=grad, path=path,
-                                 heads=HEADS["gqa"], deterministic=det)
+                        yield (f"{tag} bias",
+                               f"{base}-{sq}x{sk}-bias-{kind}"
+                               f"{'-grad' if grad else ''}-{mask}",
+                               dict(dtype=dtype, d=d, sq=sq, sk=sk, mask=mask,
+                                    bias=kind, bias_grad=grad,
+                                    heads=HEADS["gqa"]))
             for sq, sk in [(129, 129), (7, 1000)]:
                 for mask in ("none", "causal_bottom_right"):
-                    for path in ("autograd", "direct"):
-                        run_case(lib, res, stats, f"{tag} softcap",
-                                 f"{dtype}-d{d}-{sq}x{sk}-softcap-{mask}-"
-                                 f"{path}", dtype=dtype, d=d, sq=sq, sk=sk,
-                                 mask=mask, softcap=SOFTCAP, path=path)
-            run_case(lib, res, stats, f"{tag} softcap",
-                     f"{dtype}-d{d}-softcap-bias-grad", dtype=dtype, d=d,
-                     sq=129, sk=200, softcap=SOFTCAP, bias="2d",
-                     bias_grad=True, path="direct")
+                    for _ in range(2):  # once per path
+                        yield (f"{tag} softcap",
+                               f"{base}-{sq}x{sk}-softcap-{mask}",
+                               dict(dtype=dtype, d=d, sq=sq, sk=sk, mask=mask,
+                                    softcap=SOFTCAP))
+            yield (f"{tag} softcap", f"{base}-softcap-bias-grad",
+                   dict(dtype=dtype, d=d, sq=129, sk=200, softcap=SOFTCAP,
+                        bias="2d", bias_grad=True))
         for sq, sk in [(129, 129), (7, 1000), (1000, 7)]:
-            for path in ("autograd", "direct"):
-                run_case(lib, res, stats, f"{dtype} dv!=d",
-                         f"{dtype}-d64-dv128-{sq}x{sk}-{path}", dtype=dtype,
-                         d=64, dv=128, sq=sq, sk=sk, path=path)
+            for _ in range(2):  # once per path
+                yield (f"{dtype} dv!=d", f"{dtype}-d64-dv128-{sq}x{sk}",
+                       dict(dtype=dtype, d=64, dv=128, sq=sq, sk=sk))
+
+
+def correctness(lib, res, stats, quick):
+    for n, (group, name, kw) in enumerate(cases(lib, quick)):
+        # Both paths and both plan kinds over every group; attention()'s
+        # autograd path takes deterministic plans only under
+        # torch.use_deterministic_algorithms (see determinism()).
+        path = "autograd" if n % 2 else "direct"
+        det = path == "direct" and n % 3 == 0
+        run_case(lib, res, stats, group,
+                 f"{name}-{path}{'-det' if det else ''}", path=path,
+                 deterministic=det, **kw)
 
 
 def determinism(lib, res, stats):
