@@ -524,7 +524,8 @@ STAGES = {
     "convert_dbias": (BIAS_ROWS, 128),
     "main_kv": ([("seqlen_k", 64), "heads_kv", "batch"], 64),
     "main_q": ([("seqlen_q", 64), "heads_q", "batch"], 64),
-    "sum_dbias": (BIAS_ROWS, 64),
+    # One thread per row: the grid's block must be the thread count.
+    "sum_dbias": ([("bias_seqlen_q", 64), "bias_heads", "bias_batch"], 64),
 }
 
 
