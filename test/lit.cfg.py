@@ -34,6 +34,10 @@ config.substitutions.append(
                                     "libattn-fake-hip.so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# attn-bundle caches compiled variants under $XDG_CACHE_HOME/attn: keep the
+# tests' entries in the build tree, not in the user's home.
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.attn_obj_root,
+                                                    "test", "cache")
 llvm_config.use_default_substitutions()
 # "not" and "count" at the start of a RUN line are found through PATH.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
