@@ -57,6 +57,10 @@ if os.path.exists(ptxas):
     config.available_features.add("ptxas")
 if os.path.exists("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc"):
     config.available_features.add("rocm-device-libs")
+# Tests of the build's own targets (check-attn) read build.ninja.
+if config.cmake_generator == "Ninja":
+    config.available_features.add("ninja")
+    config.substitutions.append(("%ninja", config.cmake_make_program))
 if shutil.which("nvidia-smi") and os.environ.get("ATTN_GPU_TESTS", "1") != "0":
     config.available_features.add("cuda-gpu")
 
