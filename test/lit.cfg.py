@@ -29,6 +29,9 @@ config.substitutions.append(
 config.substitutions.append(
     ("%attn_fake_cuda", os.path.join(config.attn_obj_root, "runtime", "lib",
                                      "libattn-fake-cuda.so")))
+# The dialect-and-pass plugin for a stock mlir-opt (tools/attn-plugin).
+config.substitutions.append(
+    ("%attn_plugin", os.path.join(config.attn_obj_root, "lib", "AttnPlugin.so")))
 config.substitutions.append(
     ("%attn_fake_hip", os.path.join(config.attn_obj_root, "runtime", "lib",
                                     "libattn-fake-hip.so")))
