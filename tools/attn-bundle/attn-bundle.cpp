@@ -242,15 +242,21 @@ int main(int argc, char **argv) {
     options.cacheDir = dir.str().str();
   }
 
+  // Ops of a user's file may carry no config; the family's always do.
+  options.selectConfig = !input.empty();
   std::string error;
   llvm::raw_string_ostream errorStream(error);
-  OpPassManager probe("builtin.module");
-  if (failed(buildBundlePipeline(probe, options, errorStream)))
+  OpPassManager pipeline("builtin.module");
+  if (failed(buildBundlePipeline(pipeline, options, errorStream)))
     return fail(error);
+  if (verbose) {
+    llvm::errs() << "attn-bundle: running ";
+    pipeline.printAsTextualPipeline(llvm::errs());
+    llvm::errs() << "\n";
+  }
 
   SmallVector<CompileJob> compileJobs;
   if (!input.empty()) {
-    options.selectConfig = true;
     compileJobs.push_back(
         {input, [](MLIRContext &ctx) {
            llvm::SourceMgr sourceMgr;
@@ -286,15 +292,6 @@ int main(int argc, char **argv) {
       compileJobs.push_back({v.describe(), [v](MLIRContext &ctx) {
                                return buildVariantModule(ctx, v);
                              }});
-  }
-
-  if (verbose) {
-    OpPassManager pm("builtin.module");
-    if (succeeded(buildBundlePipeline(pm, options, llvm::nulls()))) {
-      llvm::errs() << "attn-bundle: running ";
-      pm.printAsTextualPipeline(llvm::errs());
-      llvm::errs() << "\n";
-    }
   }
 
   CompileStats stats;
