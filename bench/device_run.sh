@@ -6,7 +6,11 @@
 #   bench/device_run.sh [BUNDLE_DIR]     (default .carry/bundles/sm_90a)
 #   bench/device_run.sh reference        (naive kernels built here with nvcc)
 #
-# QUICK=1 shortens both; SKIP_BENCH=1 / SKIP_TESTS=1 leave one out. CHECK=1
+# QUICK=1 shortens them; SKIP_BENCH=1 / SKIP_TESTS=1 leave one out;
+# SKIP_BWD=1 leaves out the backward tests (test/GPU/test_backward.py, run
+# after the forward's); BENCH_BWD=1 also runs the backward benchmark
+# (bench/bench_backward.py: forward+backward and backward alone against
+# SDPA's flash, cuDNN and efficient backends). CHECK=1
 # also checks every variant of the bundle with bench/gpu_check.py (CuPy);
 # PROFILE=1 also takes an ncu profile of the D = 64 and D = 128 kernels the
 # runtime dispatches (S = 4096, bf16) and runs compute-sanitizer's memcheck
@@ -41,10 +45,20 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   python3 "$ROOT/test/GPU/test_attention.py" --bundle "$BUNDLE" \
     "${QUICK_FLAG[@]}" 2>&1 | tee "$LOGS/gpu-tests.log"
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  if [ "${SKIP_BWD:-0}" != 1 ]; then
+    python3 "$ROOT/test/GPU/test_backward.py" --bundle "$BUNDLE" \
+      "${QUICK_FLAG[@]}" 2>&1 | tee "$LOGS/gpu-backward-tests.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  fi
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   python3 "$ROOT/bench/bench.py" --bundle "$BUNDLE" "${QUICK_FLAG[@]}" 2>&1 |
     tee "$LOGS/bench.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+fi
+if [ "${BENCH_BWD:-0}" = 1 ]; then
+  python3 "$ROOT/bench/bench_backward.py" --bundle "$BUNDLE" \
+    "${QUICK_FLAG[@]}" 2>&1 | tee "$LOGS/bench-backward.log"
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 fi
 if [ "${CHECK:-0}" = 1 ]; then

@@ -29,11 +29,18 @@ config.substitutions.append(
 config.substitutions.append(
     ("%attn_fake_cuda", os.path.join(config.attn_obj_root, "runtime", "lib",
                                      "libattn-fake-cuda.so")))
+# The dialect-and-pass plugin for a stock mlir-opt (tools/attn-plugin).
+config.substitutions.append(
+    ("%attn_plugin", os.path.join(config.attn_obj_root, "lib", "AttnPlugin.so")))
 config.substitutions.append(
     ("%attn_fake_hip", os.path.join(config.attn_obj_root, "runtime", "lib",
                                     "libattn-fake-hip.so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# attn-bundle caches compiled variants under $XDG_CACHE_HOME/attn: keep the
+# tests' entries in the build tree, not in the user's home.
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.attn_obj_root,
+                                                    "test", "cache")
 llvm_config.use_default_substitutions()
 # "not" and "count" at the start of a RUN line are found through PATH.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
@@ -53,6 +60,10 @@ if os.path.exists(ptxas):
     config.available_features.add("ptxas")
 if os.path.exists("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc"):
     config.available_features.add("rocm-device-libs")
+# Tests of the build's own targets (check-attn) read build.ninja.
+if config.cmake_generator == "Ninja":
+    config.available_features.add("ninja")
+    config.substitutions.append(("%ninja", config.cmake_make_program))
 if shutil.which("nvidia-smi") and os.environ.get("ATTN_GPU_TESTS", "1") != "0":
     config.available_features.add("cuda-gpu")
 

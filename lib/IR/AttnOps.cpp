@@ -295,6 +295,42 @@ template <typename OpTy> float getDefaultedScale(OpTy op) {
   return 1.0f / std::sqrt(static_cast<float>(qType.getDimSize(3)));
 }
 
+template <typename OpTy>
+std::pair<int64_t, int64_t> getWindowBoundsOf(OpTy op) {
+  if (auto w = op.getWindow(); w && w->size() == 2)
+    return {(*w)[0], (*w)[1]};
+  return {-1, -1};
+}
+
+/// grad_bias has bias's shape (dimensions equal where both are static) and
+/// bias's element type or f32.
+LogicalResult checkGradBias(Operation *op, Value gradBias, Value bias) {
+  if (!gradBias)
+    return success();
+  if (!bias)
+    return op->emitOpError()
+           << "grad_bias: requires a bias operand (it is the gradient of "
+              "bias)";
+  auto gType = cast<ShapedType>(gradBias.getType());
+  auto bType = cast<ShapedType>(bias.getType());
+  if (!gType.hasRank() || gType.getRank() != bType.getRank())
+    return op->emitOpError()
+           << "grad_bias: expected the shape of bias " << bias.getType()
+           << ", got " << gradBias.getType();
+  for (int64_t i = 0, e = gType.getRank(); i < e; ++i) {
+    int64_t g = gType.getDimSize(i), bs = bType.getDimSize(i);
+    if (!ShapedType::isDynamic(g) && !ShapedType::isDynamic(bs) && g != bs)
+      return op->emitOpError()
+             << "grad_bias: dimension " << i << " is " << g << " but bias has "
+             << bs << " (grad_bias has the shape of bias)";
+  }
+  Type gt = gType.getElementType(), bt = bType.getElementType();
+  if (gt != bt && !gt.isF32())
+    return op->emitOpError() << "grad_bias: expected element type " << bt
+                             << " (bias's) or f32, got " << gt;
+  return success();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -304,9 +340,7 @@ template <typename OpTy> float getDefaultedScale(OpTy op) {
 float AttentionOp::getScaleValue() { return getDefaultedScale(*this); }
 
 std::pair<int64_t, int64_t> AttentionOp::getWindowBounds() {
-  if (auto w = getWindow(); w && w->size() == 2)
-    return {(*w)[0], (*w)[1]};
-  return {-1, -1};
+  return getWindowBoundsOf(*this);
 }
 
 MutableOperandRange AttentionOp::getDpsInitsMutable() {
@@ -367,9 +401,15 @@ void AttentionOp::getEffects(
 
 float AttentionGradOp::getScaleValue() { return getDefaultedScale(*this); }
 
+std::pair<int64_t, int64_t> AttentionGradOp::getWindowBounds() {
+  return getWindowBoundsOf(*this);
+}
+
 MutableOperandRange AttentionGradOp::getDpsInitsMutable() {
+  // grad_query, grad_key, grad_value and grad_bias are adjacent operands.
   return MutableOperandRange(getOperation(),
-                             getGradQueryMutable().getOperandNumber(), 3);
+                             getGradQueryMutable().getOperandNumber(),
+                             getGradBias() ? 4 : 3);
 }
 
 LogicalResult AttentionGradOp::verify() {
@@ -378,9 +418,10 @@ LogicalResult AttentionGradOp::verify() {
   if (failed(checkUniformKind(
           op,
           {getQuery(), getKey(), getValue(), getOutput(), getGradOutput(),
-           getLse(), getBias(), getGradQuery(), getGradKey(), getGradValue()},
+           getLse(), getBias(), getGradQuery(), getGradKey(), getGradValue(),
+           getGradBias()},
           {"query", "key", "value", "output", "grad_output", "lse", "bias",
-           "grad_query", "grad_key", "grad_value"},
+           "grad_query", "grad_key", "grad_value", "grad_bias"},
           isTensor)))
     return failure();
   ShapeChecker sc(op);
@@ -407,11 +448,18 @@ LogicalResult AttentionGradOp::verify() {
   for (auto [v, name] : llvm::zip(grads, gradNames))
     if (failed(checkElementType(op, v, name, et)))
       return failure();
-  if (failed(checkBiasOperand(op, sc, getBias(), d, et)))
+  if (failed(checkBiasOperand(op, sc, getBias(), d, et)) ||
+      failed(checkGradBias(op, getGradBias(), getBias())))
     return failure();
   if (failed(verifyAttrsOf(*this)))
     return failure();
-  return checkResults(op, isTensor, grads, gradNames, getResultTypes());
+  SmallVector<Value> inits(std::begin(grads), std::end(grads));
+  SmallVector<StringRef> initNames(std::begin(gradNames), std::end(gradNames));
+  if (getGradBias()) {
+    inits.push_back(getGradBias());
+    initNames.push_back("grad_bias");
+  }
+  return checkResults(op, isTensor, inits, initNames, getResultTypes());
 }
 
 void AttentionGradOp::getEffects(

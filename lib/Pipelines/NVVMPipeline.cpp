@@ -34,7 +34,6 @@ void attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertAttnToNVVMPass({options.chip}));
 
   // Device code.
-  pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVGPUToNVVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions gpuOpts;
   gpuOpts.useBarePtrCallConv = true;

@@ -18,7 +18,7 @@ void attn::registerAllDialects(DialectRegistry &registry) {
   registry.insert<attn::AttnDialect>();
   attn::registerBufferizableOpInterfaceExternalModels(registry);
   // The pipelines go through most of upstream (bufferization, scf, vector,
-  // gpu, nvgpu, amdgpu, llvm and their translations), so offer all of it.
+  // gpu, amdgpu, llvm and their translations), so offer all of it.
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);

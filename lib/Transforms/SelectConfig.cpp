@@ -4,9 +4,9 @@
 // the priority order live there so that attn-tiles and the bundle generator
 // make the same choice as this pass.
 //
-// Ops that already carry a config are left alone (a user or an autotuner put
-// it there). attn.attention_grad is left alone too: the tables have no
-// backward candidates yet, and the backward lowering does not read a config.
+// attn.attention gets a forward candidate, attn.attention_grad a backward
+// one. Ops that already carry a config are left alone (a user or an
+// autotuner put it there).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,8 +58,8 @@ struct AttnSelectConfigPassImpl
         return signalPassFailure();
       }
     }
-    WalkResult result = getOperation()->walk([&](AttentionOp op) {
-      if (op.getConfigAttr())
+    WalkResult result = getOperation()->walk([&](Operation *op) {
+      if (!isa<AttentionOp, AttentionGradOp>(op) || getConfig(op))
         return WalkResult::advance();
       return succeeded(selectFor(op, *chip, prof, forced))
                  ? WalkResult::advance()
@@ -69,36 +69,60 @@ struct AttnSelectConfigPassImpl
       signalPassFailure();
   }
 
-  LogicalResult selectFor(AttentionOp op, const ChipSpec &chip,
+  static ConfigAttr getConfig(Operation *op) {
+    if (auto fwd = dyn_cast<AttentionOp>(op))
+      return fwd.getConfigAttr();
+    return cast<AttentionGradOp>(op).getConfigAttr();
+  }
+
+  static void setConfig(Operation *op, const TileCandidate &candidate) {
+    ConfigAttr config = toConfigAttr(op->getContext(), candidate);
+    if (auto fwd = dyn_cast<AttentionOp>(op))
+      fwd.setConfigAttr(config);
+    else
+      cast<AttentionGradOp>(op).setConfigAttr(config);
+  }
+
+  LogicalResult selectFor(Operation *op, const ChipSpec &chip,
                           const Profile *prof, const TileCandidate *forced) {
     FailureOr<AttentionProblem> problem = getAttentionProblem(op);
     if (failed(problem))
       return failure();
-    if (forced) {
+    // A forced candidate pins the ops of its direction; a module holding a
+    // training step pins its forward tile and still gets a backward one.
+    if (forced && forced->direction == problem->direction) {
       Verdict v = evaluateCandidate(chip, *forced, *problem, prof,
                                     /*exhaustive=*/true);
       if (!v.accepted)
-        return op.emitError("forced candidate '")
+        return op->emitError("forced candidate '")
                << forced->name << "' does not fit this op on " << chip.name
                << ": " << v.reason;
-      op.setConfigAttr(toConfigAttr(op.getContext(), *forced));
+      setConfig(op, *forced);
       return success();
     }
+    // A chip without a single candidate of the op's direction has no
+    // lowering for it: say that rather than list every candidate's verdict.
+    if (llvm::none_of(chip.candidates, [&](const TileCandidate &c) {
+          return c.direction == problem->direction;
+        }))
+      return op->emitOpError("is not lowered yet for ")
+             << chip.name << ": the tile tables have no "
+             << stringifyDirection(problem->direction) << " candidate for it";
     SmallVector<Verdict> verdicts = evaluateCandidates(chip, *problem, prof);
     for (const Verdict &v : verdicts) {
       if (v.accepted) {
-        op.setConfigAttr(toConfigAttr(op.getContext(), *v.candidate));
+        setConfig(op, *v.candidate);
         return success();
       }
     }
-    InFlightDiagnostic diag = op.emitError("no tile candidate of ")
+    InFlightDiagnostic diag = op->emitError("no tile candidate of ")
                               << chip.name << " fits this op ("
                               << stringifyElementType(problem->elementType)
                               << ", D = " << problem->headDim
                               << ", Dv = " << problem->headDimV << "); "
                               << verdicts.size() << " rejected";
     for (const Verdict &v : verdicts)
-      diag.attachNote(op.getLoc())
+      diag.attachNote(op->getLoc())
           << "candidate '" << v.candidate->name << "': " << v.reason;
     return diag;
   }

@@ -1,8 +1,8 @@
 //===- Tile.cpp - the attn-tile pass ---------------------------*- C++ -*-===//
 //
-// A thin driver: every attn.attention is checked first, so one bad op
-// reports its diagnostic without leaving the function half rewritten.
-// attn.attention_grad is left for its own lowering.
+// A thin driver: every attn.attention and attn.attention_grad is checked
+// first, so one bad op reports its diagnostic without leaving the function
+// half rewritten.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,16 +27,26 @@ struct AttnTilePassImpl
     : public attn::impl::AttnTilePassBase<AttnTilePassImpl> {
   using Base::Base;
   void runOnOperation() override {
-    SmallVector<AttentionOp> ops;
-    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<AttentionOp, AttentionGradOp>(op))
+        ops.push_back(op);
+    });
     bool ok = true;
-    for (AttentionOp op : ops)
-      ok &= succeeded(checkTileable(op));
+    for (Operation *op : ops) {
+      auto fwd = dyn_cast<AttentionOp>(op);
+      ok &= succeeded(fwd ? checkTileable(fwd)
+                          : checkTileable(cast<AttentionGradOp>(op)));
+    }
     if (!ok)
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
-    for (AttentionOp op : ops)
-      tileAttention(rewriter, op);
+    for (Operation *op : ops) {
+      if (auto fwd = dyn_cast<AttentionOp>(op))
+        tileAttention(rewriter, fwd);
+      else
+        tileAttentionGrad(rewriter, cast<AttentionGradOp>(op));
+    }
   }
 };
 } // namespace

@@ -1,4 +1,4 @@
-//===- TileAttention.h - FlashAttention-2 loop nest builder -----*- C++ -*-===//
+//===- TileAttention.h - FlashAttention-2 loop nest builders ----*- C++ -*-===//
 //
 // Private to the attn-tile pass: the checks and the loop-nest construction
 // are separate so the pass reports every unsupported input before it rewrites
@@ -22,6 +22,13 @@ LogicalResult checkTileable(AttentionOp op);
 /// Replaces the memref-form `op` (already checked) by its FlashAttention-2
 /// loop nest.
 void tileAttention(RewriterBase &rewriter, AttentionOp op);
+
+/// As checkTileable(AttentionOp), for the backward op.
+LogicalResult checkTileable(AttentionGradOp op);
+
+/// Replaces the memref-form `op` (already checked) by the three stages of
+/// FlashAttention-2's backward pass (TileAttentionGrad.cpp).
+void tileAttentionGrad(RewriterBase &rewriter, AttentionGradOp op);
 
 } // namespace attn
 } // namespace mlir

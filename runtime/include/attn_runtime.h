@@ -1,9 +1,10 @@
 //===- attn_runtime.h - Load attention kernel bundles and launch them -----===//
 //
 // The C interface of the attn runtime. It loads a kernel bundle (see
-// docs/BundleFormat.md), picks the first variant whose conditions hold for a
-// call, and launches it through the CUDA Driver API or HIP, both opened with
-// dlopen at first use: the library links against neither.
+// docs/BundleFormat.md), picks the first variant (forward) or plan (backward)
+// whose conditions hold for a call, and launches it through the CUDA Driver
+// API or HIP, both opened with dlopen at first use: the library links against
+// neither.
 //
 // Every entry point returns an attn_status; on failure attn_last_error()
 // returns a message for the calling thread that says what was wrong. Nothing
@@ -27,9 +28,10 @@
 extern "C" {
 #endif
 
-/// Bumped whenever attn_fwd_params or the meaning of a call changes, so a
-/// binding (the Python module) can refuse a library it was not written for.
-#define ATTN_RUNTIME_API_VERSION 1
+/// Bumped whenever attn_fwd_params, attn_bwd_params or the meaning of a call
+/// changes, so a binding (the Python module) can refuse a library it was not
+/// written for. Version 2 added the backward pass.
+#define ATTN_RUNTIME_API_VERSION 2
 
 typedef enum attn_status {
   ATTN_STATUS_SUCCESS = 0,
@@ -44,8 +46,8 @@ typedef enum attn_status {
   /// The device cannot run the bundle's binaries (architecture, shared
   /// memory).
   ATTN_STATUS_UNSUPPORTED_GPU = 4,
-  /// No variant of the bundle covers the call; the message lists, per
-  /// variant, the first condition that failed.
+  /// No variant (forward) or plan (backward) of the bundle covers the call;
+  /// the message lists, per variant or plan, the first condition that failed.
   ATTN_STATUS_NO_VARIANT = 5,
   /// The driver refused to load a module or launch a kernel.
   ATTN_STATUS_LAUNCH_FAILED = 6,
@@ -106,12 +108,47 @@ typedef struct attn_fwd_params {
   void *stream;
 } attn_fwd_params;
 
+/// One backward call: the gradients of attention with respect to q, k, v
+/// (and the bias). Same conventions as attn_fwd_params; docs/BundleFormat.md
+/// describes the plans that run it and their workspace.
+typedef struct attn_bwd_params {
+  const void *q, *k, *v;
+  const void *o;      ///< the forward output [B, Hq, Sq, Dv]
+  const void *dout;   ///< its gradient [B, Hq, Sq, Dv]
+  const float *lse;   ///< [B, Hq, Sq] f32 from the forward, Sq stride 1
+  const void *bias;   ///< null when bias_kind is NONE
+  void *dq, *dk, *dv; ///< shaped like q, k, v
+  /// The bias gradient in the bias's dtype, or null: none. Its strides are 0
+  /// on the dimensions it is summed over (the bias must broadcast on them).
+  void *dbias;
+  /// At least attn_backward_workspace_size bytes, 256-byte aligned; may be
+  /// null when that size is 0. Its contents on entry do not matter.
+  void *workspace;
+  size_t workspace_size;
+
+  int32_t batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, head_dim_v;
+  int32_t dtype, mask, bias_kind;
+  int32_t deterministic; ///< 1: only deterministic (bit-reproducible) plans
+
+  int64_t q_stride[4], k_stride[4], v_stride[4], o_stride[4], do_stride[4];
+  int64_t dq_stride[4], dk_stride[4], dv_stride[4];
+  int64_t lse_stride[2];   ///< b, h
+  int64_t bias_stride[4];  ///< b, h, q, k; 0 on broadcast dimensions
+  int64_t dbias_stride[4]; ///< b, h, q, k; 0 on summed dimensions
+
+  float scale, softcap;
+  int32_t window_left, window_right;
+  void *stream;
+} attn_bwd_params;
+
 typedef struct attn_bundle attn_bundle;
 
 /// ATTN_RUNTIME_API_VERSION of the library.
 ATTN_API int attn_runtime_api_version(void);
 /// sizeof(attn_fwd_params), for bindings that mirror the struct.
 ATTN_API size_t attn_fwd_params_size(void);
+/// sizeof(attn_bwd_params), for bindings that mirror the struct.
+ATTN_API size_t attn_bwd_params_size(void);
 /// "ATTN_STATUS_NO_VARIANT", ... ; "ATTN_STATUS_UNKNOWN" for other values.
 ATTN_API const char *attn_status_name(attn_status status);
 /// The message of the calling thread's last failed call ("" if none).
@@ -130,6 +167,11 @@ ATTN_API int attn_bundle_variant_count(const attn_bundle *bundle);
 ATTN_API const char *attn_bundle_variant_name(const attn_bundle *bundle,
                                               int index);
 
+ATTN_API int attn_bundle_plan_count(const attn_bundle *bundle);
+/// The plan's name; null when the index is out of range.
+ATTN_API const char *attn_bundle_plan_name(const attn_bundle *bundle,
+                                           int index);
+
 /// Checks the call and picks the variant attn_forward would launch, without
 /// touching a GPU.
 ATTN_API attn_status attn_select_variant(const attn_bundle *bundle,
@@ -141,6 +183,24 @@ ATTN_API attn_status attn_select_variant(const attn_bundle *bundle,
 /// errors of the running kernel surface at the next synchronization.
 ATTN_API attn_status attn_forward(attn_bundle *bundle,
                                   const attn_fwd_params *params);
+
+/// Checks the call (all but the workspace) and picks the plan attn_backward
+/// would launch, without touching a GPU.
+ATTN_API attn_status attn_select_plan(const attn_bundle *bundle,
+                                      const attn_bwd_params *params,
+                                      int *index);
+
+/// The workspace attn_backward needs for the call (its plan's buffers, each
+/// 256-byte aligned); checks the call like attn_select_plan. No GPU.
+ATTN_API attn_status attn_backward_workspace_size(const attn_bundle *bundle,
+                                                  const attn_bwd_params *params,
+                                                  size_t *bytes);
+
+/// Checks the call and its workspace, picks a plan, loads its stages'
+/// modules (cached) and launches every stage in order on params->stream.
+/// Allocates nothing. Asynchronous, like attn_forward.
+ATTN_API attn_status attn_backward(attn_bundle *bundle,
+                                   const attn_bwd_params *params);
 
 #ifdef __cplusplus
 } // extern "C"

@@ -6,37 +6,40 @@
 #include "Bundle.h"
 
 #include <memory>
+#include <vector>
 
 namespace attn {
 
-class KernelArgs;
-
-/// One per loaded bundle: it owns the modules loaded for that bundle, cached
-/// per (context or device, variant), and is safe to call from several threads.
-class Backend {
-public:
-  virtual ~Backend() = default;
-
-  /// Launches variant `index` of `bundle` on `stream` (null: the default
-  /// stream of the current context/device), loading its module on first use.
-  virtual Status launch(const BundleInfo &bundle, int index, KernelArgs &args,
-                        const attn_fwd_params &params) = 0;
-};
-
-std::unique_ptr<Backend> createCudaBackend();
-std::unique_ptr<Backend> createHipBackend();
-
-/// Launch geometry of ABI attn-fwd-v1.
+/// Launch geometry of one kernel.
 struct LaunchGeometry {
   unsigned gridX, gridY, gridZ, blockX;
   unsigned dynamicSmem;
 };
 
-inline LaunchGeometry launchGeometry(const Variant &v,
-                                     const attn_fwd_params &p) {
-  return {unsigned((p.seqlen_q + v.blockM - 1) / v.blockM), unsigned(p.heads_q),
-          unsigned(p.batch), unsigned(v.threads), unsigned(v.dynamicSmem)};
-}
+/// One kernel launch: what, how, and the argument block (the array of
+/// pointers to the arguments that cuLaunchKernel takes).
+struct Launch {
+  const Kernel *kernel;
+  LaunchGeometry geometry;
+  void **args;
+};
+
+/// One per loaded bundle: it owns the modules loaded for that bundle, cached
+/// per (context or device, kernel), and is safe to call from several threads.
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// Launches `launches` in order on `stream` (null: the default stream of
+  /// the current context/device). Every kernel's module is loaded (on first
+  /// use) before the first launch, so that a kernel that cannot load leaves
+  /// nothing half done.
+  virtual Status launch(const BundleInfo &bundle,
+                        const std::vector<Launch> &launches, void *stream) = 0;
+};
+
+std::unique_ptr<Backend> createCudaBackend();
+std::unique_ptr<Backend> createHipBackend();
 
 /// dlopen()s the first of `candidates` that opens, the one named by the
 /// environment variable `envVar` instead when it is set. On failure the

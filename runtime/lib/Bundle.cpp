@@ -4,6 +4,7 @@
 #include "Json.h"
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace attn;
@@ -162,36 +163,40 @@ static Status badBundle(const std::string &dir, const std::string &what) {
 
 static bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
-static Status parseVariant(const json::Value &value, size_t index,
-                           const std::string &dir, bool readBinaries,
-                           Variant &out) {
-  std::string where = "variant #" + std::to_string(index);
-  if (value.kind != json::Value::Kind::Object)
-    return badBundle(dir, where + " must be an object");
-  if (const json::Value *name = value.get("name"))
-    if (name->kind == json::Value::Kind::String)
-      where = "variant '" + name->string + "'";
+const char *attn::dimName(Dim dim) {
+  static const char *const kNames[kNumDims] = {
+      "batch",      "heads_q",       "heads_kv",     "seqlen_q",
+      "seqlen_k",   "head_dim",      "head_dim_v",   "bias_batch",
+      "bias_heads", "bias_seqlen_q", "bias_seqlen_k"};
+  return kNames[int(dim)];
+}
 
-  static const char *const kDtypes[] = {"f16", "bf16", "f32"};
-  static const char *const kMasks[] = {"none", "causal", "causal_bottom_right",
-                                       "sliding_window"};
-  static const char *const kBiases[] = {"none", "same", "f32"};
-  FieldReader r(value, where);
-  r.string("name", out.name);
-  r.string("binary", out.binary);
-  r.string("entry", out.entry);
-  r.enumeration("dtype", out.dtype, kDtypes);
-  r.integer("head_dim", out.headDim, 1, 1024);
-  r.integer("head_dim_v", out.headDimV, 1, 1024);
-  r.enumeration("mask", out.mask, kMasks);
-  r.enumeration("bias", out.bias, kBiases);
-  r.boolean("softcap", out.softcap);
-  r.integer("block_m", out.blockM, 1, 1 << 16);
-  r.integer("threads", out.threads, 1, 1024);
-  r.integer("dynamic_smem", out.dynamicSmem, 0, int64_t(1) << 30);
-  r.string("config", out.config, /*required=*/false);
-  if (const json::Value *conds =
-          r.field("conditions", json::Value::Kind::Object)) {
+namespace {
+
+/// What the readers of one bundle.json share: where binaries are, and the
+/// images already read (kernels naming one file share its bytes).
+class BundleReader {
+public:
+  BundleReader(const std::string &dir, bool readBinaries)
+      : dir(dir), readBinaries(readBinaries) {}
+
+  Status fail(const std::string &what) const { return badBundle(dir, what); }
+
+  /// "<kind> 'name'" when the object has a string name, else "<kind> #i".
+  static std::string describe(const json::Value &value, const char *kind,
+                              size_t index) {
+    if (const json::Value *name = value.get("name"))
+      if (name->kind == json::Value::Kind::String)
+        return std::string(kind) + " '" + name->string + "'";
+    return std::string(kind) + " #" + std::to_string(index);
+  }
+
+  /// The conditions object of a variant or plan.
+  Status readConditions(FieldReader &r, const std::string &where,
+                        Conditions &out) {
+    const json::Value *conds = r.field("conditions", json::Value::Kind::Object);
+    if (!conds)
+      return Status::ok();
     FieldReader c(*conds, where + ", conditions");
     c.integer("align_bytes", out.alignBytes, 1, 4096);
     c.integer("seqlen_q_multiple", out.seqlenQMultiple, 1, 1 << 20);
@@ -204,30 +209,249 @@ static Status parseVariant(const json::Value &value, size_t index,
     if (c.ok() && out.biasAlignBytes && !isPowerOfTwo(out.biasAlignBytes))
       c.fail("field 'bias_align_bytes' must be a power of two, got " +
              std::to_string(out.biasAlignBytes));
-    if (!c.ok())
-      return badBundle(dir, c.message());
+    return c.ok() ? Status::ok() : fail(c.message());
   }
-  if (!r.ok())
-    return badBundle(dir, r.message());
-  if (out.entry.empty())
-    return badBundle(dir, where + ": field 'entry' is empty");
-  // Binaries live inside the bundle; refusing other paths keeps a bundle
-  // relocatable and its reader from wandering the file system.
-  if (out.binary.empty() || out.binary[0] == '/' ||
-      out.binary.find("..") != std::string::npos)
-    return badBundle(dir, where +
-                              ": field 'binary' must be a file name "
-                              "relative to the bundle directory, got '" +
-                              out.binary + "'");
-  if (readBinaries) {
-    std::string path = dir + "/" + out.binary;
-    if (!readFile(path, out.image))
-      return badBundle(dir, where + ": cannot read binary '" + path + "'");
-    if (out.image.empty())
-      return badBundle(dir, where + ": binary '" + path + "' is empty");
+
+  /// The fields variants and plans share.
+  Status readSignature(FieldReader &r, const std::string &where,
+                       Signature &out) {
+    static const char *const kDtypes[] = {"f16", "bf16", "f32"};
+    static const char *const kMasks[] = {
+        "none", "causal", "causal_bottom_right", "sliding_window"};
+    static const char *const kBiases[] = {"none", "same", "f32"};
+    r.string("name", out.name);
+    r.enumeration("dtype", out.dtype, kDtypes);
+    r.integer("head_dim", out.headDim, 1, 1024);
+    r.integer("head_dim_v", out.headDimV, 1, 1024);
+    r.enumeration("mask", out.mask, kMasks);
+    r.enumeration("bias", out.bias, kBiases);
+    r.boolean("softcap", out.softcap);
+    r.string("config", out.config, /*required=*/false);
+    return readConditions(r, where, out.conditions);
   }
-  return Status::ok();
-}
+
+  /// binary, entry and dynamic_smem of a kernel, and its image.
+  Status readKernel(FieldReader &r, const std::string &where, Kernel &out) {
+    r.string("binary", out.binary);
+    r.string("entry", out.entry);
+    r.integer("dynamic_smem", out.dynamicSmem, 0, int64_t(1) << 30);
+    if (!r.ok())
+      return fail(r.message());
+    out.label = where;
+    out.id = nextKernelId++;
+    if (out.entry.empty())
+      return fail(where + ": field 'entry' is empty");
+    // Binaries live inside the bundle; refusing other paths keeps a bundle
+    // relocatable and its reader from wandering the file system.
+    if (out.binary.empty() || out.binary[0] == '/' ||
+        out.binary.find("..") != std::string::npos)
+      return fail(where +
+                  ": field 'binary' must be a file name relative to the "
+                  "bundle directory, got '" +
+                  out.binary + "'");
+    if (!readBinaries)
+      return Status::ok();
+    auto &image = images[out.binary];
+    if (!image) {
+      std::string path = dir + "/" + out.binary;
+      auto bytes = std::make_shared<std::string>();
+      if (!readFile(path, *bytes))
+        return fail(where + ": cannot read binary '" + path + "'");
+      if (bytes->empty())
+        return fail(where + ": binary '" + path + "' is empty");
+      image = std::move(bytes);
+    }
+    out.image = image;
+    return Status::ok();
+  }
+
+  Status readVariant(const json::Value &value, size_t index, Variant &out) {
+    if (value.kind != json::Value::Kind::Object)
+      return fail("variant #" + std::to_string(index) + " must be an object");
+    std::string where = describe(value, "variant", index);
+    FieldReader r(value, where);
+    Status s = readSignature(r, where, out);
+    if (!s.isOk())
+      return s;
+    r.integer("block_m", out.blockM, 1, 1 << 16);
+    r.integer("threads", out.threads, 1, 1024);
+    return readKernel(r, where, out.kernel);
+  }
+
+  /// A dim symbol of a plan's grid or workspace.
+  bool readDim(FieldReader &r, const std::string &text, const char *field,
+               Dim &out) {
+    std::string allowed;
+    for (int i = 0; i < kNumDims; ++i) {
+      if (text == dimName(Dim(i))) {
+        out = Dim(i);
+        return true;
+      }
+      allowed += std::string(i ? ", " : "") + dimName(Dim(i));
+    }
+    r.fail(std::string("field '") + field + "' names unknown dim '" + text +
+           "'; expected one of " + allowed);
+    return false;
+  }
+
+  Status readWorkspace(const json::Value &value, const std::string &plan,
+                       size_t index, WorkspaceBuffer &out) {
+    std::string where = plan + ", " + describe(value, "workspace", index);
+    if (value.kind != json::Value::Kind::Object)
+      return fail(where + " must be an object");
+    static const char *const kDtypes[] = {"f16", "bf16", "f32", "i32"};
+    static const int kSizes[] = {2, 2, 4, 4};
+    FieldReader r(value, where);
+    int dtype = 0;
+    r.string("name", out.name);
+    r.enumeration("dtype", dtype, kDtypes);
+    out.elementSize = kSizes[dtype];
+    if (const json::Value *dims = r.field("dims", json::Value::Kind::Array))
+      for (const json::Value &dim : dims->array) {
+        if (dim.kind != json::Value::Kind::String) {
+          r.fail("field 'dims' must hold strings, got " +
+                 std::string(json::kindName(dim.kind)));
+          break;
+        }
+        Dim d;
+        if (!readDim(r, dim.string, "dims", d))
+          break;
+        out.dims.push_back(d);
+      }
+    if (r.ok() && out.name.empty())
+      r.fail("field 'name' is empty");
+    return r.ok() ? Status::ok() : fail(r.message());
+  }
+
+  Status readExtent(const json::Value &value, const std::string &where,
+                    Extent &out) {
+    if (value.kind != json::Value::Kind::Object)
+      return fail(where + " must be an object, got " +
+                  json::kindName(value.kind));
+    FieldReader r(value, where);
+    bool hasDim = value.get("dim") != nullptr;
+    bool hasValue = value.get("value") != nullptr;
+    if (hasDim == hasValue)
+      return fail(where + ": needs exactly one of 'dim' and 'value'");
+    if (hasValue) {
+      out.isConstant = true;
+      r.integer("value", out.value, 1, int64_t(1) << 31);
+    } else {
+      std::string dim;
+      r.string("dim", dim);
+      if (r.ok())
+        readDim(r, dim, "dim", out.dim);
+      r.integer("block", out.block, 1, int64_t(1) << 31, /*required=*/false);
+    }
+    return r.ok() ? Status::ok() : fail(r.message());
+  }
+
+  /// zeroes / reduces / reads: documentation of who touches which buffer;
+  /// each name must be a buffer of the plan.
+  void checkBufferNames(FieldReader &r, const char *field,
+                        const std::vector<WorkspaceBuffer> &workspace) {
+    const json::Value *names =
+        r.field(field, json::Value::Kind::Array, /*required=*/false);
+    if (!names)
+      return;
+    for (const json::Value &name : names->array) {
+      bool known = false;
+      for (const WorkspaceBuffer &buffer : workspace)
+        known |= name.kind == json::Value::Kind::String &&
+                 name.string == buffer.name;
+      if (!known) {
+        r.fail(std::string("field '") + field +
+               "' must name workspace "
+               "buffers of the plan, got " +
+               (name.kind == json::Value::Kind::String
+                    ? "'" + name.string + "'"
+                    : std::string(json::kindName(name.kind))));
+        return;
+      }
+    }
+  }
+
+  Status readStage(const json::Value &value, const std::string &plan,
+                   size_t index, const std::vector<WorkspaceBuffer> &workspace,
+                   Stage &out) {
+    std::string where = plan + ", " + describe(value, "stage", index);
+    if (value.kind != json::Value::Kind::Object)
+      return fail(where + " must be an object");
+    FieldReader r(value, where);
+    r.string("name", out.name);
+    r.integer("threads", out.threads, 1, 1024);
+    if (const json::Value *grid = r.field("grid", json::Value::Kind::Array)) {
+      if (grid->array.size() != 3)
+        r.fail("field 'grid' must hold 3 extents (x, y, z), got " +
+               std::to_string(grid->array.size()));
+      for (size_t i = 0; r.ok() && i < 3; ++i) {
+        Status s = readExtent(grid->array[i],
+                              where + ", grid[" + std::to_string(i) + "]",
+                              out.grid[i]);
+        if (!s.isOk())
+          return s;
+      }
+    }
+    for (const char *field : {"zeroes", "reduces", "reads"})
+      checkBufferNames(r, field, workspace);
+    return readKernel(r, where, out.kernel);
+  }
+
+  Status readPlan(const json::Value &value, size_t index, Plan &out) {
+    if (value.kind != json::Value::Kind::Object)
+      return fail("plan #" + std::to_string(index) + " must be an object");
+    std::string where = describe(value, "plan", index);
+    FieldReader r(value, where);
+    // Forward plans (split-KV) are planned but not launched by this runtime.
+    static const char *const kOps[] = {"backward"};
+    int op = 0;
+    r.enumeration("op", op, kOps);
+    std::string abi;
+    r.string("abi", abi);
+    if (r.ok() && abi != "attn-bwd-v1")
+      r.fail("unknown abi '" + abi + "'; backward plans use 'attn-bwd-v1'");
+    Status s = readSignature(r, where, out);
+    if (!s.isOk())
+      return s;
+    r.boolean("bias_grad", out.biasGrad);
+    r.boolean("deterministic", out.deterministic);
+    if (r.ok() && out.biasGrad && out.bias == ATTN_BIAS_NONE)
+      r.fail("field 'bias_grad' is true but field 'bias' is 'none'");
+    const json::Value *workspace =
+        r.field("workspace", json::Value::Kind::Array);
+    const json::Value *stages = r.field("stages", json::Value::Kind::Array);
+    if (!r.ok())
+      return fail(r.message());
+    if (stages->array.empty())
+      return fail(where + ": field 'stages' is empty");
+    out.workspace.resize(workspace->array.size());
+    for (size_t i = 0; i < workspace->array.size(); ++i) {
+      s = readWorkspace(workspace->array[i], where, i, out.workspace[i]);
+      if (!s.isOk())
+        return s;
+      for (size_t j = 0; j < i; ++j)
+        if (out.workspace[j].name == out.workspace[i].name)
+          return fail(where + ": workspace buffer '" + out.workspace[i].name +
+                      "' is listed twice");
+    }
+    out.stages.resize(stages->array.size());
+    for (size_t i = 0; i < stages->array.size(); ++i) {
+      s = readStage(stages->array[i], where, i, out.workspace, out.stages[i]);
+      if (!s.isOk())
+        return s;
+    }
+    return Status::ok();
+  }
+
+private:
+  const std::string &dir;
+  bool readBinaries;
+  /// Images already read, by file name.
+  std::map<std::string, std::shared_ptr<const std::string>> images;
+  int nextKernelId = 0;
+};
+
+} // namespace
 
 Status attn::parseBundle(const std::string &jsonText, const std::string &dir,
                          bool readBinaries, BundleInfo &out) {
@@ -247,11 +471,10 @@ Status attn::parseBundle(const std::string &jsonText, const std::string &dir,
     return badBundle(dir, "unknown schema '" + schema +
                               "'; this runtime reads 'attn-bundle' version " +
                               std::to_string(kBundleSchemaVersion));
-  int version = 0;
-  r.integer("version", version, 1, 1 << 30);
-  if (r.ok() && version > kBundleSchemaVersion)
+  r.integer("version", out.version, 1, 1 << 30);
+  if (r.ok() && out.version > kBundleSchemaVersion)
     return badBundle(dir, "schema 'attn-bundle' version " +
-                              std::to_string(version) +
+                              std::to_string(out.version) +
                               " is newer than this runtime reads (version " +
                               std::to_string(kBundleSchemaVersion) + ")");
   static const char *const kPlatforms[] = {"cuda", "hip"};
@@ -262,17 +485,29 @@ Status attn::parseBundle(const std::string &jsonText, const std::string &dir,
   if (r.ok() && abi != "attn-fwd-v1")
     r.fail("unknown abi '" + abi + "'; this runtime launches 'attn-fwd-v1'");
   const json::Value *variants = r.field("variants", json::Value::Kind::Array);
+  const json::Value *plans =
+      r.field("plans", json::Value::Kind::Array, /*required=*/false);
+  if (r.ok() && plans && out.version < 2)
+    r.fail("field 'plans' needs version 2, the bundle is version " +
+           std::to_string(out.version));
   if (!r.ok())
     return badBundle(dir, r.message());
-  if (variants->array.empty())
+  if (variants->array.empty() && (!plans || plans->array.empty()))
     return badBundle(dir, "bundle.json: 'variants' is empty");
 
   out.dir = dir;
+  BundleReader reader(dir, readBinaries);
   out.variants.clear();
   out.variants.resize(variants->array.size());
   for (size_t i = 0; i < variants->array.size(); ++i) {
-    Status s =
-        parseVariant(variants->array[i], i, dir, readBinaries, out.variants[i]);
+    Status s = reader.readVariant(variants->array[i], i, out.variants[i]);
+    if (!s.isOk())
+      return s;
+  }
+  out.plans.clear();
+  out.plans.resize(plans ? plans->array.size() : 0);
+  for (size_t i = 0; i < out.plans.size(); ++i) {
+    Status s = reader.readPlan(plans->array[i], i, out.plans[i]);
     if (!s.isOk())
       return s;
   }

@@ -1,7 +1,7 @@
 //===- Bundle.h - The contents of a kernel bundle -------------------------===//
 //
-// What docs/BundleFormat.md (schema attn-bundle, version 1) describes, read
-// into plain structs, the kernel binaries included.
+// What docs/BundleFormat.md (schema attn-bundle, versions 1 and 2) describes,
+// read into plain structs, the kernel binaries included.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,37 +11,116 @@
 #include "Status.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 1;
+constexpr int kBundleSchemaVersion = 2;
 
-struct Variant {
-  std::string name, binary, entry, config;
+/// One GPU function of the bundle: a forward variant's kernel or a stage of
+/// a plan. Backends load and launch kernels; they do not know which is which.
+struct Kernel {
+  /// Index among all the bundle's kernels (variants first, then the stages
+  /// of the plans in order): the module cache's key.
+  int id = 0;
+  std::string binary, entry;
+  int64_t dynamicSmem = 0;
+  /// "variant 'x'" or "plan 'p', stage 's'": names the kernel in messages.
+  std::string label;
+  /// The cubin / code object, read at load time so that a missing file is
+  /// reported by attn_bundle_load rather than by the first launch; shared
+  /// by the kernels that name the same file.
+  std::shared_ptr<const std::string> image;
+};
+
+/// When a variant or plan may run a call, beyond its fields.
+struct Conditions {
+  int alignBytes = 1, seqlenQMultiple = 1, seqlenKMultiple = 1;
+  /// The bias's own alignment (kernels that read it one element at a time
+  /// say so); 0 when the bundle does not say: then align_bytes holds.
+  int biasAlignBytes = 0;
+};
+
+/// The fields a call must match, common to forward variants and plans.
+struct Signature {
+  std::string name, config;
   attn_dtype dtype = ATTN_DTYPE_F16;
   int headDim = 0, headDimV = 0;
   attn_mask mask = ATTN_MASK_NONE;
   attn_bias_kind bias = ATTN_BIAS_NONE;
   bool softcap = false;
+  Conditions conditions;
+};
+
+struct Variant : Signature {
   int blockM = 0, threads = 0;
-  int64_t dynamicSmem = 0;
-  int alignBytes = 1, seqlenQMultiple = 1, seqlenKMultiple = 1;
-  /// The bias's own alignment (kernels that read it one element at a time
-  /// say so); 0 when the bundle does not say: then align_bytes holds.
-  int biasAlignBytes = 0;
-  /// The cubin / code object, read at load time so that a missing file is
-  /// reported by attn_bundle_load rather than by the first launch.
-  std::string image;
+  Kernel kernel;
+};
+
+/// The sizes a plan's grids and workspace buffers are written in. The bias_*
+/// dims are the extents of the summed bias gradient: 1 on a dimension dbias
+/// is summed over (stride 0 on a dimension of size > 1), else the full size;
+/// all 0 when the call sums over no dimension (dbias is written directly)
+/// or has no bias gradient.
+enum class Dim {
+  Batch,
+  HeadsQ,
+  HeadsKv,
+  SeqlenQ,
+  SeqlenK,
+  HeadDim,
+  HeadDimV,
+  BiasBatch,
+  BiasHeads,
+  BiasSeqlenQ,
+  BiasSeqlenK,
+};
+constexpr int kNumDims = int(Dim::BiasSeqlenK) + 1;
+/// "batch", "heads_q", ...: the names bundle.json uses.
+const char *dimName(Dim dim);
+
+/// One grid extent: ceil(dim / block), or a constant.
+struct Extent {
+  bool isConstant = false;
+  Dim dim = Dim::Batch;
+  int64_t block = 1, value = 1;
+};
+
+/// A temporary buffer of a plan, in its workspace (dense, row-major).
+struct WorkspaceBuffer {
+  std::string name;
+  /// Bytes per element.
+  int elementSize = 4;
+  std::vector<Dim> dims;
+};
+
+struct Stage {
+  std::string name;
+  Extent grid[3];
+  int threads = 0;
+  Kernel kernel;
+};
+
+/// An op lowered to several kernels launched in order on one stream, with
+/// workspace buffers between them.
+struct Plan : Signature {
+  bool biasGrad = false;
+  /// No atomics: the result is bit-reproducible.
+  bool deterministic = false;
+  std::vector<WorkspaceBuffer> workspace;
+  std::vector<Stage> stages;
 };
 
 struct BundleInfo {
   std::string dir;
+  int version = 1;
   attn_platform platform = ATTN_PLATFORM_CUDA;
   std::string chip;
   std::vector<Variant> variants;
+  std::vector<Plan> plans;
 };
 
 /// Parses bundle.json text. Binaries are read from `dir` when `readBinaries`.

@@ -30,6 +30,8 @@ int attn_runtime_api_version(void) { return ATTN_RUNTIME_API_VERSION; }
 
 size_t attn_fwd_params_size(void) { return sizeof(attn_fwd_params); }
 
+size_t attn_bwd_params_size(void) { return sizeof(attn_bwd_params); }
+
 const char *attn_status_name(attn_status status) {
   switch (status) {
   case ATTN_STATUS_SUCCESS:
@@ -91,6 +93,16 @@ const char *attn_bundle_variant_name(const attn_bundle *bundle, int index) {
   return bundle->info.variants[index].name.c_str();
 }
 
+int attn_bundle_plan_count(const attn_bundle *bundle) {
+  return bundle ? int(bundle->info.plans.size()) : 0;
+}
+
+const char *attn_bundle_plan_name(const attn_bundle *bundle, int index) {
+  if (!bundle || index < 0 || index >= int(bundle->info.plans.size()))
+    return nullptr;
+  return bundle->info.plans[index].name.c_str();
+}
+
 attn_status attn_select_variant(const attn_bundle *bundle,
                                 const attn_fwd_params *params, int *index) {
   if (!bundle)
@@ -111,6 +123,77 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
   Status s = selectVariant(bundle->info, *params, index);
   if (!s.isOk())
     return report(s);
+  const Variant &v = bundle->info.variants[index];
   KernelArgs args(*params);
-  return report(bundle->backend->launch(bundle->info, index, args, *params));
+  LaunchGeometry g = {unsigned((params->seqlen_q + v.blockM - 1) / v.blockM),
+                      unsigned(params->heads_q), unsigned(params->batch),
+                      unsigned(v.threads), unsigned(v.kernel.dynamicSmem)};
+  return report(bundle->backend->launch(
+      bundle->info, {Launch{&v.kernel, g, args.data()}}, params->stream));
+}
+
+/// The checks and the plan the three backward entry points share: the
+/// selected plan's index and the workspace it needs.
+static Status planBackward(const char *fn, const attn_bundle *bundle,
+                           const attn_bwd_params *params, int &index,
+                           size_t &bytes) {
+  std::string name = fn;
+  if (!bundle)
+    return Status::error(ATTN_STATUS_INVALID_ARGUMENT,
+                         name + ": bundle is a null pointer");
+  if (!params)
+    return Status::error(ATTN_STATUS_INVALID_ARGUMENT,
+                         name + ": params is a null pointer");
+  Status s = selectPlan(bundle->info, *params, index);
+  if (!s.isOk())
+    return s;
+  return workspaceSize(bundle->info.plans[index], dimValues(*params), bytes);
+}
+
+attn_status attn_select_plan(const attn_bundle *bundle,
+                             const attn_bwd_params *params, int *index) {
+  if (!index)
+    return invalid("attn_select_plan: index is a null pointer");
+  size_t bytes = 0;
+  return report(
+      planBackward("attn_select_plan", bundle, params, *index, bytes));
+}
+
+attn_status attn_backward_workspace_size(const attn_bundle *bundle,
+                                         const attn_bwd_params *params,
+                                         size_t *bytes) {
+  if (!bytes)
+    return invalid("attn_backward_workspace_size: bytes is a null pointer");
+  int index = -1;
+  return report(planBackward("attn_backward_workspace_size", bundle, params,
+                             index, *bytes));
+}
+
+attn_status attn_backward(attn_bundle *bundle, const attn_bwd_params *params) {
+  int index = -1;
+  size_t bytes = 0;
+  Status s = planBackward("attn_backward", bundle, params, index, bytes);
+  if (!s.isOk())
+    return report(s);
+  const Plan &plan = bundle->info.plans[index];
+  s = checkWorkspace(plan, *params, bytes);
+  if (!s.isOk())
+    return report(s);
+  DimValues dims = dimValues(*params);
+  KernelArgs args(*params);
+  std::vector<Launch> launches;
+  for (const Stage &stage : plan.stages) {
+    unsigned grid[3];
+    for (int i = 0; i < 3; ++i)
+      grid[i] = unsigned(extentValue(stage.grid[i], dims));
+    // A zero extent (a buffer or loop of size 0) leaves the stage no work.
+    if (!grid[0] || !grid[1] || !grid[2])
+      continue;
+    launches.push_back({&stage.kernel,
+                        {grid[0], grid[1], grid[2], unsigned(stage.threads),
+                         unsigned(stage.kernel.dynamicSmem)},
+                        args.data()});
+  }
+  return report(
+      bundle->backend->launch(bundle->info, launches, params->stream));
 }

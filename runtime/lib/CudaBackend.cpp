@@ -7,7 +7,6 @@
 
 #include "Backend.h"
 #include "CudaConstants.h"
-#include "KernelArgs.h"
 #include "KernelCache.h"
 
 #include <cstdio>
@@ -138,14 +137,14 @@ public:
     });
   }
 
-  Status launch(const BundleInfo &bundle, int index, KernelArgs &args,
-                const attn_fwd_params &params) override {
+  Status launch(const BundleInfo &bundle, const std::vector<Launch> &launches,
+                void *stream) override {
     const CudaDriver *d = nullptr;
     Status s = getDriver(d);
     if (!s.isOk())
       return s;
     CUcontext ctx = nullptr;
-    s = findContext(*d, static_cast<CUstream>(params.stream), ctx);
+    s = findContext(*d, static_cast<CUstream>(stream), ctx);
     if (!s.isOk())
       return s;
     ScopedContext scope(*d, ctx);
@@ -153,19 +152,22 @@ public:
       return Status::error(ATTN_STATUS_DRIVER_ERROR,
                            "cannot make the stream's context current: " +
                                errorText(*d, scope.status()));
-    CUfunction fn = nullptr;
-    s = getFunction(*d, bundle, index, ctx, fn);
-    if (!s.isOk())
-      return s;
-    const Variant &v = bundle.variants[index];
-    LaunchGeometry g = launchGeometry(v, params);
-    CUresult r = d->cuLaunchKernel(
-        fn, g.gridX, g.gridY, g.gridZ, g.blockX, 1, 1, g.dynamicSmem,
-        static_cast<CUstream>(params.stream), args.data(), nullptr);
-    if (r != kSuccess)
-      return Status::error(ATTN_STATUS_LAUNCH_FAILED,
-                           "cuLaunchKernel of variant '" + v.name +
-                               "' failed: " + errorText(*d, r));
+    std::vector<CUfunction> fns(launches.size());
+    for (size_t i = 0; i < launches.size(); ++i) {
+      s = getFunction(*d, bundle, *launches[i].kernel, ctx, fns[i]);
+      if (!s.isOk())
+        return s;
+    }
+    for (size_t i = 0; i < launches.size(); ++i) {
+      const LaunchGeometry &g = launches[i].geometry;
+      CUresult r = d->cuLaunchKernel(
+          fns[i], g.gridX, g.gridY, g.gridZ, g.blockX, 1, 1, g.dynamicSmem,
+          static_cast<CUstream>(stream), launches[i].args, nullptr);
+      if (r != kSuccess)
+        return Status::error(ATTN_STATUS_LAUNCH_FAILED,
+                             "cuLaunchKernel of " + launches[i].kernel->label +
+                                 " failed: " + errorText(*d, r));
+    }
     return Status::ok();
   }
 
@@ -203,17 +205,17 @@ private:
     return Status::ok();
   }
 
-  /// The kernel of variant `index` in `ctx` (current), loaded on first use.
-  Status getFunction(const CudaDriver &d, const BundleInfo &bundle, int index,
-                     CUcontext ctx, CUfunction &fn) {
-    return cache.get(ctx, index, fn, [&](CUmodule &module, CUfunction &f) {
-      return load(d, bundle, bundle.variants[index], module, f);
+  /// `kernel` in `ctx` (current), loaded on first use.
+  Status getFunction(const CudaDriver &d, const BundleInfo &bundle,
+                     const Kernel &kernel, CUcontext ctx, CUfunction &fn) {
+    return cache.get(ctx, kernel.id, fn, [&](CUmodule &module, CUfunction &f) {
+      return load(d, bundle, kernel, module, f);
     });
   }
 
-  /// Checks the current device against the bundle's chip and the variant's
-  /// shared memory, then loads the variant's module and kernel.
-  Status load(const CudaDriver &d, const BundleInfo &bundle, const Variant &v,
+  /// Checks the current device against the bundle's chip and the kernel's
+  /// shared memory, then loads the kernel's module and function.
+  Status load(const CudaDriver &d, const BundleInfo &bundle, const Kernel &k,
               CUmodule &module, CUfunction &fn) {
     CUdevice dev;
     int major = 0, minor = 0, smemOptin = 0;
@@ -231,26 +233,25 @@ private:
     Status s = checkChip(bundle.chip, major, minor);
     if (!s.isOk())
       return s;
-    if (v.dynamicSmem > smemOptin)
+    if (k.dynamicSmem > smemOptin)
       return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
-                           "variant '" + v.name + "' needs " +
-                               std::to_string(v.dynamicSmem) +
+                           k.label + " needs " + std::to_string(k.dynamicSmem) +
                                " bytes of shared memory; this GPU allows " +
                                std::to_string(smemOptin));
-    r = d.cuModuleLoadData(&module, v.image.data());
+    r = d.cuModuleLoadData(&module, k.image->data());
     if (r != kSuccess)
       return Status::error(ATTN_STATUS_LAUNCH_FAILED,
-                           "cuModuleLoadData of '" + v.binary + "' (variant '" +
-                               v.name + "') failed: " + errorText(d, r));
-    r = d.cuModuleGetFunction(&fn, module, v.entry.c_str());
-    if (r == kSuccess && v.dynamicSmem > kDefaultSmemLimit)
-      r = d.cuFuncSetAttribute(fn, kFuncAttrMaxDynamicSmem, int(v.dynamicSmem));
+                           "cuModuleLoadData of '" + k.binary + "' (" +
+                               k.label + ") failed: " + errorText(d, r));
+    r = d.cuModuleGetFunction(&fn, module, k.entry.c_str());
+    if (r == kSuccess && k.dynamicSmem > kDefaultSmemLimit)
+      r = d.cuFuncSetAttribute(fn, kFuncAttrMaxDynamicSmem, int(k.dynamicSmem));
     if (r != kSuccess) {
       d.cuModuleUnload(module);
       return Status::error(ATTN_STATUS_LAUNCH_FAILED,
-                           "cannot prepare kernel '" + v.entry + "' of '" +
-                               v.binary + "' (variant '" + v.name +
-                               "'): " + errorText(d, r));
+                           "cannot prepare kernel '" + k.entry + "' of '" +
+                               k.binary + "' (" + k.label +
+                               "): " + errorText(d, r));
     }
     return Status::ok();
   }

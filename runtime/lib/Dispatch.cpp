@@ -1,8 +1,16 @@
-//===- Dispatch.cpp - Check a call and pick the variant to launch --------===//
+//===- Dispatch.cpp - Check a call and pick the variant or plan to launch -===//
+//
+// Forward and backward calls are checked by one set of rules: each call is
+// first described as a list of tensors with their roles (describe()), and
+// validation and the alignment conditions walk that list.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Dispatch.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 using namespace attn;
 
@@ -23,194 +31,544 @@ static std::string hex(const void *p) {
   return buf;
 }
 
-Status attn::validateParams(const attn_fwd_params &p) {
+namespace {
+
+/// What a tensor of a call is to the checks.
+enum TensorRole : unsigned {
+  /// A [B, H, S, D] tensor of the call's dtype: required, element-aligned,
+  /// unit last stride, no negative strides.
+  kData = 1,
+  /// Written by the kernels: no stride 0 on a dimension of size > 1, and no
+  /// memory shared with another tensor of the call.
+  kOutput = 2,
+  /// Subject to align_bytes (a bias to bias_align_bytes when given).
+  kConditioned = 4,
+  kBias = 8,
+};
+
+struct Tensor {
+  const char *name;
+  const void *ptr;
+  int64_t sizes[4];
+  int64_t strides[4];
+  int64_t elemBytes;
+  unsigned roles;
+
+  bool is(TensorRole role) const { return roles & role; }
+};
+
+/// A forward or backward call as the checks see it.
+struct Call {
+  int32_t batch, headsQ, headsKv, seqlenQ, seqlenK, headDim, headDimV;
+  int32_t dtype, mask, biasKind;
+  float scale, softcap;
+  int32_t windowLeft, windowRight;
+  bool backward;
+  bool deterministic;
+  /// q, k, v, o (and do, dq, dk, dv), then lse, bias and dbias when given.
+  std::vector<Tensor> tensors;
+  const void *lse;
+  const int64_t *lseStride;
+  const void *bias, *dbias;
+  const int64_t *biasStride, *dbiasStride;
+};
+
+Tensor makeTensor(const char *name, const void *ptr,
+                  std::initializer_list<int64_t> sizes, const int64_t *stride,
+                  int64_t elemBytes, unsigned roles) {
+  Tensor t{name, ptr, {1, 1, 1, 1}, {0, 0, 0, 0}, elemBytes, roles};
+  std::copy(sizes.begin(), sizes.end(), t.sizes);
+  std::copy(stride, stride + 4, t.strides);
+  return t;
+}
+
+/// What both params structs share; P is attn_fwd_params or attn_bwd_params.
+template <typename P> Call describeCommon(const P &p) {
+  Call c{};
+  c.batch = p.batch;
+  c.headsQ = p.heads_q;
+  c.headsKv = p.heads_kv;
+  c.seqlenQ = p.seqlen_q;
+  c.seqlenK = p.seqlen_k;
+  c.headDim = p.head_dim;
+  c.headDimV = p.head_dim_v;
+  c.dtype = p.dtype;
+  c.mask = p.mask;
+  c.biasKind = p.bias_kind;
+  c.scale = p.scale;
+  c.softcap = p.softcap;
+  c.windowLeft = p.window_left;
+  c.windowRight = p.window_right;
+  c.lse = p.lse;
+  c.lseStride = p.lse_stride;
+  c.bias = p.bias;
+  c.biasStride = p.bias_stride;
+  int64_t elem = dtypeSize(p.dtype);
+  int64_t b = p.batch, hq = p.heads_q, hkv = p.heads_kv;
+  int64_t sq = p.seqlen_q, sk = p.seqlen_k;
+  unsigned in = kData | kConditioned;
+  c.tensors = {
+      makeTensor("q", p.q, {b, hq, sq, p.head_dim}, p.q_stride, elem, in),
+      makeTensor("k", p.k, {b, hkv, sk, p.head_dim}, p.k_stride, elem, in),
+      makeTensor("v", p.v, {b, hkv, sk, p.head_dim_v}, p.v_stride, elem, in),
+      makeTensor("o", p.o, {b, hq, sq, p.head_dim_v}, p.o_stride, elem, in)};
+  return c;
+}
+
+/// Appends lse, bias and dbias, the tensors that may be absent.
+void addOptionalTensors(Call &c, unsigned lseRoles) {
+  int64_t b = c.batch, hq = c.headsQ, sq = c.seqlenQ, sk = c.seqlenK;
+  int64_t lseStride[4] = {c.lseStride[0], c.lseStride[1], 1, 0};
+  if (c.lse)
+    c.tensors.push_back(
+        makeTensor("lse", c.lse, {b, hq, sq}, lseStride, 4, lseRoles));
+  int64_t biasElem = c.biasKind == ATTN_BIAS_F32 ? 4 : dtypeSize(c.dtype);
+  if (c.bias)
+    c.tensors.push_back(makeTensor("bias", c.bias, {b, hq, sq, sk},
+                                   c.biasStride, biasElem,
+                                   kBias | kConditioned));
+  if (c.dbias)
+    c.tensors.push_back(makeTensor("dbias", c.dbias, {b, hq, sq, sk},
+                                   c.dbiasStride, biasElem,
+                                   kBias | kConditioned | kOutput));
+}
+
+Call describe(const attn_fwd_params &p) {
+  Call c = describeCommon(p);
+  c.tensors[3].roles |= kOutput;
+  addOptionalTensors(c, kOutput);
+  return c;
+}
+
+Call describe(const attn_bwd_params &p) {
+  Call c = describeCommon(p);
+  c.backward = true;
+  c.deterministic = p.deterministic != 0;
+  c.dbias = p.dbias;
+  c.dbiasStride = p.dbias_stride;
+  int64_t elem = dtypeSize(p.dtype);
+  int64_t b = p.batch, hq = p.heads_q, hkv = p.heads_kv;
+  int64_t sq = p.seqlen_q, sk = p.seqlen_k;
+  unsigned in = kData | kConditioned, out = in | kOutput;
+  c.tensors.push_back(makeTensor("dout", p.dout, {b, hq, sq, p.head_dim_v},
+                                 p.do_stride, elem, in));
+  c.tensors.push_back(
+      makeTensor("dq", p.dq, {b, hq, sq, p.head_dim}, p.dq_stride, elem, out));
+  c.tensors.push_back(
+      makeTensor("dk", p.dk, {b, hkv, sk, p.head_dim}, p.dk_stride, elem, out));
+  c.tensors.push_back(makeTensor("dv", p.dv, {b, hkv, sk, p.head_dim_v},
+                                 p.dv_stride, elem, out));
+  addOptionalTensors(c, 0);
+  return c;
+}
+
+/// Whether the tensor's elements fill its footprint exactly (a permutation
+/// of a contiguous layout), so that byte ranges decide overlap.
+bool isDense(const Tensor &t) {
+  std::vector<std::pair<int64_t, int64_t>> dims; // (stride, size)
+  for (int i = 0; i < 4; ++i)
+    if (t.sizes[i] > 1)
+      dims.push_back({t.strides[i], t.sizes[i]});
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (auto [stride, size] : dims) {
+    if (stride != expected)
+      return false;
+    expected *= size;
+  }
+  return true;
+}
+
+/// One past the last byte of the tensor, from its base pointer.
+uint64_t footprint(const Tensor &t) {
+  uint64_t last = 0;
+  for (int i = 0; i < 4; ++i)
+    last += uint64_t(t.sizes[i] - 1) * uint64_t(t.strides[i]);
+  return (last + 1) * uint64_t(t.elemBytes);
+}
+
+/// Two tensors share memory when they start at the same address, or when
+/// both are dense and their byte ranges intersect. Interleaved views (q, k
+/// and v of one packed tensor) are not dense and are taken as disjoint:
+/// telling them apart exactly is an integer program, and torch's own
+/// overlap check gives up on them the same way.
+bool overlaps(const Tensor &a, const Tensor &b) {
+  if (a.ptr == b.ptr)
+    return true;
+  if (!isDense(a) || !isDense(b))
+    return false;
+  uintptr_t a0 = reinterpret_cast<uintptr_t>(a.ptr);
+  uintptr_t b0 = reinterpret_cast<uintptr_t>(b.ptr);
+  return a0 < b0 + footprint(b) && b0 < a0 + footprint(a);
+}
+
+Status checkOverlaps(const std::vector<Tensor> &tensors) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    for (size_t j = 0; j < tensors.size(); ++j)
+      if (i != j && tensors[i].is(kOutput) &&
+          (j > i || !tensors[j].is(kOutput)) &&
+          overlaps(tensors[i], tensors[j]))
+        return invalid(std::string(tensors[i].name) + " (at " +
+                       hex(tensors[i].ptr) + ") overlaps " + tensors[j].name +
+                       " (at " + hex(tensors[j].ptr) +
+                       "): an output must not share memory with another "
+                       "tensor of the call");
+  return Status::ok();
+}
+
+Status validate(const Call &c) {
   const std::pair<const char *, int32_t> dims[] = {
-      {"batch", p.batch},          {"heads_q", p.heads_q},
-      {"heads_kv", p.heads_kv},    {"seqlen_q", p.seqlen_q},
-      {"seqlen_k", p.seqlen_k},    {"head_dim", p.head_dim},
-      {"head_dim_v", p.head_dim_v}};
+      {"batch", c.batch},        {"heads_q", c.headsQ},
+      {"heads_kv", c.headsKv},   {"seqlen_q", c.seqlenQ},
+      {"seqlen_k", c.seqlenK},   {"head_dim", c.headDim},
+      {"head_dim_v", c.headDimV}};
   for (const auto &[name, value] : dims)
     if (value <= 0)
       return invalid(std::string(name) + " must be positive, got " +
                      std::to_string(value));
-  if (p.heads_q % p.heads_kv != 0)
-    return invalid("heads_q (" + std::to_string(p.heads_q) +
+  if (c.headsQ % c.headsKv != 0)
+    return invalid("heads_q (" + std::to_string(c.headsQ) +
                    ") must be a multiple of heads_kv (" +
-                   std::to_string(p.heads_kv) + ")");
-  // The launch grid is (ceil(Sq / block_m), Hq, B); y and z are limited to
-  // 65535 on both CUDA and HIP.
-  if (p.heads_q > 65535 || p.batch > 65535)
+                   std::to_string(c.headsKv) + ")");
+  // Launch grids are (blocks, heads, batch); y and z are limited to 65535 on
+  // both CUDA and HIP.
+  if (c.headsQ > 65535 || c.batch > 65535)
     return invalid("heads_q and batch must be at most 65535 (grid limit), "
                    "got heads_q " +
-                   std::to_string(p.heads_q) + ", batch " +
-                   std::to_string(p.batch));
-  if (dtypeSize(p.dtype) == 0)
-    return invalid("dtype " + std::to_string(p.dtype) +
+                   std::to_string(c.headsQ) + ", batch " +
+                   std::to_string(c.batch));
+  if (dtypeSize(c.dtype) == 0)
+    return invalid("dtype " + std::to_string(c.dtype) +
                    " is not an attn_dtype");
-  if (p.mask < ATTN_MASK_NONE || p.mask > ATTN_MASK_SLIDING_WINDOW)
-    return invalid("mask " + std::to_string(p.mask) + " is not an attn_mask");
-  if (p.bias_kind < ATTN_BIAS_NONE || p.bias_kind > ATTN_BIAS_F32)
-    return invalid("bias_kind " + std::to_string(p.bias_kind) +
+  if (c.mask < ATTN_MASK_NONE || c.mask > ATTN_MASK_SLIDING_WINDOW)
+    return invalid("mask " + std::to_string(c.mask) + " is not an attn_mask");
+  if (c.biasKind < ATTN_BIAS_NONE || c.biasKind > ATTN_BIAS_F32)
+    return invalid("bias_kind " + std::to_string(c.biasKind) +
                    " is not an attn_bias_kind");
 
-  const std::pair<const char *, const void *> pointers[] = {
-      {"q", p.q}, {"k", p.k}, {"v", p.v}, {"o", p.o}};
-  for (const auto &[name, ptr] : pointers)
-    if (!ptr)
-      return invalid(std::string(name) + " is a null pointer");
-  if (p.bias_kind != ATTN_BIAS_NONE && !p.bias)
+  for (const Tensor &t : c.tensors)
+    if (t.is(kData) && !t.ptr)
+      return invalid(std::string(t.name) + " is a null pointer");
+  if (c.biasKind != ATTN_BIAS_NONE && !c.bias)
     return invalid(std::string("bias is a null pointer but bias_kind is ") +
-                   biasName(p.bias_kind));
-  if (p.bias_kind == ATTN_BIAS_NONE && p.bias)
+                   biasName(c.biasKind));
+  if (c.biasKind == ATTN_BIAS_NONE && c.bias)
     return invalid("bias is given but bias_kind is none");
+  if (c.backward && !c.lse)
+    return invalid("lse is a null pointer (the backward pass needs the "
+                   "forward's logsumexp)");
+  if (c.dbias && !c.bias)
+    return invalid("dbias is given but there is no bias");
 
-  uintptr_t elem = dtypeSize(p.dtype);
-  for (const auto &[name, ptr] : pointers)
-    if (reinterpret_cast<uintptr_t>(ptr) % elem)
-      return invalid(std::string(name) + " pointer " + hex(ptr) +
+  for (const Tensor &t : c.tensors)
+    if (t.is(kData) && reinterpret_cast<uintptr_t>(t.ptr) % t.elemBytes)
+      return invalid(std::string(t.name) + " pointer " + hex(t.ptr) +
                      " is not aligned to its element size (" +
-                     std::to_string(elem) + " bytes)");
-  if (reinterpret_cast<uintptr_t>(p.lse) % 4)
-    return invalid("lse pointer " + hex(p.lse) + " is not 4-byte aligned");
+                     std::to_string(t.elemBytes) + " bytes)");
+  if (reinterpret_cast<uintptr_t>(c.lse) % 4)
+    return invalid("lse pointer " + hex(c.lse) + " is not 4-byte aligned");
 
-  const std::pair<const char *, const int64_t *> tensors[] = {
-      {"q", p.q_stride},
-      {"k", p.k_stride},
-      {"v", p.v_stride},
-      {"o", p.o_stride}};
-  for (const auto &[name, s] : tensors) {
-    if (s[3] != 1)
-      return invalid(std::string(name) + " strides " + strides(s, 4) +
+  for (const Tensor &t : c.tensors) {
+    if (!t.is(kData))
+      continue;
+    if (t.strides[3] != 1)
+      return invalid(std::string(t.name) + " strides " + strides(t.strides, 4) +
                      ": the last (head) dimension must have stride 1");
     for (int i = 0; i < 3; ++i)
-      if (s[i] < 0)
-        return invalid(std::string(name) + " strides " + strides(s, 4) +
-                       " must not be negative");
+      if (t.strides[i] < 0)
+        return invalid(std::string(t.name) + " strides " +
+                       strides(t.strides, 4) + " must not be negative");
   }
   // Two output rows at one address would be written by two blocks at once.
-  const int32_t oDims[] = {p.batch, p.heads_q, p.seqlen_q};
-  for (int i = 0; i < 3; ++i)
-    if (oDims[i] > 1 && p.o_stride[i] == 0)
-      return invalid("o strides " + strides(p.o_stride, 4) +
-                     ": stride 0 on a dimension of size > 1 makes outputs "
-                     "overlap");
-  if (p.lse) {
-    if (p.lse_stride[0] < 0 || p.lse_stride[1] < 0 ||
-        (p.batch > 1 && p.lse_stride[0] == 0) ||
-        (p.heads_q > 1 && p.lse_stride[1] == 0))
-      return invalid("lse strides " + strides(p.lse_stride, 2) +
+  for (const Tensor &t : c.tensors)
+    if (t.is(kData) && t.is(kOutput))
+      for (int i = 0; i < 3; ++i)
+        if (t.sizes[i] > 1 && t.strides[i] == 0)
+          return invalid(std::string(t.name) + " strides " +
+                         strides(t.strides, 4) +
+                         ": stride 0 on a dimension of size > 1 makes "
+                         "outputs overlap");
+  if (c.lse) {
+    const int64_t *s = c.lseStride;
+    if (s[0] < 0 || s[1] < 0 || (c.batch > 1 && s[0] == 0) ||
+        (c.headsQ > 1 && s[1] == 0))
+      return invalid("lse strides " + strides(s, 2) +
                      " must be positive on dimensions of size > 1");
   }
-  if (p.bias_kind != ATTN_BIAS_NONE)
+  if (c.bias)
     for (int i = 0; i < 4; ++i)
-      if (p.bias_stride[i] < 0)
-        return invalid("bias strides " + strides(p.bias_stride, 4) +
+      if (c.biasStride[i] < 0)
+        return invalid("bias strides " + strides(c.biasStride, 4) +
                        " must not be negative");
-  if (!(p.scale == p.scale))
+  if (c.dbias) {
+    const int64_t full[] = {c.batch, c.headsQ, c.seqlenQ, c.seqlenK};
+    for (int i = 0; i < 4; ++i) {
+      if (c.dbiasStride[i] < 0)
+        return invalid("dbias strides " + strides(c.dbiasStride, 4) +
+                       " must not be negative");
+      // dbias is summed over its stride-0 dimensions: that is the gradient
+      // only where the bias itself is broadcast.
+      if (full[i] > 1 && c.dbiasStride[i] == 0 && c.biasStride[i] != 0)
+        return invalid("dbias strides " + strides(c.dbiasStride, 4) +
+                       " broadcast a dimension that bias strides " +
+                       strides(c.biasStride, 4) + " do not");
+    }
+  }
+  Status s = checkOverlaps(c.tensors);
+  if (!s.isOk())
+    return s;
+  if (!(c.scale == c.scale))
     return invalid("scale is NaN");
-  if (!(p.softcap >= 0))
+  if (!(c.softcap >= 0))
     return invalid("softcap must be 0 (none) or positive, got " +
-                   std::to_string(p.softcap));
-  if (p.mask == ATTN_MASK_SLIDING_WINDOW && p.window_left < 0 &&
-      p.window_right < 0)
+                   std::to_string(c.softcap));
+  if (c.mask == ATTN_MASK_SLIDING_WINDOW && c.windowLeft < 0 &&
+      c.windowRight < 0)
     return invalid("mask sliding_window needs window_left or window_right "
                    ">= 0 (both are unbounded)");
   return Status::ok();
 }
 
-static std::string mismatch(const char *field, const std::string &variant,
-                            const std::string &call) {
-  return std::string(field) + " is " + variant + ", call has " + call;
+std::string mismatch(const char *field, const std::string &bundle,
+                     const std::string &call) {
+  return std::string(field) + " is " + bundle + ", call has " + call;
 }
 
-std::string attn::whyNot(const Variant &v, const attn_fwd_params &p) {
-  if (v.dtype != p.dtype)
-    return mismatch("dtype", dtypeName(v.dtype), dtypeName(p.dtype));
-  if (v.headDim != p.head_dim)
-    return mismatch("head_dim", std::to_string(v.headDim),
-                    std::to_string(p.head_dim));
-  if (v.headDimV != p.head_dim_v)
-    return mismatch("head_dim_v", std::to_string(v.headDimV),
-                    std::to_string(p.head_dim_v));
-  if (v.mask != p.mask)
-    return mismatch("mask", maskName(v.mask), maskName(p.mask));
-  if (v.bias != p.bias_kind)
-    return mismatch("bias", biasName(v.bias), biasName(p.bias_kind));
-  bool softcap = p.softcap > 0;
-  if (v.softcap != softcap)
-    return mismatch("softcap", v.softcap ? "true" : "false",
-                    softcap ? "true" : "false");
+const char *boolName(bool b) { return b ? "true" : "false"; }
 
-  int64_t elem = dtypeSize(p.dtype);
-  struct Tensor {
-    const char *name;
-    const void *ptr;
-    const int64_t *stride;
-    int numStrides;
-    int64_t elem;
-    const char *condition;
-    int64_t align;
-  };
-  // Only the strides a kernel steps by whole rows count; the unit head stride
-  // and the bias key stride are element steps. lse is written one f32 at a
-  // time, so its alignment is not a condition.
-  const Tensor tensors[] = {
-      {"q", p.q, p.q_stride, 3, elem, "align_bytes", v.alignBytes},
-      {"k", p.k, p.k_stride, 3, elem, "align_bytes", v.alignBytes},
-      {"v", p.v, p.v_stride, 3, elem, "align_bytes", v.alignBytes},
-      {"o", p.o, p.o_stride, 3, elem, "align_bytes", v.alignBytes},
-      {"bias", p.bias, p.bias_stride, 3,
-       p.bias_kind == ATTN_BIAS_F32 ? 4 : elem,
-       v.biasAlignBytes ? "bias_align_bytes" : "align_bytes",
-       v.biasAlignBytes ? v.biasAlignBytes : v.alignBytes}};
-  static const char *const kDimNames[] = {"b", "h", "s"};
-  for (const Tensor &t : tensors) {
-    if (!t.ptr)
-      continue;
-    if (reinterpret_cast<uintptr_t>(t.ptr) % t.align)
-      return std::string(t.condition) + ": " + t.name + " pointer " +
-             hex(t.ptr) + " is not " + std::to_string(t.align) +
-             "-byte aligned";
-    for (int i = 0; i < t.numStrides; ++i)
-      if ((t.stride[i] * t.elem) % t.align)
-        return std::string(t.condition) + ": " + t.name + " stride_" +
-               kDimNames[i] + " " + std::to_string(t.stride[i]) + " * " +
-               std::to_string(t.elem) + " bytes is not a multiple of " +
-               std::to_string(t.align);
-  }
-  if (p.seqlen_q % v.seqlenQMultiple)
-    return "seqlen_q_multiple: seqlen_q " + std::to_string(p.seqlen_q) +
-           " is not a multiple of " + std::to_string(v.seqlenQMultiple);
-  if (p.seqlen_k % v.seqlenKMultiple)
-    return "seqlen_k_multiple: seqlen_k " + std::to_string(p.seqlen_k) +
-           " is not a multiple of " + std::to_string(v.seqlenKMultiple);
+/// The first field of `sig` the call does not match, then the first
+/// condition that does not hold; empty when the call may run.
+std::string whyNot(const Signature &sig, const Call &c) {
+  if (sig.dtype != c.dtype)
+    return mismatch("dtype", dtypeName(sig.dtype), dtypeName(c.dtype));
+  if (sig.headDim != c.headDim)
+    return mismatch("head_dim", std::to_string(sig.headDim),
+                    std::to_string(c.headDim));
+  if (sig.headDimV != c.headDimV)
+    return mismatch("head_dim_v", std::to_string(sig.headDimV),
+                    std::to_string(c.headDimV));
+  if (sig.mask != c.mask)
+    return mismatch("mask", maskName(sig.mask), maskName(c.mask));
+  if (sig.bias != c.biasKind)
+    return mismatch("bias", biasName(sig.bias), biasName(c.biasKind));
+  bool softcap = c.softcap > 0;
+  if (sig.softcap != softcap)
+    return mismatch("softcap", boolName(sig.softcap), boolName(softcap));
   return "";
 }
+
+std::string whyNotConditions(const Conditions &cond, const Call &c) {
+  // Only the strides a kernel steps by whole rows count; the unit head stride
+  // and the bias key stride are element steps. lse is read and written one
+  // f32 at a time, so its alignment is not a condition.
+  static const char *const kDimNames[] = {"b", "h", "s"};
+  for (const Tensor &t : c.tensors) {
+    if (!t.is(kConditioned))
+      continue;
+    bool own = t.is(kBias) && cond.biasAlignBytes;
+    const char *condition = own ? "bias_align_bytes" : "align_bytes";
+    int64_t align = own ? cond.biasAlignBytes : cond.alignBytes;
+    if (reinterpret_cast<uintptr_t>(t.ptr) % align)
+      return std::string(condition) + ": " + t.name + " pointer " + hex(t.ptr) +
+             " is not " + std::to_string(align) + "-byte aligned";
+    for (int i = 0; i < 3; ++i)
+      if ((t.strides[i] * t.elemBytes) % align)
+        return std::string(condition) + ": " + t.name + " stride_" +
+               kDimNames[i] + " " + std::to_string(t.strides[i]) + " * " +
+               std::to_string(t.elemBytes) + " bytes is not a multiple of " +
+               std::to_string(align);
+  }
+  if (c.seqlenQ % cond.seqlenQMultiple)
+    return "seqlen_q_multiple: seqlen_q " + std::to_string(c.seqlenQ) +
+           " is not a multiple of " + std::to_string(cond.seqlenQMultiple);
+  if (c.seqlenK % cond.seqlenKMultiple)
+    return "seqlen_k_multiple: seqlen_k " + std::to_string(c.seqlenK) +
+           " is not a multiple of " + std::to_string(cond.seqlenKMultiple);
+  return "";
+}
+
+std::string whyNot(const Variant &v, const Call &c) {
+  std::string why = whyNot(static_cast<const Signature &>(v), c);
+  return why.empty() ? whyNotConditions(v.conditions, c) : why;
+}
+
+/// The largest grid extents CUDA and HIP launch.
+constexpr int64_t kMaxGrid[3] = {2147483647, 65535, 65535};
+
+std::string whyNot(const Plan &plan, const Call &c, const DimValues &dims) {
+  std::string why = whyNot(static_cast<const Signature &>(plan), c);
+  if (!why.empty())
+    return why;
+  bool biasGrad = c.dbias != nullptr;
+  if (plan.biasGrad != biasGrad)
+    return mismatch("bias_grad", boolName(plan.biasGrad), boolName(biasGrad));
+  if (c.deterministic && !plan.deterministic)
+    return mismatch("deterministic", "false", "true");
+  why = whyNotConditions(plan.conditions, c);
+  if (!why.empty())
+    return why;
+  for (const Stage &stage : plan.stages)
+    for (int i = 0; i < 3; ++i) {
+      int64_t n = extentValue(stage.grid[i], dims);
+      if (n > kMaxGrid[i])
+        return "grid: stage '" + stage.name + "' needs " + "xyz"[i] +
+               " extent " + std::to_string(n) + ", more than " +
+               std::to_string(kMaxGrid[i]);
+    }
+  return "";
+}
+
+std::string describeCall(const Call &c) {
+  char call[320];
+  int n = std::snprintf(
+      call, sizeof(call),
+      "dtype %s, head_dim %d, head_dim_v %d, mask %s, bias %s, softcap %s, ",
+      dtypeName(c.dtype), c.headDim, c.headDimV, maskName(c.mask),
+      biasName(c.biasKind), boolName(c.softcap > 0));
+  if (c.backward)
+    n += std::snprintf(call + n, sizeof(call) - n,
+                       "bias_grad %s, deterministic %s, ",
+                       boolName(c.dbias != nullptr), boolName(c.deterministic));
+  std::snprintf(call + n, sizeof(call) - n, "seqlen_q %d, seqlen_k %d",
+                c.seqlenQ, c.seqlenK);
+  return call;
+}
+
+} // namespace
 
 Status attn::selectVariant(const BundleInfo &bundle,
                            const attn_fwd_params &params, int &index) {
   index = -1;
-  Status s = validateParams(params);
+  Call call = describe(params);
+  Status s = validate(call);
   if (!s.isOk())
     return s;
   std::string reasons;
   for (size_t i = 0; i < bundle.variants.size(); ++i) {
-    std::string why = whyNot(bundle.variants[i], params);
+    std::string why = whyNot(bundle.variants[i], call);
     if (why.empty()) {
       index = int(i);
       return Status::ok();
     }
     reasons += "\n  variant '" + bundle.variants[i].name + "': " + why;
   }
-  char call[256];
-  std::snprintf(call, sizeof(call),
-                "dtype %s, head_dim %d, head_dim_v %d, mask %s, bias %s, "
-                "softcap %s, seqlen_q %d, seqlen_k %d",
-                dtypeName(params.dtype), params.head_dim, params.head_dim_v,
-                maskName(params.mask), biasName(params.bias_kind),
-                params.softcap > 0 ? "true" : "false", params.seqlen_q,
-                params.seqlen_k);
+  if (bundle.variants.empty())
+    reasons = " the bundle has no variants";
   return Status::error(ATTN_STATUS_NO_VARIANT,
                        "no variant of bundle '" + bundle.dir +
-                           "' matches the call (" + call + "):" + reasons);
+                           "' matches the call (" + describeCall(call) +
+                           "):" + reasons);
+}
+
+Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
+                        int &index) {
+  index = -1;
+  Call call = describe(params);
+  Status s = validate(call);
+  if (!s.isOk())
+    return s;
+  DimValues dims = dimValues(params);
+  std::string reasons;
+  int fallback = -1;
+  for (size_t i = 0; i < bundle.plans.size(); ++i) {
+    const Plan &plan = bundle.plans[i];
+    std::string why = whyNot(plan, call, dims);
+    if (!why.empty()) {
+      reasons += "\n  plan '" + plan.name + "': " + why;
+      continue;
+    }
+    if (!plan.deterministic || call.deterministic) {
+      index = int(i);
+      return Status::ok();
+    }
+    if (fallback < 0)
+      fallback = int(i);
+  }
+  if (fallback >= 0) {
+    index = fallback;
+    return Status::ok();
+  }
+  if (bundle.plans.empty())
+    reasons = " the bundle has no plans";
+  return Status::error(ATTN_STATUS_NO_VARIANT,
+                       "no plan of bundle '" + bundle.dir +
+                           "' matches the backward call (" +
+                           describeCall(call) + "):" + reasons);
+}
+
+DimValues attn::dimValues(const attn_bwd_params &p) {
+  DimValues d{};
+  d[int(Dim::Batch)] = p.batch;
+  d[int(Dim::HeadsQ)] = p.heads_q;
+  d[int(Dim::HeadsKv)] = p.heads_kv;
+  d[int(Dim::SeqlenQ)] = p.seqlen_q;
+  d[int(Dim::SeqlenK)] = p.seqlen_k;
+  d[int(Dim::HeadDim)] = p.head_dim;
+  d[int(Dim::HeadDimV)] = p.head_dim_v;
+  // The summed bias gradient's extents: 1 on a dimension dbias is summed
+  // over (stride 0), else the full size. When nothing is summed the kernels
+  // write dbias directly: all are 0, so that the accumulation buffer and the
+  // stages sized by them vanish.
+  if (!p.dbias)
+    return d;
+  const int64_t full[] = {p.batch, p.heads_q, p.seqlen_q, p.seqlen_k};
+  const Dim biasDims[] = {Dim::BiasBatch, Dim::BiasHeads, Dim::BiasSeqlenQ,
+                          Dim::BiasSeqlenK};
+  bool summed = false;
+  for (int i = 0; i < 4; ++i) {
+    bool broadcast = p.dbias_stride[i] == 0 && full[i] > 1;
+    d[int(biasDims[i])] = broadcast ? 1 : full[i];
+    summed |= broadcast;
+  }
+  if (!summed)
+    for (Dim dim : biasDims)
+      d[int(dim)] = 0;
+  return d;
+}
+
+int64_t attn::extentValue(const Extent &e, const DimValues &dims) {
+  if (e.isConstant)
+    return e.value;
+  return (dims[int(e.dim)] + e.block - 1) / e.block;
+}
+
+Status attn::workspaceSize(const Plan &plan, const DimValues &dims,
+                           size_t &bytes) {
+  uint64_t end = 0;
+  for (const WorkspaceBuffer &buffer : plan.workspace) {
+    uint64_t offset = (end + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
+                      kWorkspaceAlignment;
+    uint64_t size = uint64_t(buffer.elementSize);
+    for (Dim dim : buffer.dims)
+      if (__builtin_mul_overflow(size, uint64_t(dims[int(dim)]), &size))
+        size = UINT64_MAX;
+    if (offset < end || __builtin_add_overflow(offset, size, &end) ||
+        end > uint64_t(SIZE_MAX))
+      return invalid("the workspace of plan '" + plan.name +
+                     "' overflows 64 bits at buffer '" + buffer.name + "'");
+  }
+  bytes = size_t(end);
+  return Status::ok();
+}
+
+Status attn::checkWorkspace(const Plan &plan, const attn_bwd_params &p,
+                            size_t bytes) {
+  if (bytes == 0)
+    return Status::ok();
+  std::string need =
+      "plan '" + plan.name + "' needs " + std::to_string(bytes) + " bytes";
+  if (!p.workspace)
+    return invalid("workspace is a null pointer but " + need);
+  if (p.workspace_size < bytes)
+    return invalid("workspace_size is " + std::to_string(p.workspace_size) +
+                   " bytes but " + need);
+  if (reinterpret_cast<uintptr_t>(p.workspace) % kWorkspaceAlignment)
+    return invalid("workspace pointer " + hex(p.workspace) + " is not " +
+                   std::to_string(kWorkspaceAlignment) + "-byte aligned");
+  Call call = describe(p);
+  const int64_t byteStride[4] = {0, 0, 0, 1};
+  call.tensors.push_back(makeTensor("workspace", p.workspace,
+                                    {1, 1, 1, int64_t(bytes)}, byteStride, 1,
+                                    kOutput));
+  return checkOverlaps(call.tensors);
 }

@@ -1,8 +1,9 @@
-//===- Dispatch.h - Check a call and pick the variant to launch ----------===//
+//===- Dispatch.h - Check a call and pick the variant or plan to launch ---===//
 //
 // Pure host logic, shared by the CUDA and HIP backends and testable without a
-// GPU: argument validation, then xformers-style dispatch (the first variant
-// whose fields match and whose conditions hold).
+// GPU: argument validation, then xformers-style dispatch (the first variant or
+// plan whose fields match and whose conditions hold), and for plans the sizes
+// their grids and workspace are written in.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,20 +12,39 @@
 
 #include "Bundle.h"
 
+#include <array>
+
 namespace attn {
 
-/// ATTN_STATUS_INVALID_ARGUMENT naming the argument when the call is
-/// malformed whatever the bundle holds.
-Status validateParams(const attn_fwd_params &params);
-
-/// Returns the empty string when `variant` can run the (validated) call,
-/// else the first field or condition that does not hold.
-std::string whyNot(const Variant &variant, const attn_fwd_params &params);
-
-/// validateParams, then the first matching variant; ATTN_STATUS_NO_VARIANT
-/// lists, per variant, why it was passed over.
+/// validates the call (ATTN_STATUS_INVALID_ARGUMENT naming the argument),
+/// then picks the first matching variant; ATTN_STATUS_NO_VARIANT lists, per
+/// variant, why it was passed over.
 Status selectVariant(const BundleInfo &bundle, const attn_fwd_params &params,
                      int &index);
+
+/// The same for a backward call and the bundle's plans. A deterministic call
+/// takes only deterministic plans; another prefers the first matching plan
+/// that is not and falls back to the first deterministic one. The workspace
+/// is not checked here (see checkWorkspace).
+Status selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
+                  int &index);
+
+/// The value of every Dim symbol for a valid backward call.
+using DimValues = std::array<int64_t, kNumDims>;
+DimValues dimValues(const attn_bwd_params &params);
+
+/// The grid extent `e` stands for: ceil(dim / block), or its constant.
+int64_t extentValue(const Extent &e, const DimValues &dims);
+
+/// The bytes of `plan`'s workspace: its buffers in order, each starting at a
+/// multiple of kWorkspaceAlignment.
+constexpr size_t kWorkspaceAlignment = 256;
+Status workspaceSize(const Plan &plan, const DimValues &dims, size_t &bytes);
+
+/// The workspace of a valid call needing `bytes` for `plan`: present, large
+/// enough, aligned, and overlapping no tensor of the call.
+Status checkWorkspace(const Plan &plan, const attn_bwd_params &params,
+                      size_t bytes);
 
 } // namespace attn
 

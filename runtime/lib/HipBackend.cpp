@@ -6,7 +6,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
-#include "KernelArgs.h"
 #include "KernelCache.h"
 
 using namespace attn;
@@ -80,8 +79,8 @@ public:
       hip->hipSetDevice(current);
   }
 
-  Status launch(const BundleInfo &bundle, int index, KernelArgs &args,
-                const attn_fwd_params &params) override {
+  Status launch(const BundleInfo &bundle, const std::vector<Launch> &launches,
+                void *stream) override {
     const HipRuntime *hip = nullptr;
     Status s = getRuntime(hip);
     if (!s.isOk())
@@ -91,51 +90,56 @@ public:
     if (r != kHipSuccess)
       return Status::error(ATTN_STATUS_DRIVER_ERROR,
                            "hipGetDevice failed: " + errorText(*hip, r));
-    hipFunction_t fn = nullptr;
-    s = getFunction(*hip, bundle, index, device, fn);
-    if (!s.isOk())
-      return s;
-    const Variant &v = bundle.variants[index];
-    LaunchGeometry g = launchGeometry(v, params);
-    // AMD GPUs need no opt-in for dynamic LDS up to the hardware limit; a
-    // larger request fails here with HIP's message.
-    r = hip->hipModuleLaunchKernel(
-        fn, g.gridX, g.gridY, g.gridZ, g.blockX, 1, 1, g.dynamicSmem,
-        static_cast<hipStream_t>(params.stream), args.data(), nullptr);
-    if (r != kHipSuccess)
-      return Status::error(ATTN_STATUS_LAUNCH_FAILED,
-                           "hipModuleLaunchKernel of variant '" + v.name +
-                               "' failed: " + errorText(*hip, r));
+    std::vector<hipFunction_t> fns(launches.size());
+    for (size_t i = 0; i < launches.size(); ++i) {
+      s = getFunction(*hip, bundle, *launches[i].kernel, device, fns[i]);
+      if (!s.isOk())
+        return s;
+    }
+    for (size_t i = 0; i < launches.size(); ++i) {
+      const LaunchGeometry &g = launches[i].geometry;
+      // AMD GPUs need no opt-in for dynamic LDS up to the hardware limit; a
+      // larger request fails here with HIP's message.
+      r = hip->hipModuleLaunchKernel(
+          fns[i], g.gridX, g.gridY, g.gridZ, g.blockX, 1, 1, g.dynamicSmem,
+          static_cast<hipStream_t>(stream), launches[i].args, nullptr);
+      if (r != kHipSuccess)
+        return Status::error(ATTN_STATUS_LAUNCH_FAILED,
+                             "hipModuleLaunchKernel of " +
+                                 launches[i].kernel->label +
+                                 " failed: " + errorText(*hip, r));
+    }
     return Status::ok();
   }
 
 private:
-  Status getFunction(const HipRuntime &hip, const BundleInfo &bundle, int index,
-                     int device, hipFunction_t &fn) {
-    return cache.get(
-        device, index, fn, [&](hipModule_t &module, hipFunction_t &f) {
-          return load(hip, bundle, bundle.variants[index], module, f);
-        });
+  Status getFunction(const HipRuntime &hip, const BundleInfo &bundle,
+                     const Kernel &kernel, int device, hipFunction_t &fn) {
+    return cache.get(device, kernel.id, fn,
+                     [&](hipModule_t &module, hipFunction_t &f) {
+                       return load(hip, bundle, kernel, module, f);
+                     });
   }
 
-  Status load(const HipRuntime &hip, const BundleInfo &bundle, const Variant &v,
+  Status load(const HipRuntime &hip, const BundleInfo &bundle, const Kernel &k,
               hipModule_t &module, hipFunction_t &fn) {
     // HIP offers no stable way to read the gfx name without the versioned
     // hipDeviceProp_t, so a code object for another chip is reported by the
     // loader; the message names the bundle's chip for that case.
-    hipError_t r = hip.hipModuleLoadData(&module, v.image.data());
+    hipError_t r = hip.hipModuleLoadData(&module, k.image->data());
     if (r != kHipSuccess)
       return Status::error(ATTN_STATUS_LAUNCH_FAILED,
-                           "hipModuleLoadData of '" + v.binary +
-                               "' (variant '" + v.name + "', chip " +
-                               bundle.chip + ") failed: " + errorText(hip, r) +
+                           "hipModuleLoadData of '" + k.binary + "' (" +
+                               k.label + ", chip " + bundle.chip +
+                               ") failed: " + errorText(hip, r) +
                                "; is this GPU a " + bundle.chip + "?");
-    r = hip.hipModuleGetFunction(&fn, module, v.entry.c_str());
+    r = hip.hipModuleGetFunction(&fn, module, k.entry.c_str());
     if (r != kHipSuccess) {
       hip.hipModuleUnload(module);
       return Status::error(ATTN_STATUS_LAUNCH_FAILED,
-                           "cannot find kernel '" + v.entry + "' in '" +
-                               v.binary + "': " + errorText(hip, r));
+                           "cannot find kernel '" + k.entry + "' in '" +
+                               k.binary + "' (" + k.label +
+                               "): " + errorText(hip, r));
     }
     return Status::ok();
   }

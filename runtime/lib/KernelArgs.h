@@ -1,8 +1,9 @@
-//===- KernelArgs.h - Kernel arguments of ABI attn-fwd-v1 -----------------===//
+//===- KernelArgs.h - Argument blocks of ABIs attn-fwd-v1 and attn-bwd-v1 -===//
 //
-// The 33 arguments of every forward kernel, in the order and with the sizes
+// The arguments of a kernel, in the order and with the sizes
 // docs/BundleFormat.md gives, plus the array of pointers to them that
-// cuLaunchKernel / hipModuleLaunchKernel take.
+// cuLaunchKernel / hipModuleLaunchKernel take: 33 for every forward kernel,
+// 55 for every stage of a backward plan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,48 +13,48 @@
 #include "attn_runtime.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace attn {
 
-// The ABI passes pointers as 8 bytes; a 32-bit host would pack them wrongly.
-static_assert(sizeof(void *) == 8, "attn-fwd-v1 needs 64-bit pointers");
+// The ABIs pass pointers as 8 bytes; a 32-bit host would pack them wrongly.
+static_assert(sizeof(void *) == 8, "the kernel ABIs need 64-bit pointers");
 
 class KernelArgs {
 public:
-  static constexpr int kNumArgs = 33;
+  static constexpr int kNumForwardArgs = 33;
+  static constexpr int kNumBackwardArgs = 55;
 
-  explicit KernelArgs(const attn_fwd_params &p)
-      : q(p.q), k(p.k), v(p.v), o(p.o), lse(p.lse), bias(p.bias),
-        batch(p.batch), headsQ(p.heads_q), headsKv(p.heads_kv),
-        seqlenQ(p.seqlen_q), seqlenK(p.seqlen_k), scale(p.scale),
-        softcap(p.softcap), windowLeft(p.window_left),
-        windowRight(p.window_right) {
-    for (int i = 0; i < 3; ++i) {
-      strides[i] = p.q_stride[i];
-      strides[3 + i] = p.k_stride[i];
-      strides[6 + i] = p.v_stride[i];
-      strides[9 + i] = p.o_stride[i];
-    }
-    strides[12] = p.lse_stride[0];
-    strides[13] = p.lse_stride[1];
-    for (int i = 0; i < 4; ++i)
-      strides[14 + i] = p.bias_stride[i];
+  /// ABI attn-fwd-v1.
+  explicit KernelArgs(const attn_fwd_params &p) {
+    for (const void *ptr : {p.q, p.k, p.v, static_cast<const void *>(p.o),
+                            static_cast<const void *>(p.lse), p.bias})
+      add(ptr);
+    addDims(p);
+    for (const int64_t *s : {p.q_stride, p.k_stride, p.v_stride, p.o_stride})
+      addStrides(s, 3);
+    addStrides(p.lse_stride, 2);
+    addStrides(p.bias_stride, 4);
+    addTail(p);
+  }
 
-    int n = 0;
-    slots[n++] = &q;
-    slots[n++] = &k;
-    slots[n++] = &v;
-    slots[n++] = &o;
-    slots[n++] = &lse;
-    slots[n++] = &bias;
-    for (int32_t *dim : {&batch, &headsQ, &headsKv, &seqlenQ, &seqlenK})
-      slots[n++] = dim;
-    for (int64_t &stride : strides)
-      slots[n++] = &stride;
-    slots[n++] = &scale;
-    slots[n++] = &softcap;
-    slots[n++] = &windowLeft;
-    slots[n++] = &windowRight;
+  /// ABI attn-bwd-v1.
+  explicit KernelArgs(const attn_bwd_params &p) {
+    for (const void *ptr :
+         {p.q, p.k, p.v, p.o, p.dout, static_cast<const void *>(p.lse), p.bias,
+          static_cast<const void *>(p.dq), static_cast<const void *>(p.dk),
+          static_cast<const void *>(p.dv), static_cast<const void *>(p.dbias),
+          static_cast<const void *>(p.workspace)})
+      add(ptr);
+    addDims(p);
+    for (const int64_t *s :
+         {p.q_stride, p.k_stride, p.v_stride, p.o_stride, p.do_stride,
+          p.dq_stride, p.dk_stride, p.dv_stride})
+      addStrides(s, 3);
+    addStrides(p.lse_stride, 2);
+    addStrides(p.bias_stride, 4);
+    addStrides(p.dbias_stride, 4);
+    addTail(p);
   }
 
   // `slots` points into the object itself.
@@ -61,18 +62,37 @@ public:
   KernelArgs &operator=(const KernelArgs &) = delete;
 
   void **data() { return slots; }
+  int size() const { return count; }
 
 private:
-  const void *q, *k, *v;
-  void *o;
-  float *lse;
-  const void *bias;
-  int32_t batch, headsQ, headsKv, seqlenQ, seqlenK;
-  /// q, k, v, o strides (b, h, s), lse (b, h), bias (b, h, q, k).
-  int64_t strides[18];
-  float scale, softcap;
-  int32_t windowLeft, windowRight;
-  void *slots[kNumArgs];
+  /// Stores one argument in its own 8-byte cell, at offset 0 of the cell.
+  template <typename T> void add(T value) {
+    static_assert(sizeof(T) <= sizeof(uint64_t));
+    std::memcpy(&cells[count], &value, sizeof(T));
+    slots[count] = &cells[count];
+    ++count;
+  }
+
+  template <typename P> void addDims(const P &p) {
+    for (int32_t dim : {p.batch, p.heads_q, p.heads_kv, p.seqlen_q, p.seqlen_k})
+      add(dim);
+  }
+
+  void addStrides(const int64_t *s, int n) {
+    for (int i = 0; i < n; ++i)
+      add(s[i]);
+  }
+
+  template <typename P> void addTail(const P &p) {
+    add(p.scale);
+    add(p.softcap);
+    add(p.window_left);
+    add(p.window_right);
+  }
+
+  int count = 0;
+  uint64_t cells[kNumBackwardArgs];
+  void *slots[kNumBackwardArgs];
 };
 
 } // namespace attn

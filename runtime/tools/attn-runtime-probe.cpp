@@ -1,9 +1,11 @@
 //===- attn-runtime-probe.cpp - Drive the runtime's C API from lit tests --===//
 //
-// Loads a bundle and runs attn_select_variant / attn_forward on a call
+// Loads a bundle and runs attn_select_variant / attn_forward, or
+// attn_select_plan / attn_backward_workspace_size / attn_backward, on a call
 // described by key=value arguments, with made-up device pointers: enough to
-// test parsing, dispatch, validation and the "no driver" paths without a GPU.
-// Prints "error: <status>: <message>" and exits 1 on failure.
+// test parsing, dispatch, validation and the "no driver" paths without a GPU
+// (and, with the fake drivers, the launches). Prints "error: <status>:
+// <message>" and exits 1 on failure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,10 +27,13 @@ int usage() {
       "usage: attn-runtime-probe load DIR\n"
       "       attn-runtime-probe select|forward DIR [key=value...]\n"
       "       attn-runtime-probe threads|forward-threads DIR [key=value...]\n"
+      "       attn-runtime-probe select-plan|workspace|backward DIR "
+      "[key=value...]\n"
       "       attn-runtime-probe api-nulls\n"
       "keys: dtype d dv mask bias softcap b hq hkv sq sk scale wl wr\n"
-      "      lse=0|1 null=q|k|v|o|bias offset=q|k|v|o|bias:BYTES\n"
-      "      q_stride|k_stride|v_stride|o_stride|bias_stride=a,b,c,d\n");
+      "      lse=0|1 (forward) dbias=0|1 det=0|1 ws=BYTES (backward)\n"
+      "      null=NAME offset=NAME:BYTES alias=NAME:NAME NAME_stride=a,b,c,d\n"
+      "names: q k v o lse bias do dq dk dv dbias workspace\n");
   return 2;
 }
 
@@ -49,6 +54,13 @@ bool parseStrides(const std::string &text, int64_t *out, int n) {
   return true;
 }
 
+/// The tensors of a call, forward and backward, in the order of their fake
+/// addresses.
+constexpr const char *kPointers[] = {"q",   "k",    "v",     "o",
+                                     "lse", "bias", "do",    "dq",
+                                     "dk",  "dv",   "dbias", "workspace"};
+constexpr int kNumPointers = sizeof(kPointers) / sizeof(kPointers[0]);
+
 int lookup(const std::string &text, std::initializer_list<const char *> names) {
   int i = 0;
   for (const char *name : names) {
@@ -59,20 +71,35 @@ int lookup(const std::string &text, std::initializer_list<const char *> names) {
   return -1;
 }
 
-/// Builds a call from key=value arguments. Pointers are fake, 256-byte
-/// aligned and distinct; strides default to contiguous [B, H, S, D].
-bool buildParams(int argc, char **argv, attn_fwd_params &p) {
-  std::memset(&p, 0, sizeof(p));
-  p.batch = 1;
-  p.heads_q = p.heads_kv = 1;
-  p.seqlen_q = p.seqlen_k = 128;
-  p.head_dim = p.head_dim_v = 128;
-  p.dtype = ATTN_DTYPE_BF16;
-  p.window_left = p.window_right = -1;
-  p.scale = 0.125f;
-  bool lse = false;
+/// A call described by key=value arguments, forward or backward. Pointers
+/// are fake, 4 GiB apart (so they never overlap), 256-byte aligned; strides
+/// default to contiguous [B, H, S, D].
+struct CallSpec {
+  int32_t batch = 1, headsQ = 1, headsKv = 1, seqlenQ = 128, seqlenK = 128;
+  int32_t headDim = 128, headDimV = 128;
+  int32_t dtype = ATTN_DTYPE_BF16, mask = ATTN_MASK_NONE,
+          biasKind = ATTN_BIAS_NONE;
+  float scale = 0.125f, softcap = 0;
+  int32_t windowLeft = -1, windowRight = -1;
+  bool lse = false, dbias = false, deterministic = false;
+  /// workspace_size; < 0: what attn_backward_workspace_size says.
+  long long workspaceSize = -1;
+  uintptr_t addr[kNumPointers];
+  int64_t strides[kNumPointers][4] = {};
+};
+
+/// Where `name` is in kPointers, or -1.
+int pointerIndex(const std::string &name) {
+  for (int i = 0; i < kNumPointers; ++i)
+    if (name == kPointers[i])
+      return i;
+  return -1;
+}
+
+bool parseSpec(int argc, char **argv, CallSpec &c) {
   std::vector<std::string> nulls;
   std::vector<std::pair<std::string, long>> offsets;
+  std::vector<std::pair<std::string, std::string>> aliases;
   std::vector<std::pair<std::string, std::string>> strideOverrides;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
@@ -83,46 +110,52 @@ bool buildParams(int argc, char **argv, attn_fwd_params &p) {
     }
     std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
     long n = std::strtol(value.c_str(), nullptr, 10);
+    size_t colon = value.find(':');
     if (key == "dtype")
-      p.dtype = lookup(value, {"f16", "bf16", "f32"});
+      c.dtype = lookup(value, {"f16", "bf16", "f32"});
     else if (key == "mask")
-      p.mask = lookup(
+      c.mask = lookup(
           value, {"none", "causal", "causal_bottom_right", "sliding_window"});
     else if (key == "bias")
-      p.bias_kind = lookup(value, {"none", "same", "f32"});
+      c.biasKind = lookup(value, {"none", "same", "f32"});
     else if (key == "d")
-      p.head_dim = p.head_dim_v = int32_t(n);
+      c.headDim = c.headDimV = int32_t(n);
     else if (key == "dv")
-      p.head_dim_v = int32_t(n);
+      c.headDimV = int32_t(n);
     else if (key == "b")
-      p.batch = int32_t(n);
+      c.batch = int32_t(n);
     else if (key == "hq")
-      p.heads_q = int32_t(n);
+      c.headsQ = int32_t(n);
     else if (key == "hkv")
-      p.heads_kv = int32_t(n);
+      c.headsKv = int32_t(n);
     else if (key == "sq")
-      p.seqlen_q = int32_t(n);
+      c.seqlenQ = int32_t(n);
     else if (key == "sk")
-      p.seqlen_k = int32_t(n);
+      c.seqlenK = int32_t(n);
     else if (key == "wl")
-      p.window_left = int32_t(n);
+      c.windowLeft = int32_t(n);
     else if (key == "wr")
-      p.window_right = int32_t(n);
+      c.windowRight = int32_t(n);
     else if (key == "scale")
-      p.scale = std::strtof(value.c_str(), nullptr);
+      c.scale = std::strtof(value.c_str(), nullptr);
     else if (key == "softcap")
-      p.softcap = std::strtof(value.c_str(), nullptr);
+      c.softcap = std::strtof(value.c_str(), nullptr);
     else if (key == "lse")
-      lse = n != 0;
+      c.lse = n != 0;
+    else if (key == "dbias")
+      c.dbias = n != 0;
+    else if (key == "det")
+      c.deterministic = n != 0;
+    else if (key == "ws")
+      c.workspaceSize = std::strtoll(value.c_str(), nullptr, 10);
     else if (key == "null")
       nulls.push_back(value);
-    else if (key == "offset") {
-      size_t colon = value.find(':');
-      if (colon == std::string::npos)
-        return false;
+    else if (key == "offset" && colon != std::string::npos)
       offsets.push_back({value.substr(0, colon),
                          std::strtol(value.c_str() + colon + 1, nullptr, 10)});
-    } else if (key.size() > 7 && key.compare(key.size() - 7, 7, "_stride") == 0)
+    else if (key == "alias" && colon != std::string::npos)
+      aliases.push_back({value.substr(0, colon), value.substr(colon + 1)});
+    else if (key.size() > 7 && key.compare(key.size() - 7, 7, "_stride") == 0)
       strideOverrides.push_back({key.substr(0, key.size() - 7), value});
     else {
       std::fprintf(stderr, "unknown key '%s'\n", key.c_str());
@@ -130,57 +163,128 @@ bool buildParams(int argc, char **argv, attn_fwd_params &p) {
     }
   }
 
-  auto contiguous = [](int64_t *s, int64_t h, int64_t seq, int64_t d) {
+  auto contiguous = [&](const char *name, int64_t h, int64_t seq, int64_t d) {
+    int64_t *s = c.strides[pointerIndex(name)];
     s[3] = 1;
     s[2] = d;
     s[1] = seq * d;
     s[0] = h * seq * d;
   };
-  contiguous(p.q_stride, p.heads_q, p.seqlen_q, p.head_dim);
-  contiguous(p.k_stride, p.heads_kv, p.seqlen_k, p.head_dim);
-  contiguous(p.v_stride, p.heads_kv, p.seqlen_k, p.head_dim_v);
-  contiguous(p.o_stride, p.heads_q, p.seqlen_q, p.head_dim_v);
-  contiguous(p.bias_stride, p.heads_q, p.seqlen_q, p.seqlen_k);
-  p.lse_stride[0] = int64_t(p.heads_q) * p.seqlen_q;
-  p.lse_stride[1] = p.seqlen_q;
-
-  uintptr_t base = uintptr_t(0x7f0000000000ull);
-  uintptr_t addr[6];
-  for (int i = 0; i < 6; ++i)
-    addr[i] = base + uintptr_t(i) * 0x100000000ull;
-  const char *names[] = {"q", "k", "v", "o", "lse", "bias"};
-  for (auto &[name, bytes] : offsets)
-    for (int i = 0; i < 6; ++i)
-      if (name == names[i])
-        addr[i] += bytes;
-  if (!lse)
-    addr[4] = 0;
-  if (p.bias_kind == ATTN_BIAS_NONE)
-    addr[5] = 0;
-  for (const std::string &name : nulls)
-    for (int i = 0; i < 6; ++i)
-      if (name == names[i])
-        addr[i] = 0;
-  p.q = reinterpret_cast<const void *>(addr[0]);
-  p.k = reinterpret_cast<const void *>(addr[1]);
-  p.v = reinterpret_cast<const void *>(addr[2]);
-  p.o = reinterpret_cast<void *>(addr[3]);
-  p.lse = reinterpret_cast<float *>(addr[4]);
-  p.bias = reinterpret_cast<const void *>(addr[5]);
-
+  contiguous("q", c.headsQ, c.seqlenQ, c.headDim);
+  contiguous("k", c.headsKv, c.seqlenK, c.headDim);
+  contiguous("v", c.headsKv, c.seqlenK, c.headDimV);
+  contiguous("o", c.headsQ, c.seqlenQ, c.headDimV);
+  contiguous("do", c.headsQ, c.seqlenQ, c.headDimV);
+  contiguous("dq", c.headsQ, c.seqlenQ, c.headDim);
+  contiguous("dk", c.headsKv, c.seqlenK, c.headDim);
+  contiguous("dv", c.headsKv, c.seqlenK, c.headDimV);
+  contiguous("bias", c.headsQ, c.seqlenQ, c.seqlenK);
+  int64_t *lse = c.strides[pointerIndex("lse")];
+  lse[0] = int64_t(c.headsQ) * c.seqlenQ;
+  lse[1] = c.seqlenQ;
+  bool dbiasStrides = false;
   for (auto &[name, text] : strideOverrides) {
-    int64_t *target = name == "q"      ? p.q_stride
-                      : name == "k"    ? p.k_stride
-                      : name == "v"    ? p.v_stride
-                      : name == "o"    ? p.o_stride
-                      : name == "bias" ? p.bias_stride
-                                       : nullptr;
-    if (!target || !parseStrides(text, target, 4)) {
+    int i = pointerIndex(name);
+    if (i < 0 || !parseStrides(text, c.strides[i], name == "lse" ? 2 : 4)) {
       std::fprintf(stderr, "bad strides '%s=%s'\n", name.c_str(), text.c_str());
       return false;
     }
+    dbiasStrides |= name == "dbias";
   }
+  // dbias is summed where the bias broadcasts unless told otherwise.
+  if (!dbiasStrides)
+    std::memcpy(c.strides[pointerIndex("dbias")],
+                c.strides[pointerIndex("bias")], sizeof(c.strides[0]));
+
+  uintptr_t base = uintptr_t(0x7f0000000000ull);
+  for (int i = 0; i < kNumPointers; ++i)
+    c.addr[i] = base + uintptr_t(i) * 0x100000000ull;
+  for (auto &[name, target] : aliases) {
+    if (pointerIndex(name) < 0 || pointerIndex(target) < 0) {
+      std::fprintf(stderr, "bad alias '%s:%s'\n", name.c_str(), target.c_str());
+      return false;
+    }
+    c.addr[pointerIndex(name)] = c.addr[pointerIndex(target)];
+  }
+  for (auto &[name, bytes] : offsets)
+    if (pointerIndex(name) >= 0)
+      c.addr[pointerIndex(name)] += bytes;
+  if (c.biasKind == ATTN_BIAS_NONE)
+    c.addr[pointerIndex("bias")] = 0;
+  if (!c.dbias)
+    c.addr[pointerIndex("dbias")] = 0;
+  for (const std::string &name : nulls)
+    if (pointerIndex(name) >= 0)
+      c.addr[pointerIndex(name)] = 0;
   return true;
+}
+
+template <typename T> T *pointer(const CallSpec &c, const char *name) {
+  return reinterpret_cast<T *>(c.addr[pointerIndex(name)]);
+}
+
+void copyStrides(const CallSpec &c, const char *name, int64_t *out, int n = 4) {
+  std::memcpy(out, c.strides[pointerIndex(name)], n * sizeof(int64_t));
+}
+
+/// The fields attn_fwd_params and attn_bwd_params share.
+template <typename P> void fillCommon(const CallSpec &c, P &p) {
+  std::memset(&p, 0, sizeof(p));
+  p.batch = c.batch;
+  p.heads_q = c.headsQ;
+  p.heads_kv = c.headsKv;
+  p.seqlen_q = c.seqlenQ;
+  p.seqlen_k = c.seqlenK;
+  p.head_dim = c.headDim;
+  p.head_dim_v = c.headDimV;
+  p.dtype = c.dtype;
+  p.mask = c.mask;
+  p.bias_kind = c.biasKind;
+  p.scale = c.scale;
+  p.softcap = c.softcap;
+  p.window_left = c.windowLeft;
+  p.window_right = c.windowRight;
+  p.q = pointer<const void>(c, "q");
+  p.k = pointer<const void>(c, "k");
+  p.v = pointer<const void>(c, "v");
+  p.bias = pointer<const void>(c, "bias");
+  copyStrides(c, "q", p.q_stride);
+  copyStrides(c, "k", p.k_stride);
+  copyStrides(c, "v", p.v_stride);
+  copyStrides(c, "o", p.o_stride);
+  copyStrides(c, "lse", p.lse_stride, 2);
+  copyStrides(c, "bias", p.bias_stride);
+}
+
+attn_fwd_params forwardParams(const CallSpec &c) {
+  attn_fwd_params p;
+  fillCommon(c, p);
+  p.o = pointer<void>(c, "o");
+  p.lse = c.lse ? pointer<float>(c, "lse") : nullptr;
+  return p;
+}
+
+/// Backward calls always have lse (null=lse removes it).
+attn_bwd_params backwardParams(const CallSpec &c) {
+  attn_bwd_params p;
+  fillCommon(c, p);
+  p.o = pointer<const void>(c, "o");
+  p.dout = pointer<const void>(c, "do");
+  p.lse = pointer<const float>(c, "lse");
+  p.dq = pointer<void>(c, "dq");
+  p.dk = pointer<void>(c, "dk");
+  p.dv = pointer<void>(c, "dv");
+  p.dbias = pointer<void>(c, "dbias");
+  p.workspace = pointer<void>(c, "workspace");
+  p.workspace_size =
+      c.workspaceSize < 0 ? 0 : static_cast<size_t>(c.workspaceSize);
+  p.deterministic = c.deterministic;
+  copyStrides(c, "do", p.do_stride);
+  copyStrides(c, "dq", p.dq_stride);
+  copyStrides(c, "dk", p.dk_stride);
+  copyStrides(c, "dv", p.dv_stride);
+  copyStrides(c, "dbias", p.dbias_stride);
+  return p;
 }
 
 /// Every entry point with null arguments: each must return a status.
@@ -202,7 +306,22 @@ int apiNulls() {
   std::printf("variant_name(null): %s\n",
               attn_bundle_variant_name(nullptr, 0) ? "non-null" : "null");
   std::printf("status_name(99): %s\n", attn_status_name(attn_status(99)));
+  attn_bwd_params bwd;
+  std::memset(&bwd, 0, sizeof(bwd));
+  size_t bytes = 0;
+  show("select_plan(null bundle)", attn_select_plan(nullptr, &bwd, &index));
+  show("select_plan(null index)", attn_select_plan(nullptr, &bwd, nullptr));
+  show("workspace_size(null params)",
+       attn_backward_workspace_size(nullptr, nullptr, &bytes));
+  show("workspace_size(null bytes)",
+       attn_backward_workspace_size(nullptr, &bwd, nullptr));
+  show("backward(null bundle)", attn_backward(nullptr, &bwd));
+  std::printf("plan_count(null): %d\n", attn_bundle_plan_count(nullptr));
+  std::printf("plan_name(null): %s\n",
+              attn_bundle_plan_name(nullptr, 0) ? "non-null" : "null");
   std::printf("params size: %zu\n", attn_fwd_params_size());
+  std::printf("bwd params size: %zu\n", attn_bwd_params_size());
+  std::printf("api version: %d\n", attn_runtime_api_version());
   return 0;
 }
 
@@ -258,6 +377,35 @@ int forwardThreads(attn_bundle *bundle, const attn_fwd_params &params) {
   return failures ? 1 : 0;
 }
 
+/// attn_select_plan, attn_backward_workspace_size and, for "backward",
+/// attn_backward with that workspace size unless ws= says otherwise.
+int backward(const std::string &command, attn_bundle *bundle,
+             const CallSpec &spec) {
+  attn_bwd_params params = backwardParams(spec);
+  int index = -1;
+  attn_status s = attn_select_plan(bundle, &params, &index);
+  if (s != ATTN_STATUS_SUCCESS)
+    return fail(s);
+  std::printf("selected plan %d: %s\n", index,
+              attn_bundle_plan_name(bundle, index));
+  if (command == "select-plan")
+    return 0;
+  size_t bytes = 0;
+  s = attn_backward_workspace_size(bundle, &params, &bytes);
+  if (s != ATTN_STATUS_SUCCESS)
+    return fail(s);
+  std::printf("workspace: %zu bytes\n", bytes);
+  if (command == "workspace")
+    return 0;
+  if (spec.workspaceSize < 0)
+    params.workspace_size = bytes;
+  s = attn_backward(bundle, &params);
+  if (s != ATTN_STATUS_SUCCESS)
+    return fail(s);
+  std::printf("launched\n");
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -273,7 +421,7 @@ int main(int argc, char **argv) {
   if (s != ATTN_STATUS_SUCCESS)
     return fail(s);
   int rc = 0;
-  attn_fwd_params params;
+  CallSpec spec;
   if (command == "load") {
     std::printf("platform %s chip %s\n",
                 attn_bundle_platform(bundle) == ATTN_PLATFORM_HIP ? "hip"
@@ -281,9 +429,12 @@ int main(int argc, char **argv) {
                 attn_bundle_chip(bundle));
     for (int i = 0; i < attn_bundle_variant_count(bundle); ++i)
       std::printf("variant %d: %s\n", i, attn_bundle_variant_name(bundle, i));
-  } else if (!buildParams(argc - 3, argv + 3, params)) {
+    for (int i = 0; i < attn_bundle_plan_count(bundle); ++i)
+      std::printf("plan %d: %s\n", i, attn_bundle_plan_name(bundle, i));
+  } else if (!parseSpec(argc - 3, argv + 3, spec)) {
     rc = usage();
   } else if (command == "select") {
+    attn_fwd_params params = forwardParams(spec);
     int index = -1;
     s = attn_select_variant(bundle, &params, &index);
     if (s != ATTN_STATUS_SUCCESS)
@@ -292,15 +443,19 @@ int main(int argc, char **argv) {
       std::printf("selected variant %d: %s\n", index,
                   attn_bundle_variant_name(bundle, index));
   } else if (command == "forward") {
+    attn_fwd_params params = forwardParams(spec);
     s = attn_forward(bundle, &params);
     if (s != ATTN_STATUS_SUCCESS)
       rc = fail(s);
     else
       std::printf("launched\n");
   } else if (command == "threads") {
-    rc = threads(bundle, params);
+    rc = threads(bundle, forwardParams(spec));
   } else if (command == "forward-threads") {
-    rc = forwardThreads(bundle, params);
+    rc = forwardThreads(bundle, forwardParams(spec));
+  } else if (command == "select-plan" || command == "workspace" ||
+             command == "backward") {
+    rc = backward(command, bundle, spec);
   } else {
     rc = usage();
   }

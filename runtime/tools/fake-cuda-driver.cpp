@@ -4,14 +4,18 @@
 // and answers them without a GPU, printing each call that matters to stderr
 // ("fake-cuda: ..."), so lit tests can check what the runtime asks of the
 // driver: which modules it loads and how often, the shared-memory opt-in,
-// the launch geometry and the first scalar arguments. Loaded through
-// ATTN_CUDA_LIBRARY. Configured by the environment:
+// the launch geometry and the kernel arguments (FakeLaunchTrace.h). Loaded
+// through ATTN_CUDA_LIBRARY. Configured by the environment:
 //
 //   ATTN_FAKE_CUDA_CC          compute capability "major.minor" (9.0)
 //   ATTN_FAKE_CUDA_SMEM_OPTIN  opt-in shared memory per block (232448)
 //   ATTN_FAKE_CUDA_FAIL        name of one entry point that fails (999)
+//   ATTN_FAKE_CUDA_FAIL_AFTER  with ..._FAIL: succeed that many calls first
+//   ATTN_FAKE_ABI              attn-bwd-v1: print backward arguments
 //
 //===----------------------------------------------------------------------===//
+
+#include "FakeLaunchTrace.h"
 
 #include <atomic>
 #include <cstdarg>
@@ -40,10 +44,18 @@ thread_local CUcontext current = nullptr;
 std::atomic<int> modulesLoaded{0};
 std::mutex printMutex;
 
-/// Fails the call named by ATTN_FAKE_CUDA_FAIL.
+int envInt(const char *name, int fallback) {
+  const char *v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+/// Fails the call named by ATTN_FAKE_CUDA_FAIL, after ATTN_FAKE_CUDA_FAIL_AFTER
+/// calls that succeed.
 bool fails(const char *name) {
+  static std::atomic<int> calls{0};
   const char *f = std::getenv("ATTN_FAKE_CUDA_FAIL");
-  return f && std::strcmp(f, name) == 0;
+  return f && std::strcmp(f, name) == 0 &&
+         calls++ >= envInt("ATTN_FAKE_CUDA_FAIL_AFTER", 0);
 }
 
 void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -55,11 +67,6 @@ void trace(const char *fmt, ...) {
   std::vfprintf(stderr, fmt, args);
   va_end(args);
   std::fputc('\n', stderr);
-}
-
-int envInt(const char *name, int fallback) {
-  const char *v = std::getenv(name);
-  return v ? std::atoi(v) : fallback;
 }
 } // namespace
 
@@ -183,12 +190,10 @@ cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
                unsigned bx, unsigned by, unsigned bz, unsigned smem, CUstream,
                void **params, void **) {
   FAKE_CHECK("cuLaunchKernel");
-  // attn-fwd-v1: six pointers, then B, Hq, Hkv, Sq, Sk (i32).
-  auto i32 = [&](int i) { return *static_cast<int32_t *>(params[i]); };
-  trace("cuLaunchKernel module %d grid (%u, %u, %u) block (%u, %u, %u) smem %u "
-        "B %d Hq %d Hkv %d Sq %d Sk %d",
-        fn->id, gx, gy, gz, bx, by, bz, smem, i32(6), i32(7), i32(8), i32(9),
-        i32(10));
+  trace("cuLaunchKernel module %d grid (%u, %u, %u) block (%u, %u, %u) smem "
+        "%u%s",
+        fn->id, gx, gy, gz, bx, by, bz, smem,
+        attn::fake::describeArgs(params, "fake-cuda:").c_str());
   return kSuccess;
 }
 }

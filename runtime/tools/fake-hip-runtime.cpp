@@ -4,9 +4,12 @@
 // them without a GPU, printing each module load and launch to stderr
 // ("fake-hip: ..."), as fake-cuda-driver.cpp does for CUDA. Loaded through
 // ATTN_HIP_LIBRARY. ATTN_FAKE_HIP_FAIL names one entry point that fails
-// (hipErrorInvalidImage, 200, for hipModuleLoadData; 999 otherwise).
+// (hipErrorInvalidImage, 200, for hipModuleLoadData; 999 otherwise);
+// ATTN_FAKE_ABI=attn-bwd-v1 prints the arguments of backward stages.
 //
 //===----------------------------------------------------------------------===//
+
+#include "FakeLaunchTrace.h"
 
 #include <atomic>
 #include <cstdarg>
@@ -99,11 +102,9 @@ FAKE_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t fn, unsigned gx,
                                              hipStream_t, void **params,
                                              void **) {
   FAKE_CHECK("hipModuleLaunchKernel");
-  // attn-fwd-v1: six pointers, then B, Hq, Hkv, Sq, Sk (i32).
-  auto i32 = [&](int i) { return *static_cast<int32_t *>(params[i]); };
   trace("hipModuleLaunchKernel module %d grid (%u, %u, %u) block (%u, %u, "
-        "%u) lds %u B %d Hq %d Hkv %d Sq %d Sk %d",
-        fn->id, gx, gy, gz, bx, by, bz, lds, i32(6), i32(7), i32(8), i32(9),
-        i32(10));
+        "%u) lds %u%s",
+        fn->id, gx, gy, gz, bx, by, bz, lds,
+        attn::fake::describeArgs(params, "fake-hip:").c_str());
   return kSuccess;
 }

@@ -1,5 +1,6 @@
 // force picks the named candidate (after the same checks); ops that already
-// carry a config and attn.attention_grad are left alone.
+// carry a config are left alone. (attn.attention_grad under force:
+// select-config-grad.mlir.)
 // RUN: attn-opt %s -split-input-file -attn-select-config="target=sm_80 force=mma_d128_m64n64w4" | FileCheck %s
 
 // CHECK-LABEL: func.func @forced
@@ -27,23 +28,4 @@ func.func @kept(%q: tensor<1x8x?x128xf16>, %k: tensor<1x8x?x128xf16>,
                              acc_in_registers = false, mma = fma>}
       -> tensor<1x8x?x128xf16>
   return %r : tensor<1x8x?x128xf16>
-}
-
-// -----
-
-// CHECK-LABEL: func.func @grad
-// CHECK: attn.attention_grad
-// CHECK-NOT: config
-func.func @grad(%q: tensor<1x8x128x64xf16>, %o: tensor<1x8x128x64xf16>,
-                %lse: tensor<1x8x128xf32>)
-    -> (tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>) {
-  %dq, %dk, %dv = attn.attention_grad
-      q(%q : tensor<1x8x128x64xf16>) k(%q : tensor<1x8x128x64xf16>)
-      v(%q : tensor<1x8x128x64xf16>) o(%o : tensor<1x8x128x64xf16>)
-      do(%o : tensor<1x8x128x64xf16>) lse(%lse : tensor<1x8x128xf32>)
-      outs(%q, %q, %q : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>,
-           tensor<1x8x128x64xf16>)
-      -> tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>
-  return %dq, %dk, %dv
-      : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>
 }

@@ -1,262 +1,310 @@
 //===- attn-bundle.cpp - write kernel bundles -------------------*- C++ -*-===//
 //
-// Writes a kernel bundle (docs/BundleFormat.md) for an NVIDIA chip, either
-// from a user's .mlir file or as a whole kernel family, like xformers'
-// generate_kernels.py: every (dtype, head dim, mask) asked for, each with the
-// configs this chip accepts, in priority order. See docs/NVIDIA.md.
+// Writes a kernel bundle (docs/BundleFormat.md) for an NVIDIA or AMD chip,
+// either from a user's .mlir file or as a whole kernel family, like xformers'
+// generate_kernels.py: every (dtype, head dim, mask, bias, softcap) asked
+// for, each with the tiles the chip's table picks, in priority order. Each
+// variant is its own module, compiled in parallel and cached. See
+// docs/NVIDIA.md and docs/BundleFormat.md.
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttnDialect/IR/AttnDialect.h"
+#include "AttnDialect/IR/AttnOps.h"
 #include "AttnDialect/InitAll.h"
-#include "AttnDialect/Target/TileTable.h"
-#include "mlir/IR/BuiltinOps.h"
+#include "AttnDialect/Pipelines/RocmToolkit.h"
+#include "Compile.h"
+#include "Family.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
-#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
-#include <set>
-#include <tuple>
 
 using namespace mlir;
+using namespace mlir::attn;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> chip("chip", cl::desc("NVIDIA chip"),
-                                 cl::init("sm_90a"));
+static cl::OptionCategory category("attn-bundle options");
+
 static cl::opt<std::string>
-    profile("profile",
-            cl::desc("Family profile: inference (forward, f16/bf16)"),
-            cl::init("inference"));
-static cl::list<int64_t>
-    headDims("head-dims", cl::CommaSeparated,
-             cl::desc("Head dims (default 64,96,128,256)"));
+    chipName("chip",
+             cl::desc("Chip of the tile tables (attn-tiles --list-chips)"),
+             cl::init("sm_90a"), cl::cat(category));
+static cl::opt<std::string>
+    profileName("profile",
+                cl::desc("Family profile: inference (forward, f16/bf16)"),
+                cl::init("inference"), cl::cat(category));
+static cl::list<int64_t> headDims(
+    "head-dims", cl::CommaSeparated,
+    cl::desc("Head dims (default: those of 64,96,128,256 the chip's table "
+             "compiles)"),
+    cl::cat(category));
 static cl::list<std::string>
     dtypes("dtypes", cl::CommaSeparated,
-           cl::desc("Element types (default f16,bf16)"));
+           cl::desc("Element types (default f16,bf16)"), cl::cat(category));
 static cl::list<std::string>
     masks("masks", cl::CommaSeparated,
           cl::desc("Masks (default none,causal,causal_bottom_right,"
-                   "sliding_window)"));
+                   "sliding_window)"),
+          cl::cat(category));
 static cl::opt<bool>
     softcap("softcap",
             cl::desc("Also emit soft-capped variants (the cap is a kernel "
                      "argument)"),
-            cl::init(false));
+            cl::cat(category));
 static cl::list<std::string>
     biases("bias", cl::CommaSeparated,
            cl::desc("Bias kinds (default none): none, same (q's dtype), "
-                    "f32; each kind is its own set of variants"));
+                    "f32; each kind is its own set of variants"),
+           cl::cat(category));
+static cl::opt<bool> allowMissing(
+    "allow-missing",
+    cl::desc("Warn about, instead of failing on, combinations the chip's "
+             "table cannot compile, and leave them out"),
+    cl::cat(category));
 static cl::opt<std::string> input("input",
                                   cl::desc("Bundle the attn ops of this file "
-                                           "instead of a family"));
+                                           "instead of a family"),
+                                  cl::value_desc("file"), cl::cat(category));
 static cl::opt<std::string> outDir("o", cl::desc("Output directory"),
-                                   cl::Required);
-static cl::opt<std::string> toolkit("toolkit", cl::desc("CUDA toolkit root"),
-                                    cl::init(ATTN_CUDA_TOOLKIT));
+                                   cl::value_desc("dir"), cl::cat(category));
+static cl::opt<std::string> toolkit(
+    "toolkit",
+    cl::desc(
+        "CUDA toolkit root (NVIDIA chips; default " ATTN_CUDA_TOOLKIT
+        ") or ROCm toolkit root (AMD chips; default " ATTN_ROCM_TOOLKIT_ROOT
+        ")"),
+    cl::value_desc("dir"), cl::cat(category));
+static cl::opt<unsigned>
+    jobs("j",
+         cl::desc("Variants compiled at once (default: one per hardware "
+                  "thread)"),
+         cl::init(0), cl::value_desc("N"), cl::Prefix, cl::cat(category));
+static cl::opt<std::string>
+    cacheDir("cache-dir",
+             cl::desc("Where compiled variants are kept (default: "
+                      "$XDG_CACHE_HOME/attn, else ~/.cache/attn)"),
+             cl::value_desc("dir"), cl::cat(category));
+static cl::opt<bool> noCache("no-cache",
+                             cl::desc("Compile every variant, reading and "
+                                      "writing no cache"),
+                             cl::cat(category));
 static cl::opt<bool> verbose("v", cl::desc("Print the pass pipeline"),
-                             cl::init(false));
+                             cl::cat(category));
 static cl::opt<bool> allCandidates(
     "all-candidates",
     cl::desc("Emit every candidate the tables accept for each (dtype, D, "
              "mask), in priority order (the first stays the runtime's "
              "choice), instead of the selected ones: a bundle to time every "
              "tile with bench/gpu_check.py --time --all-variants"),
-    cl::init(false));
+    cl::cat(category));
 static cl::opt<bool> printOnly("print-family",
                                cl::desc("Print the family module and stop"),
-                               cl::init(false));
+                               cl::cat(category));
 
-namespace {
-/// One tile of a variant, spelled as the #attn.config to attach.
-struct VariantTile {
-  std::string dtype;
-  int64_t headDim;
-  std::string mask;
-  std::string config;
-};
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "attn-bundle") << message << "\n";
+  return 1;
+}
 
-/// The (dtype, D, tile) list of the family, from the tile tables: per
-/// (dtype, D) the candidates attn-select-config would pick, aligned first.
-FailureOr<SmallVector<VariantTile>>
-getTiles(MLIRContext &ctx, ArrayRef<std::string> ts, ArrayRef<int64_t> ds) {
-  SmallVector<VariantTile> out;
-  const attn::ChipSpec *spec = attn::lookupChip(chip);
-  if (!spec) {
-    llvm::errs() << "attn-bundle: the tile tables know no chip '" << chip
-                 << "'\n";
-    return failure();
-  }
-  const attn::Profile *prof = attn::lookupProfile(profile);
-  for (const attn::FamilyMember &m :
-       attn::enumerateFamily(*spec, profile, ds)) {
-    if (m.direction != attn::Direction::Forward)
-      continue;
-    std::string t = attn::stringifyElementType(m.elementType).lower();
-    if (!llvm::is_contained(ts, t))
-      continue;
-    SmallVector<const attn::TileCandidate *> cands = {m.candidate};
-    if (allCandidates) {
-      // Every candidate accepted for dynamic sequence lengths (aligned twins
-      // compile to the same kernel); skip the family's aligned member.
-      if (m.candidate->aligned)
-        continue;
-      attn::AttentionProblem p;
-      p.elementType = m.elementType;
-      p.headDim = p.headDimV = m.headDim;
-      p.mask = m.mask;
-      cands.clear();
-      // Tiles of several head-dim buckets compile to one kernel: keep the
-      // first of each.
-      std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int, bool,
-                          attn::MatrixInstrKind>>
-          tiles;
-      for (const attn::Verdict &v : attn::evaluateCandidates(*spec, p, prof))
-        if (v.accepted &&
-            tiles
-                .insert({v.candidate->blockM, v.candidate->blockN,
-                         v.candidate->warps, v.candidate->stages,
-                         int(v.candidate->pipeline),
-                         v.candidate->accInRegisters, v.candidate->mma})
-                .second)
-          cands.push_back(v.candidate);
+/// Parses every item of `values` with `parse`, or fails naming the option,
+/// the item and what `expected`.
+template <typename T, typename Parse>
+static FailureOr<SmallVector<T>>
+parseList(ArrayRef<std::string> values, ArrayRef<StringRef> defaults,
+          StringRef option, StringRef expected, Parse parse) {
+  SmallVector<T> out;
+  SmallVector<StringRef> names(values.begin(), values.end());
+  if (names.empty())
+    names.assign(defaults.begin(), defaults.end());
+  for (StringRef name : names) {
+    std::optional<T> value = parse(name);
+    if (!value) {
+      fail("unknown --" + option + " '" + name + "'; expected " + expected);
+      return failure();
     }
-    for (const attn::TileCandidate *c : cands) {
-      std::string config;
-      llvm::raw_string_ostream os(config);
-      Attribute(attn::toConfigAttr(&ctx, *c)).print(os);
-      out.push_back(
-          {t, m.headDim, attn::stringifyMaskKind(m.mask).str(), config});
-    }
+    out.push_back(*value);
   }
   return out;
 }
 
-/// One func per variant, with a memref-form attn.attention whose B, Sq and
-/// Sk are dynamic (the kernel takes them, and the heads, as arguments).
-FailureOr<std::string> buildFamily(MLIRContext &ctx) {
-  SmallVector<int64_t> ds(headDims.begin(), headDims.end());
-  if (ds.empty())
-    ds = {64, 96, 128, 256};
-  SmallVector<std::string> ts(dtypes.begin(), dtypes.end());
-  if (ts.empty())
-    ts = {"f16", "bf16"};
-  SmallVector<std::string> ms(masks.begin(), masks.end());
-  if (ms.empty())
-    ms = {"none", "causal", "causal_bottom_right", "sliding_window"};
-  SmallVector<std::string> bs(biases.begin(), biases.end());
-  if (bs.empty())
-    bs = {"none"};
-  for (const std::string &bias : bs)
-    if (bias != "none" && bias != "same" && bias != "f32") {
-      llvm::errs() << "attn-bundle: unknown --bias '" << bias
-                   << "'; expected none, same or f32\n";
+/// The family the options ask for, with the chip's table deciding the
+/// default head dims; fails on anything asked for that the table cannot
+/// compile unless --allow-missing.
+static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
+                                                 const Profile &profile) {
+  FamilyRequest request;
+  request.chip = &chip;
+  request.profile = &profile;
+  request.softcap = softcap;
+  request.allCandidates = allCandidates;
+  auto types = parseList<ElementType>(dtypes, {"f16", "bf16"}, "dtypes",
+                                      "f16, bf16 or f32",
+      [](StringRef s) { return symbolizeElementType(s); });
+  auto maskKinds = parseList<MaskKind>(
+      masks, {"none", "causal", "causal_bottom_right", "sliding_window"},
+      "masks", "none, causal, causal_bottom_right or sliding_window",
+      [](StringRef s) { return symbolizeMaskKind(s); });
+  auto biasKinds = parseList<BiasKind>(biases, {"none"}, "bias",
+                                       "none, same or f32", parseBiasKind);
+  if (failed(types) || failed(maskKinds) || failed(biasKinds))
+    return failure();
+  request.dtypes = std::move(*types);
+  request.masks = std::move(*maskKinds);
+  request.biases = std::move(*biasKinds);
+  for (int64_t d : headDims)
+    if (d <= 0) {
+      fail("--head-dims: expected positive head dims, got " + Twine(d));
       return failure();
     }
-  FailureOr<SmallVector<VariantTile>> family = getTiles(ctx, ts, ds);
-  if (failed(family))
+
+  SmallVector<UnsupportedVariant> unsupported;
+  if (headDims.empty()) {
+    // The defaults are those the chip compiles every combination of; a head
+    // dim left out is named, and --head-dims asks for it to see why.
+    for (int64_t d : {64, 96, 128, 256}) {
+      FamilyRequest one = request;
+      one.headDims = {d};
+      SmallVector<UnsupportedVariant> missing;
+      enumerateVariants(one, missing);
+      if (missing.empty()) {
+        request.headDims.push_back(d);
+        continue;
+      }
+      llvm::WithColor::note(llvm::errs(), "attn-bundle")
+          << "D=" << d << " is left out of " << chip.name
+          << "'s default family: the table cannot compile "
+          << missing[0].variant.describe() << " (--head-dims " << d
+          << " says why)\n";
+    }
+  } else {
+    request.headDims.assign(headDims.begin(), headDims.end());
+  }
+  SmallVector<Variant> variants = enumerateVariants(request, unsupported);
+
+  printUnsupported(llvm::errs(), chip, unsupported, allowMissing);
+  if (!unsupported.empty() && !allowMissing) {
+    llvm::errs() << "attn-bundle: --allow-missing leaves them out instead\n";
     return failure();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  int idx = 0;
-  SmallVector<bool> caps = {false};
-  if (softcap)
-    caps.push_back(true);
-  // Priority: plain before soft-capped, then the bias kinds in the order
-  // given; within a (dtype, D, mask) the tiles keep their order (best
-  // first). The runtime matches bias and softcap exactly, so the order
-  // only decides among equals.
-  for (bool cap : caps)
-    for (const std::string &bias : bs)
-      for (const std::string &t : ts)
-        for (int64_t d : ds)
-          for (const std::string &m : ms)
-            for (const VariantTile &vt : *family) {
-              if (vt.dtype != t || vt.headDim != d || vt.mask != m)
-                continue;
-              std::string q =
-                  "memref<?x1x?x" + std::to_string(d) + "x" + t + ">";
-              std::string l = "memref<?x1x?xf32>";
-              // Dynamic bias dimensions: broadcasting is a stride of 0.
-              std::string bt =
-                  "memref<?x?x?x?x" + (bias == "f32" ? "f32" : t) + ">";
-              bool hasBias = bias != "none";
-              os << "func.func @v" << idx++ << "(%q: " << q << ", %k: " << q
-                 << ", %v: " << q << ", %o: " << q << ", %lse: " << l
-                 << (hasBias ? ", %bias: " + bt : "") << ") {\n"
-                 << "  attn.attention q(%q : " << q << ") k(%k : " << q
-                 << ") v(%v : " << q << ") "
-                 << (hasBias ? "bias(%bias : " + bt + ") " : "")
-                 << "outs(%o : " << q << ") lse(%lse : " << l
-                 << ") {mask = #attn.mask<" << m << ">, "
-                 << (m == "sliding_window" ? "window = array<i64: 128, 0>, "
-                                           : "")
-                 << (cap ? "softcap = 1.0 : f32, " : "")
-                 << "config = " << vt.config << "}\n"
-                 << "  return\n}\n";
-            }
-  return text;
+  }
+  if (variants.empty()) {
+    fail("no variant fits " + chip.name);
+    return failure();
+  }
+  return variants;
 }
-} // namespace
 
 int main(int argc, char **argv) {
-  llvm::InitLLVM y(argc, argv);
+  llvm::InitLLVM init(argc, argv);
   DialectRegistry registry;
-  attn::registerAllDialects(registry);
-  attn::registerAllPasses();
+  registerAllDialects(registry);
+  // Timing, statistics and IR printing of each variant's pass manager.
   registerPassManagerCLOptions();
-  registerMLIRContextCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  // --help lists attn-bundle's options, not libLLVM's hundreds;
+  // --help-hidden adds the MLIR ones above.
+  cl::HideUnrelatedOptions(category);
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (name.starts_with("mlir-"))
+      option->setHiddenFlag(cl::Hidden);
   cl::ParseCommandLineOptions(argc, argv, "attn kernel bundle writer\n");
-  if (profile != "inference") {
-    llvm::errs() << "attn-bundle: unknown --profile '" << profile
-                 << "'; expected inference\n";
-    return 1;
+
+  const ChipSpec *chip = lookupChip(chipName);
+  if (!chip)
+    return fail("the tile tables know no chip '" + chipName +
+                "'; known chips: " + getKnownChipNames());
+  const Profile *profile = lookupProfile(profileName);
+  if (!profile || profileName != "inference")
+    return fail("unknown --profile '" + profileName + "'; expected inference");
+  if (outDir.empty() && !printOnly)
+    return fail("expected an output directory (-o)");
+
+  CompileOptions options;
+  options.chip = chip;
+  options.toolkit = toolkit;
+  if (toolkit.empty())
+    options.toolkit = chip->vendor == Vendor::Amd ? ATTN_ROCM_TOOLKIT_ROOT
+                                                  : ATTN_CUDA_TOOLKIT;
+  options.jobs = jobs;
+  if (!noCache) {
+    SmallString<256> dir(cacheDir);
+    if (dir.empty() && llvm::sys::path::cache_directory(dir))
+      llvm::sys::path::append(dir, "attn");
+    options.cacheDir = dir.str().str();
   }
 
-  MLIRContext ctx(registry);
-  ctx.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
-  OwningOpRef<ModuleOp> module;
-  bool selectConfig = false;
+  // Ops of a user's file may carry no config; the family's always do.
+  options.selectConfig = !input.empty();
+  std::string error;
+  llvm::raw_string_ostream errorStream(error);
+  OpPassManager pipeline("builtin.module");
+  if (failed(buildBundlePipeline(pipeline, options, errorStream)))
+    return fail(error);
+  if (verbose) {
+    llvm::errs() << "attn-bundle: running ";
+    pipeline.printAsTextualPipeline(llvm::errs());
+    llvm::errs() << "\n";
+  }
+
+  SmallVector<CompileJob> compileJobs;
   if (!input.empty()) {
-    module = parseSourceFile<ModuleOp>(input, sourceMgr, &ctx);
-    selectConfig = true;
+    compileJobs.push_back(
+        {input, [](MLIRContext &ctx) {
+           llvm::SourceMgr sourceMgr;
+           SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+           OwningOpRef<ModuleOp> module =
+               parseSourceFile<ModuleOp>(input, sourceMgr, &ctx);
+           if (module &&
+               !module
+                    ->walk([](AttentionOp) { return WalkResult::interrupt(); })
+                    .wasInterrupted()) {
+             module->emitError("attn-bundle: no attn.attention op to bundle");
+             return OwningOpRef<ModuleOp>();
+           }
+           return module;
+         }});
   } else {
-    FailureOr<std::string> family = buildFamily(ctx);
+    FailureOr<SmallVector<Variant>> family = getFamily(*chip, *profile);
     if (failed(family))
       return 1;
-    std::string text = *family;
-    if (text.empty()) {
-      llvm::errs() << "attn-bundle: no variant fits " << chip << "\n";
-      return 1;
-    }
     if (printOnly) {
-      llvm::outs() << text;
+      MLIRContext ctx(registry);
+      ctx.loadDialect<AttnDialect, func::FuncDialect>();
+      OpBuilder b(&ctx);
+      Location loc = UnknownLoc::get(&ctx);
+      OwningOpRef<ModuleOp> module = ModuleOp::create(b, loc);
+      b.setInsertionPointToEnd(module->getBody());
+      for (auto [i, v] : llvm::enumerate(*family))
+        buildVariantFunc(b, loc, "v" + std::to_string(i), v);
+      module->print(llvm::outs());
       return 0;
     }
-    module = parseSourceString<ModuleOp>(text, &ctx, "family");
+    for (const Variant &v : *family)
+      compileJobs.push_back({v.describe(), [v](MLIRContext &ctx) {
+                               return buildVariantModule(ctx, v);
+                             }});
   }
-  if (!module)
-    return 1;
 
-  std::string pipeline = "attn-to-nvvm{chip=" + chip +
-                         " format=bin toolkit=" + toolkit +
-                         " select-config=" + (selectConfig ? "true" : "false") +
-                         "}, attn-write-bundle{dir=" + outDir + "}";
-  PassManager pm(&ctx);
-  if (failed(applyPassManagerCLOptions(pm)))
+  CompileStats stats;
+  FailureOr<std::vector<BundleKernel>> kernels =
+      attn::compileJobs(registry, compileJobs, options, stats);
+  if (failed(kernels))
     return 1;
-  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
-    return 1;
-  if (verbose)
-    llvm::errs() << "attn-bundle: running " << pipeline << "\n";
-  if (failed(pm.run(*module)))
-    return 1;
-  llvm::outs() << "attn-bundle: wrote " << outDir << "/bundle.json\n";
+  if (llvm::Error e = writeBundle(outDir, *kernels))
+    return fail(llvm::toString(std::move(e)));
+  llvm::outs() << "attn-bundle: wrote " << outDir
+               << "/bundle.json: " << kernels->size() << " variants ("
+               << stats.compiled << " modules compiled, " << stats.cached
+               << " from the cache)\n";
   return 0;
 }

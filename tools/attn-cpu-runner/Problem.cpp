@@ -39,55 +39,89 @@ bool parseInt(const std::string &s, int64_t &out) {
 }
 } // namespace
 
+namespace {
+/// The op's attributes, `{...}`, shared by both directions.
+std::string attrText(const Problem &p) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << " {mask = #attn.mask<" << p.mask << ">";
+  if (p.mask == "sliding_window")
+    os << ", window = array<i64: " << p.windowLeft << ", " << p.windowRight
+       << ">";
+  if (p.scale)
+    os << ", scale = " << floatLiteral(*p.scale) << " : f32";
+  if (p.softcap)
+    os << ", softcap = " << floatLiteral(*p.softcap) << " : f32";
+  if (p.blockM > 0)
+    os << ", config = #attn.config<name = \"runner\", block_m = " << p.blockM
+       << ", block_n = " << p.blockN
+       << ", warps = 1, stages = 1, pipeline = simple, "
+          "acc_in_registers = false, mma = fma>";
+  os << "}";
+  return s;
+}
+
+/// The bias type: broadcast dimensions are static 1; the others have the
+/// operand's static/dynamic nature (only Hq is static).
+std::string biasType(const Problem &p, llvm::StringRef elem) {
+  std::string t = "memref<";
+  for (int i = 0; i < 4; ++i) {
+    if ((*p.bias)[i] == 1)
+      t += "1x";
+    else
+      t += i == 1 ? std::to_string(p.hq) + "x" : "?x";
+  }
+  return t + elem.str() + ">";
+}
+} // namespace
+
 std::string Problem::moduleText() const {
   llvm::StringRef et = dtypeName(dtype);
   int64_t dvv = dv ? dv : d;
   std::string qT = memrefType(hq, d, et), kT = memrefType(hkv, d, et),
               vT = memrefType(hkv, dvv, et), oT = memrefType(hq, dvv, et);
-  std::string biasT;
+  std::string biasT, gradBiasT;
   if (bias) {
-    // Broadcast dimensions are static 1; the others have the operand's
-    // static/dynamic nature (only Hq is static).
-    biasT = "memref<";
-    for (int i = 0; i < 4; ++i) {
-      if ((*bias)[i] == 1)
-        biasT += "1x";
-      else
-        biasT += i == 1 ? std::to_string(hq) + "x" : "?x";
-    }
-    biasT += (biasF32 ? "f32" : et.str()) + ">";
+    biasT = biasType(*this, biasF32 ? "f32" : et);
+    gradBiasT = biasType(*this, gradBiasF32 || biasF32 ? "f32" : et);
   }
   std::string lseT = "memref<?x" + std::to_string(hq) + "x?xf32>";
 
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "func.func @attn(%q: " << qT << ", %k: " << kT << ", %v: " << vT;
-  if (bias)
-    os << ", %bias: " << biasT;
-  os << ", %o: " << oT;
-  if (lse)
-    os << ", %lse: " << lseT;
-  os << ") attributes {llvm.emit_c_interface} {\n";
-  os << "  attn.attention q(%q : " << qT << ") k(%k : " << kT
-     << ") v(%v : " << vT << ")";
-  if (bias)
-    os << " bias(%bias : " << biasT << ")";
-  os << " outs(%o : " << oT << ")";
-  if (lse)
-    os << " lse(%lse : " << lseT << ")";
-  os << " {mask = #attn.mask<" << mask << ">";
-  if (mask == "sliding_window")
-    os << ", window = array<i64: " << windowLeft << ", " << windowRight << ">";
-  if (scale)
-    os << ", scale = " << floatLiteral(*scale) << " : f32";
-  if (softcap)
-    os << ", softcap = " << floatLiteral(*softcap) << " : f32";
-  if (blockM > 0)
-    os << ", config = #attn.config<name = \"runner\", block_m = " << blockM
-       << ", block_n = " << blockN
-       << ", warps = 1, stages = 1, pipeline = simple, "
-          "acc_in_registers = false, mma = fma>";
-  os << "}\n  return\n}\n";
+  if (backward) {
+    os << ", %o: " << oT << ", %do: " << oT << ", %lse: " << lseT;
+    if (bias)
+      os << ", %bias: " << biasT;
+    os << ", %dq: " << qT << ", %dk: " << kT << ", %dv: " << vT;
+    if (gradBias)
+      os << ", %dbias: " << gradBiasT;
+    os << ") attributes {llvm.emit_c_interface} {\n";
+    os << "  attn.attention_grad q(%q : " << qT << ") k(%k : " << kT
+       << ") v(%v : " << vT << ") o(%o : " << oT << ") do(%do : " << oT
+       << ") lse(%lse : " << lseT << ")";
+    if (bias)
+      os << " bias(%bias : " << biasT << ")";
+    os << " outs(%dq, %dk, %dv : " << qT << ", " << kT << ", " << vT << ")";
+    if (gradBias)
+      os << " grad_bias(%dbias : " << gradBiasT << ")";
+  } else {
+    if (bias)
+      os << ", %bias: " << biasT;
+    os << ", %o: " << oT;
+    if (lse)
+      os << ", %lse: " << lseT;
+    os << ") attributes {llvm.emit_c_interface} {\n";
+    os << "  attn.attention q(%q : " << qT << ") k(%k : " << kT
+       << ") v(%v : " << vT << ")";
+    if (bias)
+      os << " bias(%bias : " << biasT << ")";
+    os << " outs(%o : " << oT << ")";
+    if (lse)
+      os << " lse(%lse : " << lseT << ")";
+  }
+  os << attrText(*this) << "\n  return\n}\n";
   return s;
 }
 
@@ -106,6 +140,10 @@ std::string Problem::describe() const {
     os << " softcap=" << *softcap;
   if (lse)
     os << " lse";
+  if (backward)
+    os << " backward";
+  if (gradBias)
+    os << " grad_bias" << (gradBiasF32 ? ":f32" : "");
   os << " seed=" << seed;
   return s;
 }
@@ -114,8 +152,18 @@ std::string attn_runner::parseProblemFlags(llvm::ArrayRef<std::string> args,
                                            Problem &p) {
   for (size_t i = 0; i < args.size(); ++i) {
     llvm::StringRef flag = args[i];
+    // Flags without a value.
     if (flag == "--lse") {
       p.lse = true;
+      continue;
+    }
+    if (flag == "--backward") {
+      p.backward = true;
+      continue;
+    }
+    if (flag == "--grad-bias" || flag == "--grad-bias-f32") {
+      p.gradBias = true;
+      p.gradBiasF32 = flag == "--grad-bias-f32";
       continue;
     }
     if (i + 1 >= args.size())
@@ -200,6 +248,8 @@ std::string attn_runner::parseProblemFlags(llvm::ArrayRef<std::string> args,
   if (p.hq % p.hkv != 0)
     return "--hq " + std::to_string(p.hq) + " must be a multiple of --hkv " +
            std::to_string(p.hkv);
+  if (p.gradBias && (!p.backward || !p.bias))
+    return "--grad-bias needs --backward and --bias (or --bias-f32)";
   if ((p.blockM > 0) != (p.blockN > 0))
     return "--block-m and --block-n go together";
   if (p.bias) {

@@ -31,12 +31,17 @@ struct Problem {
   bool biasF32 = false;
   std::optional<float> scale, softcap;
   bool lse = false;
+  /// Run attn.attention_grad instead of attn.attention; with gradBias, it
+  /// also computes grad_bias (in the bias's element type, or f32).
+  bool backward = false;
+  bool gradBias = false, gradBiasF32 = false;
   uint64_t seed = 1;
   /// Tile sizes to attach as #attn.config; 0 lets attn-select-config pick.
   int64_t blockM = 0, blockN = 0;
 
-  /// The attn.attention module computing this problem (func @attn with
-  /// dynamic B, Sq, Sk). Equal strings mean one compiled kernel serves both.
+  /// The attn.attention (or attn.attention_grad) module computing this
+  /// problem (func @attn with dynamic B, Sq, Sk). Equal strings mean one
+  /// compiled kernel serves both.
   std::string moduleText() const;
   /// One line describing the problem, for reports.
   std::string describe() const;

@@ -68,18 +68,51 @@ int64_t biasOffset(const std::array<int64_t, 4> &shape, int64_t b, int64_t h,
 }
 } // namespace
 
+namespace {
+/// The scores s[j] of query row i of (b, h) against every key, as the op
+/// defines them: -inf where masked. With softcap, t[j] (if given) receives
+/// tanh(scale * q.k / softcap). Returns max_j s[j].
+double scoreRow(const Problem &p, Mask mask, const double *qi, const double *kh,
+                const double *bias, int64_t b, int64_t h, int64_t i,
+                std::vector<double> &s, std::vector<double> *t = nullptr) {
+  const double inf = std::numeric_limits<double>::infinity();
+  double scale = effectiveScale(p), mx = -inf;
+  s.assign(p.sk, -inf);
+  if (t)
+    t->assign(p.sk, 0.0);
+  for (int64_t j = 0; j < p.sk; ++j) {
+    if (!visible(p, mask, i, j))
+      continue;
+    double dot = 0;
+    for (int64_t c = 0; c < p.d; ++c)
+      dot += qi[c] * kh[j * p.d + c];
+    dot *= scale;
+    if (p.softcap) {
+      double tj = std::tanh(dot / *p.softcap);
+      if (t)
+        (*t)[j] = tj;
+      dot = *p.softcap * tj;
+    }
+    if (bias)
+      dot += bias[biasOffset(*p.bias, b, h, i, j)];
+    s[j] = dot;
+    mx = std::max(mx, dot);
+  }
+  return mx;
+}
+} // namespace
+
 void attn_runner::referenceAttention(const Problem &p, const double *q,
                                      const double *k, const double *v,
                                      const double *bias,
                                      std::vector<double> &out,
                                      std::vector<double> &lse) {
   int64_t dv = p.dv ? p.dv : p.d, group = p.hq / p.hkv;
-  double scale = effectiveScale(p);
   const double inf = std::numeric_limits<double>::infinity();
   out.assign(p.batch * p.hq * p.sq * dv, 0.0);
   lse.assign(p.batch * p.hq * p.sq, -inf);
   Mask mask = maskOf(p);
-  std::vector<double> s(p.sk);
+  std::vector<double> s;
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t h = 0; h < p.hq; ++h) {
       int64_t hk = h / group;
@@ -87,23 +120,7 @@ void attn_runner::referenceAttention(const Problem &p, const double *q,
       const double *vh = v + (b * p.hkv + hk) * p.sk * dv;
       for (int64_t i = 0; i < p.sq; ++i) {
         const double *qi = q + ((b * p.hq + h) * p.sq + i) * p.d;
-        double mx = -inf;
-        for (int64_t j = 0; j < p.sk; ++j) {
-          if (!visible(p, mask, i, j)) {
-            s[j] = -inf;
-            continue;
-          }
-          double dot = 0;
-          for (int64_t c = 0; c < p.d; ++c)
-            dot += qi[c] * kh[j * p.d + c];
-          dot *= scale;
-          if (p.softcap)
-            dot = *p.softcap * std::tanh(dot / *p.softcap);
-          if (bias)
-            dot += bias[biasOffset(*p.bias, b, h, i, j)];
-          s[j] = dot;
-          mx = std::max(mx, dot);
-        }
+        double mx = scoreRow(p, mask, qi, kh, bias, b, h, i, s);
         if (mx == -inf)
           continue;
         double sum = 0;
@@ -119,6 +136,67 @@ void attn_runner::referenceAttention(const Problem &p, const double *q,
         for (int64_t c = 0; c < dv; ++c)
           oi[c] /= sum;
         lse[(b * p.hq + h) * p.sq + i] = mx + std::log(sum);
+      }
+    }
+}
+
+void attn_runner::referenceAttentionGrad(const Problem &p, const double *q,
+                                         const double *k, const double *v,
+                                         const double *bias, const double *o,
+                                         const double *dO, const double *lse,
+                                         Gradients &g) {
+  int64_t dv = p.dv ? p.dv : p.d, group = p.hq / p.hkv;
+  const double inf = std::numeric_limits<double>::infinity();
+  double scale = effectiveScale(p);
+  g.dq.assign(p.batch * p.hq * p.sq * p.d, 0.0);
+  g.dk.assign(p.batch * p.hkv * p.sk * p.d, 0.0);
+  g.dv.assign(p.batch * p.hkv * p.sk * dv, 0.0);
+  if (p.bias) {
+    g.dbias.assign((*p.bias)[0] * (*p.bias)[1] * (*p.bias)[2] * (*p.bias)[3],
+                   0.0);
+    g.dbiasScale.assign(g.dbias.size(), 0.0);
+  }
+  Mask mask = maskOf(p);
+  std::vector<double> s, t;
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.hq; ++h) {
+      int64_t hk = h / group;
+      const double *kh = k + (b * p.hkv + hk) * p.sk * p.d;
+      const double *vh = v + (b * p.hkv + hk) * p.sk * dv;
+      double *dkh = g.dk.data() + (b * p.hkv + hk) * p.sk * p.d;
+      double *dvh = g.dv.data() + (b * p.hkv + hk) * p.sk * dv;
+      for (int64_t i = 0; i < p.sq; ++i) {
+        int64_t row = (b * p.hq + h) * p.sq + i;
+        // Empty rows (lse = -inf) contribute nothing.
+        if (lse[row] == -inf)
+          continue;
+        const double *qi = q + row * p.d, *oi = o + row * dv,
+                     *doi = dO + row * dv;
+        double *dqi = g.dq.data() + row * p.d;
+        scoreRow(p, mask, qi, kh, bias, b, h, i, s, &t);
+        double delta = 0;
+        for (int64_t c = 0; c < dv; ++c)
+          delta += doi[c] * oi[c];
+        for (int64_t j = 0; j < p.sk; ++j) {
+          if (s[j] == -inf)
+            continue;
+          double pj = std::exp(s[j] - lse[row]), dp = 0;
+          for (int64_t c = 0; c < dv; ++c)
+            dp += doi[c] * vh[j * dv + c];
+          double ds = pj * (dp - delta);
+          if (bias) {
+            int64_t at = biasOffset(*p.bias, b, h, i, j);
+            g.dbias[at] += ds;
+            g.dbiasScale[at] += std::abs(ds);
+          }
+          double dsr = ds * scale * (p.softcap ? 1 - t[j] * t[j] : 1.0);
+          for (int64_t c = 0; c < dv; ++c)
+            dvh[j * dv + c] += pj * doi[c];
+          for (int64_t c = 0; c < p.d; ++c) {
+            dkh[j * p.d + c] += dsr * qi[c];
+            dqi[c] += dsr * kh[j * p.d + c];
+          }
+        }
       }
     }
 }

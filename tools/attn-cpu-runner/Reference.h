@@ -28,6 +28,26 @@ void referenceAttention(const Problem &p, const double *q, const double *k,
                         const double *v, const double *bias,
                         std::vector<double> &out, std::vector<double> &lse);
 
+/// float64 gradients of attention, dense like their operands.
+struct Gradients {
+  std::vector<double> dq, dk, dv;
+  /// In the bias's shape; empty without a bias.
+  std::vector<double> dbias;
+  /// The sum of |ds| behind each dbias element: the scale of its rounding
+  /// error. Along a broadcast key dimension the ds of a row sum to zero
+  /// (softmax ignores a constant added to a row), so dbias itself is no
+  /// scale there.
+  std::vector<double> dbiasScale;
+};
+
+/// float64 gradients as attn.attention_grad defines them, from the op's
+/// inputs: `o` and `lse` are taken as given (delta = rowsum(dO * o), p =
+/// exp(s - lse)), so the reference sees exactly what the kernel sees.
+void referenceAttentionGrad(const Problem &p, const double *q, const double *k,
+                            const double *v, const double *bias,
+                            const double *o, const double *dO,
+                            const double *lse, Gradients &grads);
+
 /// The textbook float32 implementation the benchmark compares against:
 /// materializes the [Sq, Sk] score matrix of each (batch, head), then a
 /// softmax and a matrix product.

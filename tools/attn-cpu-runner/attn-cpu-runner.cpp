@@ -7,8 +7,12 @@
 // (one problem per line) so that CI amortizes start-up and compilation over
 // many shapes: problems whose modules are equal share a compiled kernel.
 //
+// --backward runs attn.attention_grad instead: O and lse come from the
+// float64 reference forward (rounded as the op takes them), and dq, dk, dv
+// (and dbias) are compared with float64 gradients of those same inputs.
+//
 // --bench times the compiled kernel against a naive float32 implementation
-// instead of checking it.
+// instead of checking it (the backward: the kernel alone).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +28,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -34,6 +39,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 using namespace attn_runner;
@@ -150,11 +156,12 @@ struct Buffer {
   }
 };
 
-/// ||a - ref|| / ||ref|| (absolute when ref is 0). Non-finite entries must
-/// match the reference exactly (-inf lse of empty rows); NaN never does.
-double relFrobenius(const std::vector<double> &a,
-                    const std::vector<double> &ref) {
-  double num = 0, den = 0;
+/// Calls `visit(i)` for every i where a[i] and ref[i] are finite. Returns
+/// NaN when `a` has a NaN, inf when a non-finite entry differs from the
+/// reference (-inf lse of empty rows must match exactly), else nullopt.
+std::optional<double> forEachFinite(const std::vector<double> &a,
+                                    const std::vector<double> &ref,
+                                    llvm::function_ref<void(size_t)> visit) {
   for (size_t i = 0; i < ref.size(); ++i) {
     if (std::isnan(a[i]))
       return std::nan("");
@@ -163,10 +170,39 @@ double relFrobenius(const std::vector<double> &a,
         return std::numeric_limits<double>::infinity();
       continue;
     }
-    num += (a[i] - ref[i]) * (a[i] - ref[i]);
-    den += ref[i] * ref[i];
+    visit(i);
   }
+  return std::nullopt;
+}
+
+/// ||a - ref|| / ||scale|| (absolute when scale is 0); `scale` is `ref`
+/// unless given.
+double relFrobenius(const std::vector<double> &a,
+                    const std::vector<double> &ref,
+                    const std::vector<double> *scale = nullptr) {
+  double num = 0, den = 0;
+  std::optional<double> special = forEachFinite(a, ref, [&](size_t i) {
+    double s = scale ? (*scale)[i] : ref[i];
+    num += (a[i] - ref[i]) * (a[i] - ref[i]);
+    den += s * s;
+  });
+  if (special)
+    return *special;
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+/// max |a - ref| / max |scale|: a wrong row or column is a small share of
+/// the Frobenius norm but all of this one.
+double relMaxError(const std::vector<double> &a, const std::vector<double> &ref,
+                   const std::vector<double> *scale = nullptr) {
+  double err = 0, largest = 0;
+  std::optional<double> special = forEachFinite(a, ref, [&](size_t i) {
+    err = std::max(err, std::abs(a[i] - ref[i]));
+    largest = std::max(largest, std::abs(scale ? (*scale)[i] : ref[i]));
+  });
+  if (special)
+    return *special;
+  return largest > 0 ? err / largest : err;
 }
 
 double tolerance(DType t) {
@@ -207,6 +243,12 @@ public:
 
 private:
   mlir::ExecutionEngine *compile(const Problem &p, const Options &opts);
+  /// Calls the compiled @attn with the memref descriptors `descs`.
+  bool invoke(mlir::ExecutionEngine *engine, std::vector<void *> &descs);
+  bool runForward(const Problem &p, const Options &opts,
+                  mlir::ExecutionEngine *engine);
+  bool runBackward(const Problem &p, const Options &opts,
+                   mlir::ExecutionEngine *engine);
 
   std::unique_ptr<mlir::MLIRContext> context;
   llvm::StringMap<std::unique_ptr<mlir::ExecutionEngine>> engines;
@@ -271,68 +313,106 @@ mlir::ExecutionEngine *Runner::compile(const Problem &p, const Options &opts) {
   return result;
 }
 
+/// The random inputs of the forward op, in the problem's types.
+struct Inputs {
+  Buffer q, k, v, bias;
+  int64_t biasSizes[4] = {1, 1, 1, 1};
+  const double *biasExact() const {
+    return bias.size() ? bias.exact.data() : nullptr;
+  }
+};
+
+Inputs randomInputs(const Problem &p, std::mt19937_64 &rng) {
+  int64_t dv = p.dv ? p.dv : p.d;
+  Inputs in;
+  in.q.resize(p.dtype, p.batch * p.hq * p.sq * p.d);
+  in.k.resize(p.dtype, p.batch * p.hkv * p.sk * p.d);
+  in.v.resize(p.dtype, p.batch * p.hkv * p.sk * dv);
+  in.q.fillRandom(rng);
+  in.k.fillRandom(rng);
+  in.v.fillRandom(rng);
+  if (p.bias) {
+    std::copy(p.bias->begin(), p.bias->end(), in.biasSizes);
+    in.bias.resize(p.biasF32 ? DType::F32 : p.dtype,
+                   in.biasSizes[0] * in.biasSizes[1] * in.biasSizes[2] *
+                       in.biasSizes[3]);
+    in.bias.fillRandom(rng);
+  }
+  return in;
+}
+
+/// The kernel's values of `buf` as float64.
+std::vector<double> values(const Buffer &buf) {
+  std::vector<double> out(buf.size());
+  for (size_t i = 0; i < buf.size(); ++i)
+    out[i] = buf.get(i);
+  return out;
+}
+
+using Clock = std::chrono::steady_clock;
+
+double millis(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+bool Runner::invoke(mlir::ExecutionEngine *engine, std::vector<void *> &descs) {
+  std::vector<void *> args;
+  for (void *&d : descs)
+    args.push_back(&d);
+  if (llvm::Error err = engine->invokePacked("_mlir_ciface_attn", args)) {
+    llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
+    return false;
+  }
+  return true;
+}
+
 bool Runner::run(const Problem &p, const Options &opts) {
   mlir::ExecutionEngine *engine = compile(p, opts);
   if (!engine) {
     llvm::outs() << "FAIL " << p.describe() << " (compilation)\n";
     return false;
   }
+  return p.backward ? runBackward(p, opts, engine)
+                    : runForward(p, opts, engine);
+}
+
+bool Runner::runForward(const Problem &p, const Options &opts,
+                        mlir::ExecutionEngine *engine) {
   int64_t dv = p.dv ? p.dv : p.d;
   std::mt19937_64 rng(p.seed * 0x9E3779B97F4A7C15ull + 12345);
-  Buffer q, k, v, bias, out, lse;
-  q.resize(p.dtype, p.batch * p.hq * p.sq * p.d);
-  k.resize(p.dtype, p.batch * p.hkv * p.sk * p.d);
-  v.resize(p.dtype, p.batch * p.hkv * p.sk * dv);
+  Inputs in = randomInputs(p, rng);
+  Buffer out, lse;
   out.resize(p.dtype, p.batch * p.hq * p.sq * dv);
   lse.resize(DType::F32, p.batch * p.hq * p.sq);
-  q.fillRandom(rng);
-  k.fillRandom(rng);
-  v.fillRandom(rng);
   out.poison();
   lse.poison();
-  int64_t biasSizes[4] = {1, 1, 1, 1};
-  if (p.bias) {
-    std::copy(p.bias->begin(), p.bias->end(), biasSizes);
-    bias.resize(p.biasF32 ? DType::F32 : p.dtype,
-                biasSizes[0] * biasSizes[1] * biasSizes[2] * biasSizes[3]);
-    bias.fillRandom(rng);
-  }
 
-  auto qD = describe(q.bytes.data(), {p.batch, p.hq, p.sq, p.d});
-  auto kD = describe(k.bytes.data(), {p.batch, p.hkv, p.sk, p.d});
-  auto vD = describe(v.bytes.data(), {p.batch, p.hkv, p.sk, dv});
+  auto qD = describe(in.q.bytes.data(), {p.batch, p.hq, p.sq, p.d});
+  auto kD = describe(in.k.bytes.data(), {p.batch, p.hkv, p.sk, p.d});
+  auto vD = describe(in.v.bytes.data(), {p.batch, p.hkv, p.sk, dv});
   auto oD = describe(out.bytes.data(), {p.batch, p.hq, p.sq, dv});
   auto lD = describe(lse.bytes.data(), {p.batch, p.hq, p.sq});
-  auto bD = describe(bias.bytes.data(), biasSizes);
+  auto bD = describe(in.bias.bytes.data(), in.biasSizes);
   std::vector<void *> descs = {&qD, &kD, &vD};
   if (p.bias)
     descs.push_back(&bD);
   descs.push_back(&oD);
   if (p.lse)
     descs.push_back(&lD);
-  std::vector<void *> args;
-  for (void *&d : descs)
-    args.push_back(&d);
-
-  auto call = [&]() -> bool {
-    if (llvm::Error err = engine->invokePacked("_mlir_ciface_attn", args)) {
-      llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
-      return false;
-    }
-    return true;
-  };
-  using Clock = std::chrono::steady_clock;
-  auto millis = [](Clock::duration d) {
-    return std::chrono::duration<double, std::milli>(d).count();
-  };
 
   if (opts.bench) {
     std::vector<double> ours, naive;
-    std::vector<float> qf = q.asFloat(), kf = k.asFloat(), vf = v.asFloat(),
-                       bf = bias.asFloat(), of(out.size());
+    std::vector<float> qf = in.q.asFloat(), kf = in.k.asFloat(),
+                       vf = in.v.asFloat(), bf = in.bias.asFloat(),
+                       of(out.size());
     for (int r = 0; r < opts.reps; ++r) {
       auto t0 = Clock::now();
-      if (!call())
+      if (!invoke(engine, descs))
         return false;
       auto t1 = Clock::now();
       naiveAttention(p, qf.data(), kf.data(), vf.data(),
@@ -341,9 +421,7 @@ bool Runner::run(const Problem &p, const Options &opts) {
       ours.push_back(millis(t1 - t0));
       naive.push_back(millis(t2 - t1));
     }
-    std::sort(ours.begin(), ours.end());
-    std::sort(naive.begin(), naive.end());
-    double tOurs = ours[ours.size() / 2], tNaive = naive[naive.size() / 2];
+    double tOurs = median(ours), tNaive = median(naive);
     // Useful work only: pairs the mask hides are not counted.
     double flops = 2.0 * p.batch * p.hq * visiblePairs(p) * (p.d + dv);
     llvm::outs() << llvm::format(
@@ -354,31 +432,123 @@ bool Runner::run(const Problem &p, const Options &opts) {
     return true;
   }
 
-  if (!call()) {
+  if (!invoke(engine, descs)) {
     llvm::outs() << "FAIL " << p.describe() << " (invocation)\n";
     return false;
   }
   std::vector<double> refOut, refLse;
-  referenceAttention(p, q.exact.data(), k.exact.data(), v.exact.data(),
-                     p.bias ? bias.exact.data() : nullptr, refOut, refLse);
-  std::vector<double> gotOut(out.size());
-  for (size_t i = 0; i < out.size(); ++i)
-    gotOut[i] = out.get(i);
-  double outErr = relFrobenius(gotOut, refOut);
+  referenceAttention(p, in.q.exact.data(), in.k.exact.data(), in.v.exact.data(),
+                     in.biasExact(), refOut, refLse);
+  double outErr = relFrobenius(values(out), refOut);
   double tol = tolerance(p.dtype);
   bool ok = outErr <= tol;
   std::string lseText;
   if (p.lse) {
-    std::vector<double> gotLse(lse.size());
-    for (size_t i = 0; i < lse.size(); ++i)
-      gotLse[i] = lse.get(i);
-    double lseErr = relFrobenius(gotLse, refLse);
+    double lseErr = relFrobenius(values(lse), refLse);
     // lse is f32 for every dtype and computed from the same rounded inputs.
     ok &= lseErr <= 1e-5;
     lseText = llvm::formatv(" lse_err={0:e2}", lseErr).str();
   }
   llvm::outs() << (ok ? "PASS " : "FAIL ") << p.describe()
                << llvm::formatv(" out_err={0:e2}", outErr) << lseText
+               << " tol=" << tol << "\n";
+  return ok;
+}
+
+bool Runner::runBackward(const Problem &p, const Options &opts,
+                         mlir::ExecutionEngine *engine) {
+  int64_t dv = p.dv ? p.dv : p.d;
+  std::mt19937_64 rng(p.seed * 0x9E3779B97F4A7C15ull + 12345);
+  Inputs in = randomInputs(p, rng);
+  // O and lse come from the float64 reference forward, rounded as the op
+  // takes them (O to the input type, lse to f32): the check does not
+  // depend on the forward kernel.
+  std::vector<double> refOut, refLse;
+  referenceAttention(p, in.q.exact.data(), in.k.exact.data(), in.v.exact.data(),
+                     in.biasExact(), refOut, refLse);
+  Buffer o, dO, lse, dq, dk, dvBuf, dbias;
+  o.resize(p.dtype, refOut.size());
+  lse.resize(DType::F32, refLse.size());
+  for (size_t i = 0; i < refOut.size(); ++i)
+    o.set(i, refOut[i]);
+  for (size_t i = 0; i < refLse.size(); ++i)
+    lse.set(i, refLse[i]);
+  dO.resize(p.dtype, refOut.size());
+  dO.fillRandom(rng);
+  dq.resize(p.dtype, in.q.size());
+  dk.resize(p.dtype, in.k.size());
+  dvBuf.resize(p.dtype, in.v.size());
+  dq.poison();
+  dk.poison();
+  dvBuf.poison();
+  if (p.gradBias) {
+    dbias.resize(p.gradBiasF32 ? DType::F32 : in.bias.type, in.bias.size());
+    dbias.poison();
+  }
+
+  auto qD = describe(in.q.bytes.data(), {p.batch, p.hq, p.sq, p.d});
+  auto kD = describe(in.k.bytes.data(), {p.batch, p.hkv, p.sk, p.d});
+  auto vD = describe(in.v.bytes.data(), {p.batch, p.hkv, p.sk, dv});
+  auto oD = describe(o.bytes.data(), {p.batch, p.hq, p.sq, dv});
+  auto doD = describe(dO.bytes.data(), {p.batch, p.hq, p.sq, dv});
+  auto lD = describe(lse.bytes.data(), {p.batch, p.hq, p.sq});
+  auto bD = describe(in.bias.bytes.data(), in.biasSizes);
+  auto dqD = describe(dq.bytes.data(), {p.batch, p.hq, p.sq, p.d});
+  auto dkD = describe(dk.bytes.data(), {p.batch, p.hkv, p.sk, p.d});
+  auto dvD = describe(dvBuf.bytes.data(), {p.batch, p.hkv, p.sk, dv});
+  auto dbD = describe(dbias.bytes.data(), in.biasSizes);
+  std::vector<void *> descs = {&qD, &kD, &vD, &oD, &doD, &lD};
+  if (p.bias)
+    descs.push_back(&bD);
+  descs.insert(descs.end(), {&dqD, &dkD, &dvD});
+  if (p.gradBias)
+    descs.push_back(&dbD);
+
+  if (opts.bench) {
+    std::vector<double> times;
+    for (int r = 0; r < opts.reps; ++r) {
+      auto t0 = Clock::now();
+      if (!invoke(engine, descs))
+        return false;
+      times.push_back(millis(Clock::now() - t0));
+    }
+    double t = median(times);
+    // Per visible pair: S = QK^T and dQ, dK (D each), dP and dV (Dv each).
+    double flops = 2.0 * p.batch * p.hq * visiblePairs(p) * (3 * p.d + 2 * dv);
+    llvm::outs() << llvm::format("BENCH %s attn_ms=%.3f attn_gflops=%.2f\n",
+                                 p.describe().c_str(), t, flops / t * 1e-6);
+    return true;
+  }
+
+  if (!invoke(engine, descs)) {
+    llvm::outs() << "FAIL " << p.describe() << " (invocation)\n";
+    return false;
+  }
+  Gradients ref;
+  referenceAttentionGrad(p, in.q.exact.data(), in.k.exact.data(),
+                         in.v.exact.data(), in.biasExact(), o.exact.data(),
+                         dO.exact.data(), lse.exact.data(), ref);
+  double tol = tolerance(p.dtype);
+  bool ok = true;
+  std::string text;
+  // Each gradient passes both the forward's relative Frobenius error and
+  // the relative max error (which a wrong tail row cannot hide from). dbias
+  // is measured against the sum of |ds| it adds up (Gradients::dbiasScale).
+  auto check = [&](llvm::StringRef name, const Buffer &got,
+                   const std::vector<double> &want, double limit,
+                   const std::vector<double> *scale = nullptr) {
+    std::vector<double> v = values(got);
+    double err = relFrobenius(v, want, scale),
+           maxErr = relMaxError(v, want, scale);
+    ok &= err <= limit && maxErr <= limit;
+    text += llvm::formatv(" {0}_err={1:e2}/{2:e2}", name, err, maxErr).str();
+  };
+  check("dq", dq, ref.dq, tol);
+  check("dk", dk, ref.dk, tol);
+  check("dv", dvBuf, ref.dv, tol);
+  if (p.gradBias)
+    check("dbias", dbias, ref.dbias, tolerance(dbias.type), &ref.dbiasScale);
+  llvm::outs() << (ok ? "PASS " : "FAIL ") << p.describe() << text
                << " tol=" << tol << "\n";
   return ok;
 }
@@ -406,6 +576,10 @@ void usage() {
          "--window L,R\n"
          "  --bias BxHxSqxSk | --bias-f32 BxHxSqxSk  --scale S --softcap C "
          "--lse --seed N\n"
+         "  --backward (run attn.attention_grad; O and lse from the float64 "
+         "reference)\n"
+         "  --grad-bias | --grad-bias-f32 (with --backward: also dbias, in "
+         "the bias's type or f32)\n"
          "  --block-m M --block-n N (attach a config instead of "
          "attn-select-config)\n";
 }

@@ -14,15 +14,22 @@ def ConvertAttnToNVVMPass : Pass<"convert-attn-to-nvvm", "::mlir::ModuleOp"> {
     `gpu.launch_func`. The config's `mma` picks the tensor-core path:
     `"mma.m16n8k16"` (mma.sync fed by ldmatrix, sm_80+) or
     `"wgmma.m64nNk16"` (warpgroup wgmma.mma_async reading 128-byte-swizzled
-    shared memory, sm_90a).
+    shared memory, sm_90a). Ops with equal problems and configs share one
+    kernel.
+
+    Every attn op left after the lowering is an error at its location: an
+    `attn.attention` the chip or config cannot serve (with the reason), and
+    `attn.attention_grad`, which has no GPU lowering yet. The pass reports
+    all of them, then fails. A `chip` that is not an NVIDIA chip of the tile
+    tables fails the pass before it looks at any op.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "NVIDIA chip: sm_80, sm_86, sm_89 or sm_90a">,
   ];
   let dependentDialects = [
-    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
-    "::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::arith::ArithDialect",
     "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
     "::mlir::vector::VectorDialect", "::mlir::math::MathDialect"
   ];
@@ -34,7 +41,14 @@ def ConvertAttnToROCDLPass : Pass<"convert-attn-to-rocdl", "::mlir::ModuleOp"> {
     Outlines each memref-form `attn.attention` with a `#attn.config` into a
     `gpu.func` kernel of a `gpu.module` targeting `chip` (MFMA on gfx9, WMMA
     on gfx11/gfx12, through amdgpu/rocdl), following the kernel ABI of
-    docs/BundleFormat.md, and replaces the op by a `gpu.launch_func`.
+    docs/BundleFormat.md, and replaces the op by a `gpu.launch_func`. Ops
+    with equal problems and configs share one kernel.
+
+    Every attn op left after the lowering is an error at its location: an
+    `attn.attention` the chip or config cannot serve (with the reason), and
+    `attn.attention_grad`, which has no GPU lowering yet. The pass reports
+    all of them, then fails. A `chip` that is not an AMD chip of the tile
+    tables fails the pass before it looks at any op.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"gfx942\"",

@@ -115,32 +115,53 @@ def Attn_AttentionOp : Attn_Op<"attention", [
 }
 
 def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
+    AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     DestinationStyleOpInterface]> {
   let summary = "Gradient of fused attention (backward)";
   let description = [{
     Given the forward inputs, its `output` and `lse`, and the gradient
     `grad_output` of the loss with respect to `output`, computes `dq`, `dk`
-    and `dv` with the same masking, scale, softcap and bias semantics as
-    `attn.attention` (FlashAttention-2's backward: `delta = rowsum(dO * O)`,
-    `dS = P * (dP - delta)`). With grouped-query attention, `dk` and `dv`
-    sum the contributions of every query head of a group.
+    and `dv` (and, with `grad_bias`, `dbias`) with the same masking, scale,
+    softcap and bias semantics as `attn.attention` (FlashAttention-2's
+    backward). With `s` the forward's score of (i, j) (scaled, soft-capped,
+    biased, masked), `t = tanh(scale * q.k / softcap)`, and `G = Hq / Hkv`:
+
+    ```
+    p[i, j]    = exp(s[i, j] - lse[i])              0 where masked or lse = -inf
+    delta[i]   = dot(do[i, :], o[i, :])
+    dp[i, j]   = dot(do[i, :], v[j, :])
+    ds[i, j]   = p[i, j] * (dp[i, j] - delta[i])    gradient of s
+    dsr[i, j]  = ds[i, j] * (1 - t^2)               if softcap is set, else ds
+    dq[i, :]   = scale * sum_j dsr[i, j] * k[j, :]
+    dk[j, :]   = scale * sum_i dsr[i, j] * q[i, :]  summed over the G heads
+    dv[j, :]   = sum_i p[i, j] * do[i, :]           summed over the G heads
+    dbias[b', h', i', j'] = sum of ds over every (b, h, i, j) that reads
+                            bias[b', h', i', j'] (its broadcast dimensions)
+    ```
 
     Shapes as for `attn.attention`; `grad_output` matches `output`, `dq`
-    matches `query`, `dk` matches `key` and `dv` matches `value`. In
-    destination-passing style like the forward op.
+    matches `query`, `dk` matches `key` and `dv` matches `value`, all in the
+    query's element type. `grad_bias` needs `bias`, has its shape, and has
+    its element type or f32 (accumulation is f32 either way). `lse` is the
+    forward's (f32, `-inf` for rows that see no key: they contribute
+    nothing). In destination-passing style like the forward op: the inits
+    `grad_query`, `grad_key`, `grad_value` and `grad_bias` are fully
+    overwritten.
 
     Example:
     ```mlir
-    %dq, %dk, %dv = attn.attention_grad
+    %dq, %dk, %dv, %db = attn.attention_grad
         q(%q : tensor<1x8x128x64xf16>) k(%k : tensor<1x8x128x64xf16>)
         v(%v : tensor<1x8x128x64xf16>) o(%o : tensor<1x8x128x64xf16>)
         do(%do : tensor<1x8x128x64xf16>) lse(%lse : tensor<1x8x128xf32>)
+        bias(%b : tensor<1x8x128x128xf16>)
         outs(%dq0, %dk0, %dv0 : tensor<1x8x128x64xf16>,
              tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>)
+        grad_bias(%db0 : tensor<1x8x128x128xf32>)
         {mask = #attn.mask<causal>}
         -> tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>,
-           tensor<1x8x128x64xf16>
+           tensor<1x8x128x64xf16>, tensor<1x8x128x128xf32>
     ```
   }];
 
@@ -154,7 +175,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     Optional<Attn_Shaped<"bias", "broadcastable to [B, Hq, Sq, Sk]">>:$bias,
     Attn_Shaped<"grad_query", "[B, Hq, Sq, D]">:$grad_query,
     Attn_Shaped<"grad_key", "[B, Hkv, Sk, D]">:$grad_key,
-    Attn_Shaped<"grad_value", "[B, Hkv, Sk, Dv]">:$grad_value
+    Attn_Shaped<"grad_value", "[B, Hkv, Sk, Dv]">:$grad_value,
+    Optional<Attn_Shaped<"grad_bias", "the shape of bias">>:$grad_bias
   ), AttnSemanticAttrs);
   let results = (outs Variadic<AnyRankedTensor>:$results);
 
@@ -168,11 +190,18 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     `outs` `(` $grad_query `,` $grad_key `,` $grad_value `:`
         type($grad_query) `,` type($grad_key) `,` type($grad_value) `)`
+    (`grad_bias` `(` $grad_bias^ `:` type($grad_bias) `)`)?
     attr-dict (`->` type($results)^)?
   }];
 
   let extraClassDeclaration = [{
+    /// The scale applied to q.k, with the 1/sqrt(D) default resolved.
     float getScaleValue();
+    /// Window bounds [left, right]; negative means unbounded.
+    std::pair<int64_t, int64_t> getWindowBounds();
+    bool hasPureTensorSemantics() {
+      return ::llvm::isa<::mlir::RankedTensorType>(getGradQuery().getType());
+    }
     MutableOperandRange getDpsInitsMutable();
   }];
   let hasVerifier = 1;

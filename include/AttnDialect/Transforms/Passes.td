@@ -8,15 +8,18 @@ include "mlir/Pass/PassBase.td"
 def AttnSelectConfigPass : Pass<"attn-select-config"> {
   let summary = "Attach the best valid tile configuration for a chip";
   let description = [{
-    For every `attn.attention` without a `config`, walks the tile-table
-    candidates of `target` in priority order, rejects those that break a
-    constraint (shared memory / LDS bytes, register budget, matrix-instruction
-    divisibility, head-dim rules, element types), and attaches the first one
-    left as `#attn.config`. When none fits, the error lists every candidate
-    and why it was rejected. `force` names one candidate; it goes through the
-    same checks. `profile` (a profile of the tables: `inference`,
-    `training`, `all`) restricts the candidates to its directions and
-    element types, as `attn-tiles --profile` and `attn-bundle` do.
+    For every `attn.attention` and `attn.attention_grad` without a
+    `config`, walks the tile-table candidates of `target` of the op's
+    direction (forward or backward) in priority order, rejects those that
+    break a constraint (shared memory / LDS bytes, register budget,
+    matrix-instruction divisibility, head-dim rules, element types), and
+    attaches the first one left as `#attn.config`. When none fits, the error
+    lists every candidate and why it was rejected. `force` names one
+    candidate; it goes through the same checks and pins the ops of its
+    direction (the others are selected as usual). `profile` (a profile of
+    the tables: `inference`, `training`, `all`) restricts the candidates to
+    its directions and element types, as `attn-tiles --profile` and
+    `attn-bundle` do.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"",
@@ -32,15 +35,25 @@ def AttnSelectConfigPass : Pass<"attn-select-config"> {
 }
 
 def AttnTilePass : Pass<"attn-tile"> {
-  let summary = "Tile attn.attention into a FlashAttention-2 loop nest";
+  let summary = "Tile attention ops into FlashAttention-2 loop nests";
   let description = [{
     Rewrites each memref-form `attn.attention` carrying a `#attn.config` into
     a grid (`scf.forall` over batch, query head and query block, mapped to
     GPU blocks) around a loop over key/value blocks with an online softmax
     (running max and sum, the accumulator rescaled by `exp2(m_old - m_new)`,
     scores in the exp2 domain with the scale folded with log2(e)). Fully
-    masked key blocks are skipped; partial ones are masked in-block. No
-    `[Sq x Sk]` buffer is created. The result is scf/arith/vector/memref.
+    masked key blocks are skipped; partial ones are masked in-block.
+
+    Each memref-form `attn.attention_grad` becomes FlashAttention-2's
+    backward pass in three grids (docs/Backward.md): `delta = rowsum(dO * O)`
+    and a zeroed f32 dQ accumulator; a grid over (batch, key/value head, key
+    block) that recomputes the scores and `P = exp(S - lse)` for the query
+    blocks of every query head of the group that the mask lets see the key
+    block, accumulates dK and dV in tile-sized scratch (written once per key
+    block) and adds into the dQ (and dbias) accumulators; then dQ (and dbias)
+    rounded to their element types.
+
+    No `[Sq x Sk]` buffer is created. The result is scf/arith/vector/memref.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

@@ -33,6 +33,15 @@ std::pair<Value, Value> emitVisibleKeyRange(OpBuilder &b, Location loc,
                                             Value rowBegin, Value rowEnd,
                                             Value sq, Value sk);
 
+/// The half-open query-row range [lo, hi) of rows that see at least one key
+/// of [colBegin, colEnd) (a non-empty range inside [0, sk)), clamped to
+/// [0, sq] with hi >= lo: the transpose of emitVisibleKeyRange, for loops
+/// that walk query blocks inside a key block (the backward pass).
+std::pair<Value, Value> emitVisibleRowRange(OpBuilder &b, Location loc,
+                                            const MaskParams &mask,
+                                            Value colBegin, Value colEnd,
+                                            Value sq, Value sk);
+
 /// i1 that is true when query row `row` may see key `col`, including the
 /// bounds check `col < sk`.
 Value emitKeyVisible(OpBuilder &b, Location loc, const MaskParams &mask,

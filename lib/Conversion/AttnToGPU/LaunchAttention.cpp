@@ -1,16 +1,18 @@
-//===- LaunchAttention.cpp - host side of the attention lowering -*- C++
-//-*-===//
+//===- LaunchAttention.cpp - attn.attention to a kernel launch --*- C++ -*-===//
 //
-// Replaces a memref-form attn.attention by a gpu.launch_func of its kernel,
-// computing the attn-fwd-v1 arguments from the memrefs, and records the
-// kernel's bundle metadata on the top module.
+// The pattern of populateAttnToGPUConversionPatterns: replaces a memref-form
+// attn.attention by a gpu.launch_func of its kernel, computing the
+// attn-fwd-v1 arguments from the memrefs, and records the kernel's bundle
+// metadata on the module.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
+#include "AttnDialect/Conversion/AttnToGPU/AttnToGPU.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -128,38 +130,95 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("config", b.getStringAttr(config));
   return attrs.getDictionary(ctx);
 }
+
+/// attn.attention (memref form, configured) -> gpu.launch_func of its kernel,
+/// the kernel built (or found, for an equal spec) in a gpu.module of the
+/// op's nearest module.
+class AttentionToGPULaunch : public OpRewritePattern<AttentionOp> {
+public:
+  AttentionToGPULaunch(MLIRContext *ctx, const GPUTargetInfo &target)
+      : OpRewritePattern(ctx), target(target) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override;
+
+private:
+  /// The kernel `name` of `top`, built for `spec` with its metadata appended
+  /// to attn.kernels unless `top` already has it.
+  gpu::GPUFuncOp getOrCreateKernel(PatternRewriter &rewriter, ModuleOp top,
+                                   Location loc, StringRef name,
+                                   const KernelSpec &spec) const;
+  /// The gpu.launch_func of `kernel` replacing `op`, before `op`.
+  void createLaunch(PatternRewriter &rewriter, AttentionOp op,
+                    gpu::GPUFuncOp kernel, const KernelSpec &spec) const;
+
+  const GPUTargetInfo &target;
+};
 } // namespace
 
-LogicalResult attn::lowerAttentionToGPU(AttentionOp op, ModuleOp top,
-                                        const GPUTargetInfo &target) {
+LogicalResult
+AttentionToGPULaunch::matchAndRewrite(AttentionOp op,
+                                      PatternRewriter &rewriter) const {
+  // Every failure is an error on the op: the driver counts on it
+  // (applyAttnToGPUConversion reports only the other attn ops it finds).
+  auto top = op->getParentOfType<ModuleOp>();
+  if (!top)
+    return op.emitOpError("expected a builtin.module around the op to hold "
+                          "its kernel's gpu.module");
   FailureOr<KernelSpec> spec = getKernelSpec(op, target);
   if (failed(spec))
     return failure();
-  MLIRContext *ctx = op.getContext();
-  Location loc = op.getLoc();
   std::string name = getKernelName(*spec);
+  // A symbol of the kernel's name that is not this lowering's kernel fails
+  // before anything is changed.
+  if (Operation *existing = top.lookupSymbol(name)) {
+    auto gpuModule = dyn_cast<gpu::GPUModuleOp>(existing);
+    if (!gpuModule || !gpuModule.lookupSymbol<gpu::GPUFuncOp>(name))
+      return op.emitOpError("expected symbol @")
+             << name << " to be a gpu.module with a kernel @" << name
+             << " (the kernel of this op's spec)";
+  }
+  if (!top->hasAttr(gpu::GPUDialect::getContainerModuleAttrName()))
+    rewriter.modifyOpInPlace(top, [&] {
+      top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                   rewriter.getUnitAttr());
+    });
+  gpu::GPUFuncOp kernel =
+      getOrCreateKernel(rewriter, top, op.getLoc(), name, *spec);
+  createLaunch(rewriter, op, kernel, *spec);
+  rewriter.eraseOp(op);
+  return success();
+}
 
-  OpBuilder b(ctx);
-  top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
-  auto gpuModule = top.lookupSymbol<gpu::GPUModuleOp>(name);
-  gpu::GPUFuncOp kernel;
-  if (gpuModule) {
-    kernel = gpuModule.lookupSymbol<gpu::GPUFuncOp>(name);
-  } else {
-    b.setInsertionPointToEnd(top.getBody());
-    gpuModule = gpu::GPUModuleOp::create(
-        b, loc, name, b.getArrayAttr({target.getTargetAttr(ctx)}));
-    kernel = buildAttentionKernel(b, loc, gpuModule, name, *spec, target);
+gpu::GPUFuncOp
+AttentionToGPULaunch::getOrCreateKernel(PatternRewriter &rewriter, ModuleOp top,
+                                        Location loc, StringRef name,
+                                        const KernelSpec &spec) const {
+  MLIRContext *ctx = rewriter.getContext();
+  if (auto gpuModule = top.lookupSymbol<gpu::GPUModuleOp>(name))
+    return gpuModule.lookupSymbol<gpu::GPUFuncOp>(name);
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToEnd(top.getBody());
+  auto gpuModule = gpu::GPUModuleOp::create(
+      rewriter, loc, name, rewriter.getArrayAttr({target.getTargetAttr(ctx)}));
+  gpu::GPUFuncOp kernel =
+      buildAttentionKernel(rewriter, loc, gpuModule, name, spec, target);
+  rewriter.modifyOpInPlace(top, [&] {
     SmallVector<Attribute> kernels;
     if (auto old = top->getAttrOfType<ArrayAttr>(kKernelsAttrName))
       kernels.append(old.begin(), old.end());
-    kernels.push_back(getMetadata(ctx, name, *spec, target));
-    top->setAttr(kKernelsAttrName, b.getArrayAttr(kernels));
-  }
-  if (!kernel)
-    return op.emitOpError("gpu.module @") << name << " has no kernel @" << name;
+    kernels.push_back(getMetadata(ctx, name, spec, target));
+    top->setAttr(kKernelsAttrName, rewriter.getArrayAttr(kernels));
+  });
+  return kernel;
+}
 
-  // Host side: the ABI arguments, from the memrefs.
+void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
+                                        gpu::GPUFuncOp kernel,
+                                        const KernelSpec &spec) const {
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
   b.setInsertionPoint(op);
   Type ptrType =
       LLVM::LLVMPointerType::get(ctx, target.getGlobalAddressSpace());
@@ -244,13 +303,16 @@ LogicalResult attn::lowerAttentionToGPU(AttentionOp op, ModuleOp top,
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   Value sqIdx = memref::DimOp::create(b, loc, op.getQuery(), 2);
-  Value gridX = arith::CeilDivUIOp::create(b, loc, sqIdx, cIdx(spec->blockM()));
+  Value gridX = arith::CeilDivUIOp::create(b, loc, sqIdx, cIdx(spec.blockM()));
   Value gridZ = memref::DimOp::create(b, loc, op.getQuery(), 0);
   gpu::KernelDim3 grid{gridX, cIdx(qType.getDimSize(1)), gridZ};
-  gpu::KernelDim3 block{cIdx(spec->warps() * target.getWarpSize()), cIdx(1),
+  gpu::KernelDim3 block{cIdx(spec.warps() * target.getWarpSize()), cIdx(1),
                         cIdx(1)};
-  Value smemBytes = cI32(getDynamicSharedMemoryBytes(*spec, target));
+  Value smemBytes = cI32(getDynamicSharedMemoryBytes(spec, target));
   gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, smemBytes, args);
-  op.erase();
-  return success();
+}
+
+void attn::populateAttnToGPUConversionPatterns(RewritePatternSet &patterns,
+                                               const GPUTargetInfo &target) {
+  patterns.add<AttentionToGPULaunch>(patterns.getContext(), target);
 }

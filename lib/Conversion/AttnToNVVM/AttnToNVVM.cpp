@@ -1,11 +1,11 @@
 //===- AttnToNVVM.cpp - the convert-attn-to-nvvm pass -----------*- C++ -*-===//
 //
-// A thin driver: the kernel skeleton lives in AttnToGPU, the NVIDIA parts in
-// NVVMTargetInfo and MmaM16N8K16.
+// A thin driver: the pattern and the kernel skeleton live in AttnToGPU, the
+// NVIDIA parts in NVVMTargetInfo, MmaM16N8K16 and WgmmaM64NNK16.
 //
 //===----------------------------------------------------------------------===//
 
-#include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
+#include "AttnDialect/Conversion/AttnToGPU/AttnToGPUPass.h"
 #include "AttnDialect/Conversion/Passes.h"
 #include "NVVMTargetInfo.h"
 
@@ -21,27 +21,13 @@ using namespace mlir::attn;
 
 namespace {
 struct ConvertAttnToNVVMPass
-    : public attn::impl::ConvertAttnToNVVMPassBase<ConvertAttnToNVVMPass> {
-  using Base::Base;
+    : public AttnToGPUPassBase<ConvertAttnToNVVMPass,
+                               attn::impl::ConvertAttnToNVVMPassBase> {
+  using AttnToGPUPassBase::AttnToGPUPassBase;
 
-  void runOnOperation() override {
-    ModuleOp top = getOperation();
-    // Chips and their limits come from the tile tables.
-    const ChipSpec *spec = lookupChip(chip);
-    if (!spec || spec->vendor != Vendor::Nvidia) {
-      top.emitError("convert-attn-to-nvvm: unsupported chip '")
-          << chip << "'; expected one of " << getKnownChipNames(Vendor::Nvidia);
-      return signalPassFailure();
-    }
-    NVVMTargetInfo target(*spec);
-    SmallVector<AttentionOp> ops;
-    top.walk([&](AttentionOp op) { ops.push_back(op); });
-    bool failed = false;
-    for (AttentionOp op : ops)
-      if (mlir::failed(lowerAttentionToGPU(op, top, target)))
-        failed = true;
-    if (failed)
-      signalPassFailure();
+  static constexpr Vendor kVendor = Vendor::Nvidia;
+  static std::unique_ptr<GPUTargetInfo> createTargetInfo(const ChipSpec &chip) {
+    return std::make_unique<NVVMTargetInfo>(chip);
   }
 };
 } // namespace

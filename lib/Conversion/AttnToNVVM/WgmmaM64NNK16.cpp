@@ -25,6 +25,26 @@
 // wait 0 completes it before the softmax rescales O, and waitOutput's
 // statement passes O through itself after its wait, for the epilogue.
 //
+// Why inline PTX and not MLIR's nvvm.wgmma.* ops:
+//  * O += P V takes A from registers; nvvm.wgmma.mma_async reads A only
+//    through a descriptor.
+//  * The waits must pass the accumulators through themselves, or LLVM may
+//    schedule a read of them above the wait; the NVVM wait op takes no
+//    operands.
+//  * S = Q K^T could be nvvm.wgmma.fence.aligned, mma_async (both operands
+//    are descriptors), commit.group and a tied wait. Tried (MLIR 22.1, ptxas
+//    13.0, the sm_90a kernels of test/Pipelines): each mma_async becomes its
+//    own asm statement with its own `setp.ne.b32 p, <imm>, 0` for scale-d,
+//    and the accumulators go from statement to statement through tied
+//    operands, so that no copy touches them while the chain is in flight is
+//    left to LLVM's register coalescer (it did coalesce them) instead of
+//    holding by construction; utils/wgmma-check.py, which follows chains
+//    that are one statement, no longer sees it. Registers, spills and
+//    ptxas warnings were unchanged and the SASS identical for 4 of the 6
+//    wgmma kernels; two instructions differed in the two unmasked D = 64
+//    ones. The PTX is not the same instruction sequence, so S stays one
+//    statement like O.
+//
 //===----------------------------------------------------------------------===//
 
 #include "NVVMTargetInfo.h"

@@ -1,14 +1,13 @@
-//===- AttnToROCDL.cpp - attn.attention to AMD kernels ----------*- C++ -*-===//
+//===- AttnToROCDL.cpp - the convert-attn-to-rocdl pass ---------*- C++ -*-===//
 //
-// Thin driver: the kernel is the shared FlashAttention-2 skeleton
-// (AttnToGPU) with the AMD hooks of AMDTargetInfo.
+// A thin driver: the pattern and the kernel skeleton live in AttnToGPU, the
+// AMD parts in AMDTargetInfo and MatrixCoreEmitter.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AMDTargetInfo.h"
-#include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
+#include "AttnDialect/Conversion/AttnToGPU/AttnToGPUPass.h"
 #include "AttnDialect/Conversion/Passes.h"
-#include "AttnDialect/IR/AttnOps.h"
 
 namespace mlir {
 namespace attn {
@@ -21,25 +20,14 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-struct ConvertAttnToROCDLPassImpl
-    : public attn::impl::ConvertAttnToROCDLPassBase<
-          ConvertAttnToROCDLPassImpl> {
-  using Base::Base;
+struct ConvertAttnToROCDLPass
+    : public AttnToGPUPassBase<ConvertAttnToROCDLPass,
+                               attn::impl::ConvertAttnToROCDLPassBase> {
+  using AttnToGPUPassBase::AttnToGPUPassBase;
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    const ChipSpec *spec = lookupChip(chip);
-    if (!spec || spec->vendor != Vendor::Amd) {
-      module.emitError("convert-attn-to-rocdl: option 'chip' is '")
-          << chip << "'; expected one of " << getKnownChipNames(Vendor::Amd);
-      return signalPassFailure();
-    }
-    AMDTargetInfo target(*spec);
-    SmallVector<AttentionOp> ops;
-    module.walk([&](AttentionOp op) { ops.push_back(op); });
-    for (AttentionOp op : ops)
-      if (failed(lowerAttentionToGPU(op, module, target)))
-        return signalPassFailure();
+  static constexpr Vendor kVendor = Vendor::Amd;
+  static std::unique_ptr<GPUTargetInfo> createTargetInfo(const ChipSpec &chip) {
+    return std::make_unique<AMDTargetInfo>(chip);
   }
 };
 } // namespace

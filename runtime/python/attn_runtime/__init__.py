@@ -4,12 +4,15 @@
     lib = attn_runtime.load(bundle_dir)
     out, lse = lib.attention(q, k, v, causal=False, scale=None, window=None,
                              bias=None, return_lse=False)
+    dq, dk, dv = lib.attention_backward(dout, q, k, v, out, lse, ...)
 
 q, k, v are torch CUDA tensors laid out [B, H, S, D] (any strides with a unit
-last-dim stride); the kernel runs on torch's current stream. lse is None
-unless return_lse. Failures raise AttnError carrying the runtime's status and
-message. The binding is ctypes only, so it needs no compiler; torch is
-imported on first use so the module loads (and is tested) without it.
+last-dim stride); the kernels run on torch's current stream. lse is None
+unless return_lse. attention() is differentiable: when an input requires
+grad, out.backward() runs the bundle's backward plans. Failures raise
+AttnError carrying the runtime's status and message. The binding is ctypes
+only, so it needs no compiler; torch is imported on first use so the module
+loads (and is tested) without it.
 """
 
 import ctypes
@@ -19,7 +22,7 @@ import threading
 
 __all__ = ["AttnError", "Library", "load", "find_library", "API_VERSION"]
 
-API_VERSION = 1
+API_VERSION = 2
 
 STATUS_NAMES = {
     0: "ATTN_STATUS_SUCCESS",
@@ -49,38 +52,42 @@ class AttnError(RuntimeError):
         super().__init__(f"{self.status_name}: {message}")
 
 
+def _fields(kind, *names):
+    return [(name, kind) for name in names]
+
+
+def _strides(*names, n=4):
+    return [(f"{name}_stride", ctypes.c_int64 * n) for name in names]
+
+
+_P, _I32 = ctypes.c_void_p, ctypes.c_int32
+_DIMS = _fields(_I32, "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k",
+                "head_dim", "head_dim_v")
+_TAIL = (_fields(ctypes.c_float, "scale", "softcap")
+         + _fields(_I32, "window_left", "window_right")
+         + _fields(_P, "stream"))
+
+
 class _FwdParams(ctypes.Structure):
     # Mirrors attn_fwd_params; the size is checked against the library's.
-    _fields_ = [
-        ("q", ctypes.c_void_p),
-        ("k", ctypes.c_void_p),
-        ("v", ctypes.c_void_p),
-        ("o", ctypes.c_void_p),
-        ("lse", ctypes.c_void_p),
-        ("bias", ctypes.c_void_p),
-        ("batch", ctypes.c_int32),
-        ("heads_q", ctypes.c_int32),
-        ("heads_kv", ctypes.c_int32),
-        ("seqlen_q", ctypes.c_int32),
-        ("seqlen_k", ctypes.c_int32),
-        ("head_dim", ctypes.c_int32),
-        ("head_dim_v", ctypes.c_int32),
-        ("dtype", ctypes.c_int32),
-        ("mask", ctypes.c_int32),
-        ("bias_kind", ctypes.c_int32),
-        ("q_stride", ctypes.c_int64 * 4),
-        ("k_stride", ctypes.c_int64 * 4),
-        ("v_stride", ctypes.c_int64 * 4),
-        ("o_stride", ctypes.c_int64 * 4),
-        ("lse_stride", ctypes.c_int64 * 2),
-        ("bias_stride", ctypes.c_int64 * 4),
-        ("scale", ctypes.c_float),
-        ("softcap", ctypes.c_float),
-        ("window_left", ctypes.c_int32),
-        ("window_right", ctypes.c_int32),
-        ("stream", ctypes.c_void_p),
-    ]
+    _fields_ = (_fields(_P, "q", "k", "v", "o", "lse", "bias") + _DIMS
+                + _fields(_I32, "dtype", "mask", "bias_kind")
+                + _strides("q", "k", "v", "o") + _strides("lse", n=2)
+                + _strides("bias") + _TAIL)
 
+
+class _BwdParams(ctypes.Structure):
+    # Mirrors attn_bwd_params; the size is checked against the library's.
+    _fields_ = (_fields(_P, "q", "k", "v", "o", "dout", "lse", "bias", "dq",
+                        "dk", "dv", "dbias", "workspace")
+                + _fields(ctypes.c_size_t, "workspace_size") + _DIMS
+                + _fields(_I32, "dtype", "mask", "bias_kind", "deterministic")
+                + _strides("q", "k", "v", "o", "do", "dq", "dk", "dv")
+                + _strides("lse", n=2) + _strides("bias", "dbias") + _TAIL)
+
+
+# The runtime's workspace alignment (attn_bwd_params.workspace).
+WORKSPACE_ALIGNMENT = 256
 
 _LIB_NAME = "libattn_runtime.so"
 _lock = threading.Lock()
@@ -145,16 +152,33 @@ def _library():
         lib.attn_select_variant.restype = ctypes.c_int
         lib.attn_forward.argtypes = [P, params]
         lib.attn_forward.restype = ctypes.c_int
+        # Checked first: an older library lacks the backward entry points.
         version = lib.attn_runtime_api_version()
         if version != API_VERSION:
             raise AttnError(STATUS["INVALID_ARGUMENT"],
                             f"{path} has API version {version}, this module "
                             f"was written for {API_VERSION}")
-        size = lib.attn_fwd_params_size()
-        if size != ctypes.sizeof(_FwdParams):
-            raise AttnError(STATUS["INVALID_ARGUMENT"],
-                            f"attn_fwd_params is {size} bytes in {path} but "
-                            f"{ctypes.sizeof(_FwdParams)} here")
+        bwd = ctypes.POINTER(_BwdParams)
+        lib.attn_bwd_params_size.restype = ctypes.c_size_t
+        lib.attn_bundle_plan_count.argtypes = [P]
+        lib.attn_bundle_plan_count.restype = ctypes.c_int
+        lib.attn_bundle_plan_name.argtypes = [P, ctypes.c_int]
+        lib.attn_bundle_plan_name.restype = ctypes.c_char_p
+        lib.attn_select_plan.argtypes = [P, bwd, ctypes.POINTER(ctypes.c_int)]
+        lib.attn_select_plan.restype = ctypes.c_int
+        lib.attn_backward_workspace_size.argtypes = [
+            P, bwd, ctypes.POINTER(ctypes.c_size_t)]
+        lib.attn_backward_workspace_size.restype = ctypes.c_int
+        lib.attn_backward.argtypes = [P, bwd]
+        lib.attn_backward.restype = ctypes.c_int
+        for name, struct, fn in (
+                ("attn_fwd_params", _FwdParams, lib.attn_fwd_params_size),
+                ("attn_bwd_params", _BwdParams, lib.attn_bwd_params_size)):
+            size = fn()
+            if size != ctypes.sizeof(struct):
+                raise AttnError(STATUS["INVALID_ARGUMENT"],
+                                f"{name} is {size} bytes in {path} but "
+                                f"{ctypes.sizeof(struct)} here")
         _clib = lib
         return lib
 
@@ -215,8 +239,38 @@ def broadcast_strides(shape, strides, target):
     return out
 
 
+def _fill_common(p, *, q, k, v, o, dtype, shape_q, shape_k, shape_v, lse,
+                 lse_strides, bias, bias_kind, bias_strides, mask, window,
+                 scale, softcap, stream):
+    """The fields attn_fwd_params and attn_bwd_params share."""
+    B, Hq, Sq, D = shape_q
+    _, Hkv, Sk, _ = shape_k
+    Dv = shape_v[3]
+    p.q, p.k, p.v, p.o = q[0], k[0], v[0], o[0]
+    p.q_stride[:], p.k_stride[:] = q[1], k[1]
+    p.v_stride[:], p.o_stride[:] = v[1], o[1]
+    p.lse = lse
+    p.lse_stride[:] = lse_strides
+    p.bias = bias
+    p.bias_stride[:] = bias_strides
+    p.batch, p.heads_q, p.heads_kv = B, Hq, Hkv
+    p.seqlen_q, p.seqlen_k, p.head_dim, p.head_dim_v = Sq, Sk, D, Dv
+    p.dtype = DTYPES[dtype]
+    p.mask = MASKS[mask]
+    p.bias_kind = BIAS_KINDS[bias_kind]
+    p.scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
+    p.softcap = float(softcap or 0.0)
+    p.window_left, p.window_right = window
+    p.stream = stream
+    return p
+
+
 class Library:
-    """A loaded bundle. Thread-safe; modules are loaded on first launch."""
+    """A loaded bundle. Thread-safe; modules are loaded on first launch.
+
+    `poison_outputs` (default False), a testing aid: when set, the gradients
+    attention_backward allocates (and attention's output) are filled with
+    NaN before the launch, so that an element a kernel skips shows."""
 
     def __init__(self, bundle_dir):
         self._clib = _library()
@@ -226,12 +280,16 @@ class Library:
                                            ctypes.byref(handle)))
         self._handle = handle
         self.bundle_dir = bundle_dir
+        self.poison_outputs = False
         self.platform = ("cuda", "hip")[
             self._clib.attn_bundle_platform(handle)]
         self.chip = self._clib.attn_bundle_chip(handle).decode()
         self.variants = [
             self._clib.attn_bundle_variant_name(handle, i).decode()
             for i in range(self._clib.attn_bundle_variant_count(handle))]
+        self.plans = [
+            self._clib.attn_bundle_plan_name(handle, i).decode()
+            for i in range(self._clib.attn_bundle_plan_count(handle))]
 
     def close(self):
         handle, self._handle = getattr(self, "_handle", None), None
@@ -245,8 +303,9 @@ class Library:
             pass
 
     def __repr__(self):
+        plans = f", {len(self.plans)} plans" if self.plans else ""
         return (f"<attn_runtime.Library {self.bundle_dir!r} {self.platform} "
-                f"{self.chip}, {len(self.variants)} variants>")
+                f"{self.chip}, {len(self.variants)} variants{plans}>")
 
     # -- torch-free core, also used by the tests ----------------------------
 
@@ -257,26 +316,37 @@ class Library:
                     stream=0):
         """attn_fwd_params from plain values: q, k, v, o (and lse, bias) are
         (device pointer, strides) pairs, shapes are 4-D."""
-        B, Hq, Sq, D = shape_q
-        _, Hkv, Sk, _ = shape_k
-        Dv = shape_v[3]
-        p = _FwdParams()
-        p.q, p.k, p.v, p.o = q[0], k[0], v[0], o[0]
-        p.q_stride[:], p.k_stride[:] = q[1], k[1]
-        p.v_stride[:], p.o_stride[:] = v[1], o[1]
-        p.lse = lse
-        p.lse_stride[:] = lse_strides
-        p.bias = bias
-        p.bias_stride[:] = bias_strides
-        p.batch, p.heads_q, p.heads_kv = B, Hq, Hkv
-        p.seqlen_q, p.seqlen_k, p.head_dim, p.head_dim_v = Sq, Sk, D, Dv
-        p.dtype = DTYPES[dtype]
-        p.mask = MASKS[mask]
-        p.bias_kind = BIAS_KINDS[bias_kind]
-        p.scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
-        p.softcap = float(softcap or 0.0)
-        p.window_left, p.window_right = window
-        p.stream = stream
+        return _fill_common(
+            _FwdParams(), q=q, k=k, v=v, o=o, dtype=dtype, shape_q=shape_q,
+            shape_k=shape_k, shape_v=shape_v, lse=lse,
+            lse_strides=lse_strides, bias=bias, bias_kind=bias_kind,
+            bias_strides=bias_strides, mask=mask, window=window, scale=scale,
+            softcap=softcap, stream=stream)
+
+    def make_bwd_params(self, *, q, k, v, o, dout, dq, dk, dv, lse, dtype,
+                        shape_q, shape_k, shape_v, bias=None,
+                        bias_kind="none", bias_strides=(0, 0, 0, 0),
+                        dbias=None, mask="none", window=(-1, -1), scale=None,
+                        softcap=0.0, deterministic=False, workspace=None,
+                        workspace_size=0, stream=0):
+        """attn_bwd_params from plain values: q, k, v, o, dout, dq, dk, dv
+        and dbias are (device pointer, strides) pairs, lse is (pointer,
+        (stride_b, stride_h)), bias a pointer."""
+        p = _fill_common(
+            _BwdParams(), q=q, k=k, v=v, o=o, dtype=dtype, shape_q=shape_q,
+            shape_k=shape_k, shape_v=shape_v, lse=lse[0],
+            lse_strides=lse[1], bias=bias, bias_kind=bias_kind,
+            bias_strides=bias_strides, mask=mask, window=window, scale=scale,
+            softcap=softcap, stream=stream)
+        p.dout, p.do_stride[:] = dout[0], dout[1]
+        p.dq, p.dq_stride[:] = dq[0], dq[1]
+        p.dk, p.dk_stride[:] = dk[0], dk[1]
+        p.dv, p.dv_stride[:] = dv[0], dv[1]
+        if dbias is not None:
+            p.dbias, p.dbias_stride[:] = dbias[0], dbias[1]
+        p.deterministic = int(bool(deterministic))
+        p.workspace = workspace
+        p.workspace_size = workspace_size
         return p
 
     def select(self, params):
@@ -290,15 +360,36 @@ class Library:
         _check(self._clib,
                self._clib.attn_forward(self._handle, ctypes.byref(params)))
 
+    def select_plan(self, params):
+        """Name of the plan attn_backward would launch for `params`."""
+        index = ctypes.c_int(-1)
+        _check(self._clib, self._clib.attn_select_plan(
+            self._handle, ctypes.byref(params), ctypes.byref(index)))
+        return self.plans[index.value]
+
+    def workspace_size(self, params):
+        """Bytes of workspace attn_backward needs for `params`."""
+        size = ctypes.c_size_t(0)
+        _check(self._clib, self._clib.attn_backward_workspace_size(
+            self._handle, ctypes.byref(params), ctypes.byref(size)))
+        return size.value
+
+    def backward(self, params):
+        _check(self._clib,
+               self._clib.attn_backward(self._handle, ctypes.byref(params)))
+
     # -- torch interface ----------------------------------------------------
 
-    def _torch_params(self, q, k, v, o, lse, causal, scale, window, bias,
-                      softcap):
+    @staticmethod
+    def _check_tensors(q, k, v, named):
+        """Checks q, k, v and the further (name, tensor) pairs of a call:
+        CUDA, 4-D, q's dtype and device, unit last stride. Returns the
+        runtime's dtype name."""
         import torch
 
         names = {torch.float16: "f16", torch.bfloat16: "bf16",
                  torch.float32: "f32"}
-        for name, t in (("q", q), ("k", k), ("v", v)):
+        for name, t in (("q", q), ("k", k), ("v", v), *named):
             if not isinstance(t, torch.Tensor):
                 raise TypeError(f"{name} must be a torch.Tensor")
             if not t.is_cuda:
@@ -317,38 +408,53 @@ class Library:
         if q.dtype not in names:
             raise TypeError(f"dtype {q.dtype} is not supported (float16, "
                             "bfloat16, float32)")
-        B, Hq, Sq, D = q.shape
+        B, _, _, D = q.shape
         Bk, Hkv, Sk, Dk = k.shape
         if (Bk, Dk) != (B, D) or tuple(v.shape[:3]) != (B, Hkv, Sk):
             raise ValueError(f"shapes do not match: q {tuple(q.shape)}, "
                              f"k {tuple(k.shape)}, v {tuple(v.shape)}")
+        return names[q.dtype]
+
+    @staticmethod
+    def _bias_args(bias, q, target):
+        """(pointer, bias kind, strides broadcast to `target`) of a bias."""
+        import torch
+
+        if bias is None:
+            return None, "none", (0, 0, 0, 0)
+        if not isinstance(bias, torch.Tensor) or not bias.is_cuda:
+            raise TypeError("bias must be a CUDA torch.Tensor")
+        if bias.dtype == q.dtype:
+            kind = "same"
+        elif bias.dtype == torch.float32:
+            kind = "f32"
+        else:
+            raise TypeError(f"bias is {bias.dtype}; it must be {q.dtype} or "
+                            "float32")
+        return (bias.data_ptr(), kind,
+                broadcast_strides(bias.shape, bias.stride(), target))
+
+    @staticmethod
+    def _ptr(t):
+        """(pointer, strides) of a 4-D tensor for make_params."""
+        s = list(t.stride())
+        s[3] = 1  # a size-1 last dimension may report any stride
+        return t.data_ptr(), s
+
+    def _torch_params(self, q, k, v, o, lse, causal, scale, window, bias,
+                      softcap):
+        import torch
+
+        dtype = self._check_tensors(q, k, v, ())
+        B, Hq, Sq, _ = q.shape
+        Sk = k.shape[2]
         mask, left, right = resolve_mask(causal, window, Sq, Sk)
-        bias_ptr, bias_kind, bias_strides = None, "none", (0, 0, 0, 0)
-        if bias is not None:
-            if not isinstance(bias, torch.Tensor) or not bias.is_cuda:
-                raise TypeError("bias must be a CUDA torch.Tensor")
-            if bias.dtype == q.dtype:
-                bias_kind = "same"
-            elif bias.dtype == torch.float32:
-                bias_kind = "f32"
-            else:
-                raise TypeError(f"bias is {bias.dtype}; it must be {q.dtype} "
-                                "or float32")
-            bias_strides = broadcast_strides(bias.shape, bias.stride(),
-                                             (B, Hq, Sq, Sk))
-            bias_ptr = bias.data_ptr()
-
-        def unit_last(t):
-            s = list(t.stride())
-            s[3] = 1  # a size-1 last dimension may report any stride
-            return s
-
+        bias_ptr, bias_kind, bias_strides = self._bias_args(
+            bias, q, (B, Hq, Sq, Sk))
         stream = torch.cuda.current_stream(q.device).cuda_stream
         return self.make_params(
-            q=(q.data_ptr(), unit_last(q)), k=(k.data_ptr(), unit_last(k)),
-            v=(v.data_ptr(), unit_last(v)), o=(o.data_ptr(), unit_last(o)),
-            dtype=names[q.dtype], shape_q=q.shape, shape_k=k.shape,
-            shape_v=v.shape,
+            q=self._ptr(q), k=self._ptr(k), v=self._ptr(v), o=self._ptr(o),
+            dtype=dtype, shape_q=q.shape, shape_k=k.shape, shape_v=v.shape,
             lse=None if lse is None else lse.data_ptr(),
             lse_strides=(0, 0) if lse is None else lse.stride()[:2],
             bias=bias_ptr, bias_kind=bias_kind, bias_strides=bias_strides,
@@ -371,7 +477,29 @@ class Library:
                   bias=None, return_lse=False, softcap=None, out=None):
         """Attention of q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk,
         Dv]; returns (out [B, Hq, Sq, Dv], lse [B, Hq, Sq] float32 or None).
-        `out`, when given, is written in place (any strides, unit last)."""
+        `out`, when given, is written in place (any strides, unit last).
+
+        Differentiable: when grad mode is on and q, k, v or bias requires
+        grad, out.backward() fills their .grad through the bundle's backward
+        plans (deterministic ones when torch.use_deterministic_algorithms is
+        on). The returned lse is not differentiable."""
+        import torch
+
+        if torch.is_grad_enabled() and any(
+                isinstance(t, torch.Tensor) and t.requires_grad
+                for t in (q, k, v, bias)):
+            if out is not None:
+                raise RuntimeError("attention(): out= does not support "
+                                   "automatic differentiation (an input "
+                                   "requires grad)")
+            o, lse = _attention_function().apply(self, q, k, v, bias, causal,
+                                                 scale, window, softcap)
+            return o, (lse if return_lse else None)
+        return self._forward(q, k, v, causal, scale, window, bias, return_lse,
+                             softcap, out)
+
+    def _forward(self, q, k, v, causal, scale, window, bias, return_lse,
+                 softcap, out):
         import torch
 
         shape_o = (*q.shape[:3], v.shape[3]) if q.dim() == 4 else None
@@ -379,7 +507,7 @@ class Library:
             if shape_o is None:
                 raise ValueError(f"q must be 4-D [B, H, S, D], got shape "
                                  f"{tuple(q.shape)}")
-            out = torch.empty(shape_o, dtype=q.dtype, device=q.device)
+            out = self._empty(shape_o, q.dtype, q.device)
         elif (tuple(out.shape) != tuple(shape_o) or out.dtype != q.dtype
               or out.device != q.device):
             raise ValueError(f"out must be {shape_o} {q.dtype} on {q.device}, "
@@ -391,6 +519,160 @@ class Library:
         with torch.cuda.device(q.device):
             self.forward(params)
         return out, lse
+
+    def _empty(self, shape, dtype, device):
+        import torch
+
+        if self.poison_outputs:
+            return torch.full(shape, float("nan"), dtype=dtype, device=device)
+        return torch.empty(shape, dtype=dtype, device=device)
+
+    def _torch_bwd_params(self, dout, q, k, v, out, lse, causal, scale,
+                          window, bias, softcap, deterministic, bias_grad):
+        """attn_bwd_params for torch tensors, the gradients allocated; also
+        returns (dq, dk, dv, dbias or None)."""
+        import torch
+
+        dtype = self._check_tensors(q, k, v, (("out", out), ("dout", dout)))
+        B, Hq, Sq, _ = q.shape
+        Sk, Dv = k.shape[2], v.shape[3]
+        for name, t in (("out", out), ("dout", dout)):
+            if tuple(t.shape) != (B, Hq, Sq, Dv):
+                raise ValueError(f"{name} must have shape {(B, Hq, Sq, Dv)}, "
+                                 f"got {tuple(t.shape)}")
+        if (not isinstance(lse, torch.Tensor) or lse.dtype != torch.float32
+                or tuple(lse.shape) != (B, Hq, Sq) or lse.device != q.device
+                or (Sq > 1 and lse.stride(2) != 1)):
+            raise ValueError(f"lse must be the forward's float32 logsumexp "
+                             f"of shape {(B, Hq, Sq)} on {q.device} with unit "
+                             f"last stride")
+        mask, left, right = resolve_mask(causal, window, Sq, Sk)
+        target = (B, Hq, Sq, Sk)
+        bias_ptr, bias_kind, bias_strides = self._bias_args(bias, q, target)
+        dq = self._empty(q.shape, q.dtype, q.device)
+        dk = self._empty(k.shape, q.dtype, q.device)
+        dv = self._empty(v.shape, q.dtype, q.device)
+        dbias = None
+        if bias_grad:
+            # The bias's own shape: the kernels sum over its broadcast
+            # dimensions (stride 0) into it.
+            dbias = self._empty(bias.shape, bias.dtype, bias.device)
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        params = self.make_bwd_params(
+            q=self._ptr(q), k=self._ptr(k), v=self._ptr(v),
+            o=self._ptr(out), dout=self._ptr(dout), dq=self._ptr(dq),
+            dk=self._ptr(dk), dv=self._ptr(dv),
+            lse=(lse.data_ptr(), lse.stride()[:2]), dtype=dtype,
+            shape_q=q.shape, shape_k=k.shape, shape_v=v.shape, bias=bias_ptr,
+            bias_kind=bias_kind, bias_strides=bias_strides,
+            dbias=None if dbias is None else (
+                dbias.data_ptr(),
+                broadcast_strides(dbias.shape, dbias.stride(), target)),
+            mask=mask, window=(left, right), scale=scale, softcap=softcap,
+            deterministic=deterministic, stream=stream)
+        return params, (dq, dk, dv, dbias)
+
+    def backward_plan(self, q, k, v, causal=False, scale=None, window=None,
+                      bias=None, softcap=None, deterministic=False,
+                      bias_grad=None):
+        """The plan attention_backward would launch (AttnError if none).
+        bias_grad defaults to bias.requires_grad."""
+        import torch
+
+        if bias_grad is None:
+            bias_grad = bias is not None and bias.requires_grad
+        o = torch.empty((*q.shape[:3], v.shape[3]), dtype=q.dtype,
+                        device=q.device)
+        lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
+        params, _ = self._torch_bwd_params(o, q, k, v, o.clone(), lse, causal,
+                                           scale, window, bias, softcap,
+                                           deterministic, bias_grad)
+        return self.select_plan(params)
+
+    def attention_backward(self, dout, q, k, v, out, lse, causal=False,
+                           scale=None, window=None, bias=None, softcap=None,
+                           deterministic=False):
+        """Gradients of attention(q, k, v, ...) for the gradient `dout` of
+        its output `out`, given the forward's `lse` (return_lse=True).
+        Returns (dq, dk, dv), and dbias (bias's shape and dtype, summed over
+        its broadcast dimensions) when bias requires grad. Same conventions
+        as attention(). deterministic=True takes only bit-reproducible
+        plans. The workspace comes from torch's allocator; everything runs
+        on torch's current stream."""
+        bias_grad = bias is not None and bias.requires_grad
+        dq, dk, dv, dbias = self._backward(
+            dout, q, k, v, out, lse, causal, scale, window, bias, softcap,
+            deterministic, bias_grad)
+        return (dq, dk, dv, dbias) if bias_grad else (dq, dk, dv)
+
+    def _backward(self, dout, q, k, v, out, lse, causal, scale, window, bias,
+                  softcap, deterministic, bias_grad):
+        import torch
+
+        params, grads = self._torch_bwd_params(
+            dout, q, k, v, out, lse, causal, scale, window, bias, softcap,
+            deterministic, bias_grad)
+        size = self.workspace_size(params)
+        workspace = None
+        if size:
+            # torch's caching allocator aligns to 512 bytes; the slack keeps
+            # this right whatever it does.
+            workspace = torch.empty(size + WORKSPACE_ALIGNMENT,
+                                    dtype=torch.uint8, device=q.device)
+            ptr = workspace.data_ptr()
+            params.workspace = ptr + (-ptr) % WORKSPACE_ALIGNMENT
+            params.workspace_size = size
+        with torch.cuda.device(q.device):
+            self.backward(params)
+        # `workspace` is freed here; the caching allocator hands its memory
+        # out again only in order on this stream, after the kernels.
+        return grads
+
+
+_ATTENTION_FUNCTION = []
+
+
+def _attention_function():
+    """The torch.autograd.Function of attention(), made on first use so
+    that this module imports without torch."""
+    if _ATTENTION_FUNCTION:
+        return _ATTENTION_FUNCTION[0]
+    import torch
+    from torch.autograd.function import once_differentiable
+
+    class AttentionFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, lib, q, k, v, bias, causal, scale, window, softcap):
+            out, lse = lib._forward(q, k, v, causal, scale, window, bias,
+                                    True, softcap, None)
+            ctx.lib = lib
+            ctx.args = (causal, scale, window, softcap)
+            ctx.save_for_backward(q, k, v, bias, out, lse)
+            ctx.mark_non_differentiable(lse)
+            return out, lse
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, dout, _dlse):
+            q, k, v, bias, out, lse = ctx.saved_tensors
+            causal, scale, window, softcap = ctx.args
+            # Autograd hands any layout (an expanded ones tensor from a sum,
+            # a transposed view); the plans want unit last strides and
+            # aligned rows.
+            if not dout.is_contiguous() or dout.data_ptr() % 16:
+                dout = dout.contiguous() if not dout.is_contiguous() \
+                    else dout.clone()
+            bias_grad = bias is not None and ctx.needs_input_grad[4]
+            dq, dk, dv, dbias = ctx.lib._backward(
+                dout, q, k, v, out, lse, causal, scale, window, bias,
+                softcap, torch.are_deterministic_algorithms_enabled(),
+                bias_grad)
+            need = ctx.needs_input_grad
+            return (None, dq if need[1] else None, dk if need[2] else None,
+                    dv if need[3] else None, dbias, None, None, None, None)
+
+    _ATTENTION_FUNCTION.append(AttentionFunction)
+    return AttentionFunction
 
 
 def load(bundle_dir):

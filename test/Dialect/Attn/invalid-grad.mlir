@@ -129,3 +129,62 @@ func.func @memref_with_results(%q: memref<1x4x8x16xf16>, %k: memref<1x4x8x16xf16
   %r:3 = attn.attention_grad q(%q : memref<1x4x8x16xf16>) k(%k : memref<1x4x8x16xf16>) v(%v : memref<1x4x8x16xf16>) o(%o : memref<1x4x8x16xf16>) do(%do : memref<1x4x8x16xf16>) lse(%lse : memref<1x4x8xf32>) outs(%dq, %dk, %dv : memref<1x4x8x16xf16>, memref<1x4x8x16xf16>, memref<1x4x8x16xf16>) -> tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>
   return
 }
+
+// -----
+
+// grad_bias is the gradient of bias: it needs one, has its shape, and has
+// its element type or f32.
+
+func.func @grad_bias_without_bias(%q: memref<1x4x8x16xf16>, %lse: memref<1x4x8xf32>, %db: memref<1x4x8x8xf32>) {
+  // expected-error @+1 {{grad_bias: requires a bias operand (it is the gradient of bias)}}
+  attn.attention_grad q(%q : memref<1x4x8x16xf16>) k(%q : memref<1x4x8x16xf16>) v(%q : memref<1x4x8x16xf16>) o(%q : memref<1x4x8x16xf16>) do(%q : memref<1x4x8x16xf16>) lse(%lse : memref<1x4x8xf32>) outs(%q, %q, %q : memref<1x4x8x16xf16>, memref<1x4x8x16xf16>, memref<1x4x8x16xf16>) grad_bias(%db : memref<1x4x8x8xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_bias_shape(%q: memref<1x4x8x16xf16>, %lse: memref<1x4x8xf32>, %b: memref<1x1x8x8xf16>, %db: memref<1x4x8x8xf16>) {
+  // expected-error @+1 {{grad_bias: dimension 1 is 4 but bias has 1 (grad_bias has the shape of bias)}}
+  attn.attention_grad q(%q : memref<1x4x8x16xf16>) k(%q : memref<1x4x8x16xf16>) v(%q : memref<1x4x8x16xf16>) o(%q : memref<1x4x8x16xf16>) do(%q : memref<1x4x8x16xf16>) lse(%lse : memref<1x4x8xf32>) bias(%b : memref<1x1x8x8xf16>) outs(%q, %q, %q : memref<1x4x8x16xf16>, memref<1x4x8x16xf16>, memref<1x4x8x16xf16>) grad_bias(%db : memref<1x4x8x8xf16>)
+  return
+}
+
+// -----
+
+func.func @grad_bias_rank(%q: memref<1x4x8x16xf16>, %lse: memref<1x4x8xf32>, %b: memref<1x1x8x8xf16>, %db: memref<8x8xf16>) {
+  // expected-error @+1 {{grad_bias: expected the shape of bias 'memref<1x1x8x8xf16>', got 'memref<8x8xf16>'}}
+  attn.attention_grad q(%q : memref<1x4x8x16xf16>) k(%q : memref<1x4x8x16xf16>) v(%q : memref<1x4x8x16xf16>) o(%q : memref<1x4x8x16xf16>) do(%q : memref<1x4x8x16xf16>) lse(%lse : memref<1x4x8xf32>) bias(%b : memref<1x1x8x8xf16>) outs(%q, %q, %q : memref<1x4x8x16xf16>, memref<1x4x8x16xf16>, memref<1x4x8x16xf16>) grad_bias(%db : memref<8x8xf16>)
+  return
+}
+
+// -----
+
+func.func @grad_bias_type(%q: memref<1x4x8x16xf16>, %lse: memref<1x4x8xf32>, %b: memref<1x1x8x8xf16>, %db: memref<1x1x8x8xbf16>) {
+  // expected-error @+1 {{grad_bias: expected element type 'f16' (bias's) or f32, got 'bf16'}}
+  attn.attention_grad q(%q : memref<1x4x8x16xf16>) k(%q : memref<1x4x8x16xf16>) v(%q : memref<1x4x8x16xf16>) o(%q : memref<1x4x8x16xf16>) do(%q : memref<1x4x8x16xf16>) lse(%lse : memref<1x4x8xf32>) bias(%b : memref<1x1x8x8xf16>) outs(%q, %q, %q : memref<1x4x8x16xf16>, memref<1x4x8x16xf16>, memref<1x4x8x16xf16>) grad_bias(%db : memref<1x1x8x8xbf16>)
+  return
+}
+
+// -----
+
+func.func @grad_bias_f32_bias(%q: memref<1x4x8x16xf16>, %lse: memref<1x4x8xf32>, %b: memref<1x1x8x8xf32>, %db: memref<1x1x8x8xf16>) {
+  // expected-error @+1 {{grad_bias: expected element type 'f32' (bias's) or f32, got 'f16'}}
+  attn.attention_grad q(%q : memref<1x4x8x16xf16>) k(%q : memref<1x4x8x16xf16>) v(%q : memref<1x4x8x16xf16>) o(%q : memref<1x4x8x16xf16>) do(%q : memref<1x4x8x16xf16>) lse(%lse : memref<1x4x8xf32>) bias(%b : memref<1x1x8x8xf32>) outs(%q, %q, %q : memref<1x4x8x16xf16>, memref<1x4x8x16xf16>, memref<1x4x8x16xf16>) grad_bias(%db : memref<1x1x8x8xf16>)
+  return
+}
+
+// -----
+
+func.func @grad_bias_kind(%q: tensor<1x4x8x16xf16>, %lse: tensor<1x4x8xf32>, %b: tensor<1x1x8x8xf16>, %db: memref<1x1x8x8xf16>) {
+  // expected-error @+1 {{grad_bias: expected a tensor like query, got 'memref<1x1x8x8xf16>'}}
+  attn.attention_grad q(%q : tensor<1x4x8x16xf16>) k(%q : tensor<1x4x8x16xf16>) v(%q : tensor<1x4x8x16xf16>) o(%q : tensor<1x4x8x16xf16>) do(%q : tensor<1x4x8x16xf16>) lse(%lse : tensor<1x4x8xf32>) bias(%b : tensor<1x1x8x8xf16>) outs(%q, %q, %q : tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>) grad_bias(%db : memref<1x1x8x8xf16>)
+  return
+}
+
+// -----
+
+func.func @grad_bias_results(%q: tensor<1x4x8x16xf16>, %lse: tensor<1x4x8xf32>, %b: tensor<1x1x8x8xf16>, %db: tensor<1x1x8x8xf16>) {
+  // expected-error @+1 {{results: expected 4 (one per init: grad_query, grad_key, grad_value, grad_bias), got 3}}
+  %r:3 = attn.attention_grad q(%q : tensor<1x4x8x16xf16>) k(%q : tensor<1x4x8x16xf16>) v(%q : tensor<1x4x8x16xf16>) o(%q : tensor<1x4x8x16xf16>) do(%q : tensor<1x4x8x16xf16>) lse(%lse : tensor<1x4x8xf32>) bias(%b : tensor<1x1x8x8xf16>) outs(%q, %q, %q : tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>) grad_bias(%db : tensor<1x1x8x8xf16>) -> tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>
+  return
+}

@@ -26,7 +26,7 @@ func.func @generic_in(%q: memref<2x2x4x8xf32>, %o: memref<2x2x4x8xf32>) {
 // -----
 
 // GENERIC-LABEL: sym_name = "grad"
-// GENERIC: "attn.attention_grad"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<sliding_window>, window = array<i64: 16, 0>}> : (memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8xf32>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>) -> ()
+// GENERIC: "attn.attention_grad"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<sliding_window>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0>, window = array<i64: 16, 0>}> : (memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8xf32>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>) -> ()
 // CHECK-LABEL: func.func @grad
 // CHECK: attn.attention_grad {{.*}} {mask = #attn.mask<sliding_window>, window = array<i64: 16, 0>}
 func.func @grad(%t: memref<1x2x8x16xf16>, %lse: memref<1x2x8xf32>) {

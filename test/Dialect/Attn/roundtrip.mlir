@@ -80,3 +80,23 @@ func.func @grad_memref_bias(%q: memref<?x4x?x32xbf16>, %k: memref<?x4x?x32xbf16>
   attn.attention_grad q(%q : memref<?x4x?x32xbf16>) k(%k : memref<?x4x?x32xbf16>) v(%v : memref<?x4x?x32xbf16>) o(%o : memref<?x4x?x32xbf16>) do(%do : memref<?x4x?x32xbf16>) lse(%lse : memref<?x4x?xf32>) bias(%b : memref<1x4x1x?xbf16>) outs(%dq, %dk, %dv : memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16>) {scale = 0.25 : f32}
   return
 }
+
+// -----
+
+// grad_bias: the gradient of a broadcast bias, in f32 (tensor form) and in
+// the bias's type (memref form).
+// CHECK-LABEL: func.func @grad_bias
+// CHECK: %{{.*}}:4 = attn.attention_grad {{.*}} bias(%{{.*}} : tensor<1x8x128x128xf16>) outs(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) grad_bias(%{{.*}} : tensor<1x8x128x128xf32>) {mask = #attn.mask<causal>} -> tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x8x128x128xf32>
+func.func @grad_bias(%q: tensor<1x8x128x64xf16>, %k: tensor<1x2x128x64xf16>, %v: tensor<1x2x128x64xf16>, %o: tensor<1x8x128x64xf16>, %do: tensor<1x8x128x64xf16>, %lse: tensor<1x8x128xf32>, %b: tensor<1x8x128x128xf16>, %dq: tensor<1x8x128x64xf16>, %dk: tensor<1x2x128x64xf16>, %dv: tensor<1x2x128x64xf16>, %db: tensor<1x8x128x128xf32>) -> (tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x8x128x128xf32>) {
+  %r:4 = attn.attention_grad q(%q : tensor<1x8x128x64xf16>) k(%k : tensor<1x2x128x64xf16>) v(%v : tensor<1x2x128x64xf16>) o(%o : tensor<1x8x128x64xf16>) do(%do : tensor<1x8x128x64xf16>) lse(%lse : tensor<1x8x128xf32>) bias(%b : tensor<1x8x128x128xf16>) outs(%dq, %dk, %dv : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) grad_bias(%db : tensor<1x8x128x128xf32>) {mask = #attn.mask<causal>} -> tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x8x128x128xf32>
+  return %r#0, %r#1, %r#2, %r#3 : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x8x128x128xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @grad_bias_memref
+// CHECK: attn.attention_grad {{.*}} bias(%{{.*}} : memref<1x4x1x?xbf16>) outs(%{{.*}}, %{{.*}}, %{{.*}} : memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16>) grad_bias(%{{.*}} : memref<1x4x1x?xbf16>){{$}}
+func.func @grad_bias_memref(%q: memref<?x4x?x32xbf16>, %lse: memref<?x4x?xf32>, %b: memref<1x4x1x?xbf16>, %db: memref<1x4x1x?xbf16>) {
+  attn.attention_grad q(%q : memref<?x4x?x32xbf16>) k(%q : memref<?x4x?x32xbf16>) v(%q : memref<?x4x?x32xbf16>) o(%q : memref<?x4x?x32xbf16>) do(%q : memref<?x4x?x32xbf16>) lse(%lse : memref<?x4x?xf32>) bias(%b : memref<1x4x1x?xbf16>) outs(%q, %q, %q : memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16>) grad_bias(%db : memref<1x4x1x?xbf16>)
+  return
+}

@@ -1,9 +1,9 @@
 //===- AttentionKernel.h - target-independent attention kernel --*- C++ -*-===//
 //
-// Lowers a memref-form, configured attn.attention into a gpu.func kernel of
-// the attn-fwd-v1 ABI plus a gpu.launch_func, using a GPUTargetInfo for the
-// per-target parts. Both convert-attn-to-nvvm and convert-attn-to-rocdl are
-// thin drivers over lowerAttentionToGPU.
+// Builds the gpu.func kernel of the attn-fwd-v1 ABI for a memref-form,
+// configured attn.attention, using a GPUTargetInfo for the per-target parts.
+// The pattern of AttnToGPU.h builds it and the launch; convert-attn-to-nvvm
+// and convert-attn-to-rocdl are thin drivers over that pattern.
 //
 // The kernel is FlashAttention-2's forward pass: one workgroup per
 // (query block, head, batch); each warp owns getRowsPerWarp() query rows,
@@ -46,12 +46,6 @@ gpu::GPUFuncOp buildAttentionKernel(OpBuilder &b, Location loc,
                                     gpu::GPUModuleOp gpuModule, StringRef name,
                                     const KernelSpec &spec,
                                     const GPUTargetInfo &target);
-
-/// Replaces `op` by a launch of its kernel, creating the kernel (in a
-/// gpu.module of the same name) unless `top` already has it, and appends the
-/// kernel's metadata to `top`'s attn.kernels.
-LogicalResult lowerAttentionToGPU(AttentionOp op, ModuleOp top,
-                                  const GPUTargetInfo &target);
 
 } // namespace attn
 } // namespace mlir

@@ -1,0 +1,75 @@
+//===- FakeLaunchTrace.h - Describe a launch's arguments for the fakes ----===//
+//
+// The fake CUDA driver and HIP runtime print every kernel launch; this turns
+// the argument block into text. ATTN_FAKE_ABI says which ABI the launches of
+// the process use: attn-fwd-v1 (the default: B, Hq, Hkv, Sq and Sk, on the
+// launch line) or attn-bwd-v1 (every argument, on lines of their own).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_TOOLS_FAKELAUNCHTRACE_H
+#define ATTN_RUNTIME_TOOLS_FAKELAUNCHTRACE_H
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace attn::fake {
+
+/// The launch line's tail and any further lines, each of those starting with
+/// `prefix`.
+inline std::string describeArgs(void **params, const char *prefix) {
+  auto i32 = [&](int i) { return *static_cast<int32_t *>(params[i]); };
+  auto i64 = [&](int i) { return *static_cast<int64_t *>(params[i]); };
+  auto f32 = [&](int i) { return *static_cast<float *>(params[i]); };
+  auto ptr = [&](int i) {
+    return static_cast<unsigned long long>(
+        *static_cast<uintptr_t *>(params[i]));
+  };
+  char buf[256];
+  const char *abi = std::getenv("ATTN_FAKE_ABI");
+  if (!abi || std::strcmp(abi, "attn-bwd-v1") != 0) {
+    // attn-fwd-v1: six pointers, then B, Hq, Hkv, Sq, Sk (i32).
+    std::snprintf(buf, sizeof(buf), " B %d Hq %d Hkv %d Sq %d Sk %d", i32(6),
+                  i32(7), i32(8), i32(9), i32(10));
+    return buf;
+  }
+  // attn-bwd-v1: 12 pointers, 5 dims, 8 x 3 strides, lse (2), bias (4),
+  // dbias (4), scale, softcap, window_left, window_right.
+  static const char *const kPointers[] = {"q",  "k",   "v",     "o",
+                                          "do", "lse", "bias",  "dq",
+                                          "dk", "dv",  "dbias", "workspace"};
+  std::string out = std::string("\n") + prefix + "  pointers";
+  for (int i = 0; i < 12; ++i) {
+    std::snprintf(buf, sizeof(buf), " %s 0x%llx", kPointers[i], ptr(i));
+    out += buf;
+  }
+  std::snprintf(buf, sizeof(buf), "\n%s  dims B %d Hq %d Hkv %d Sq %d Sk %d",
+                prefix, i32(12), i32(13), i32(14), i32(15), i32(16));
+  out += buf;
+  static const char *const kStrides[] = {"q",  "k",  "v",  "o",
+                                         "do", "dq", "dk", "dv"};
+  out += std::string("\n") + prefix + "  strides";
+  int n = 17;
+  auto strides = [&](const char *name, int count) {
+    out += std::string(" ") + name + " [";
+    for (int j = 0; j < count; ++j)
+      out += (j ? ", " : "") + std::to_string(i64(n++));
+    out += "]";
+  };
+  for (const char *name : kStrides)
+    strides(name, 3);
+  strides("lse", 2);
+  strides("bias", 4);
+  strides("dbias", 4);
+  std::snprintf(buf, sizeof(buf),
+                "\n%s  scale %g softcap %g window_left %d window_right %d",
+                prefix, f32(51), f32(52), i32(53), i32(54));
+  return out + buf;
+}
+
+} // namespace attn::fake
+
+#endif // ATTN_RUNTIME_TOOLS_FAKELAUNCHTRACE_H

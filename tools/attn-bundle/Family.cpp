@@ -1,0 +1,275 @@
+//===- Family.cpp - the kernel family attn-bundle compiles ------*- C++ -*-===//
+//
+// Like xformers' generate_kernels.py: every (dtype, head dim, mask, bias,
+// softcap) asked for, each with the tiles the tables pick for it. The tiles
+// come from enumerateFamily (the aligned and the dynamic-length pick of
+// attn-select-config); whether a combination can be compiled at all is the
+// verdict of evaluateCandidates on its dynamic-length problem, the problem
+// the bundle's kernels serve.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Family.h"
+#include "AttnDialect/IR/AttnOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/WithColor.h"
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+std::optional<BiasKind> attn::parseBiasKind(StringRef name) {
+  return llvm::StringSwitch<std::optional<BiasKind>>(name)
+      .Case("none", BiasKind::None)
+      .Case("same", BiasKind::Same)
+      .Case("f32", BiasKind::F32)
+      .Default(std::nullopt);
+}
+
+StringRef attn::stringifyBiasKind(BiasKind kind) {
+  switch (kind) {
+  case BiasKind::None:
+    return "none";
+  case BiasKind::Same:
+    return "same";
+  case BiasKind::F32:
+    return "f32";
+  }
+  llvm_unreachable("unknown bias kind");
+}
+
+std::string Variant::describe() const {
+  return llvm::formatv("{0} D={1} mask={2} bias={3}{4}",
+                       stringifyElementType(dtype).lower(), headDim,
+                       stringifyMaskKind(mask), stringifyBiasKind(bias),
+                       softcap ? " softcap" : "")
+      .str();
+}
+
+/// What makes two tiles compile to the same kernel: everything but the
+/// name. Aligned twins (and a tile several head-dim buckets accept) are one
+/// kernel.
+static auto getKernelKey(const TileCandidate *c) {
+  return std::make_tuple(c->blockM, c->blockN, c->warps, c->stages, c->pipeline,
+                         c->accInRegisters, c->mma);
+}
+
+/// The tiles of one combination, best first, one per kernel; empty when
+/// `verdicts` (those of its dynamic-length problem) accept nothing.
+static SmallVector<const TileCandidate *> getTiles(const FamilyRequest &request,
+                                                   const Variant &v,
+                                                   ArrayRef<Verdict> verdicts) {
+  SmallVector<const TileCandidate *> candidates;
+  if (request.allCandidates) {
+    // Every candidate accepted for dynamic sequence lengths, in priority
+    // order (the first stays the runtime's choice).
+    for (const Verdict &verdict : verdicts)
+      if (verdict.accepted)
+        candidates.push_back(verdict.candidate);
+  } else if (llvm::any_of(verdicts,
+                          [](const Verdict &x) { return x.accepted; })) {
+    for (const FamilyMember &m : enumerateFamily(
+             *request.chip, request.profile->name, {v.headDim}, {v.mask}))
+      if (m.direction == Direction::Forward && m.elementType == v.dtype)
+        candidates.push_back(m.candidate);
+  }
+  SmallVector<const TileCandidate *> tiles;
+  SmallVector<decltype(getKernelKey(nullptr))> kernels;
+  for (const TileCandidate *c : candidates) {
+    if (llvm::is_contained(kernels, getKernelKey(c)))
+      continue;
+    kernels.push_back(getKernelKey(c));
+    tiles.push_back(c);
+  }
+  return tiles;
+}
+
+SmallVector<Variant>
+attn::enumerateVariants(const FamilyRequest &request,
+                        SmallVectorImpl<UnsupportedVariant> &unsupported) {
+  SmallVector<Variant> variants;
+  SmallVector<bool> caps = {false};
+  if (request.softcap)
+    caps.push_back(true);
+  // The runtime matches bias and softcap exactly, so this order only
+  // decides among equals; within a combination the tiles keep their order.
+  for (bool cap : caps) {
+    for (BiasKind bias : request.biases) {
+      for (ElementType dtype : request.dtypes) {
+        for (int64_t d : request.headDims) {
+          for (MaskKind mask : request.masks) {
+            Variant v{dtype, d, mask, bias, cap, nullptr};
+            AttentionProblem p;
+            p.elementType = dtype;
+            p.headDim = p.headDimV = d;
+            p.mask = mask;
+            p.hasBias = bias != BiasKind::None;
+            p.hasSoftcap = cap;
+            p.wantsLse = true;
+            SmallVector<Verdict> verdicts =
+                evaluateCandidates(*request.chip, p, request.profile);
+            SmallVector<const TileCandidate *> tiles =
+                getTiles(request, v, verdicts);
+            if (tiles.empty())
+              unsupported.push_back({v, std::move(verdicts)});
+            for (const TileCandidate *tile : tiles) {
+              v.tile = tile;
+              variants.push_back(v);
+            }
+          }
+        }
+      }
+    }
+  }
+  return variants;
+}
+
+/// "f16, bf16": the distinct values `get` gives for `group`, in order.
+template <typename Get>
+static std::string listDistinct(ArrayRef<UnsupportedVariant> group, Get get) {
+  SmallVector<std::string> values;
+  for (const UnsupportedVariant &u : group)
+    if (!llvm::is_contained(values, get(u.variant)))
+      values.push_back(get(u.variant));
+  return llvm::join(values, ", ");
+}
+
+/// The combinations of `group` (of one head dim): compact when they are a
+/// whole product of their dtypes, masks, biases and softcaps.
+static std::string describeGroup(ArrayRef<UnsupportedVariant> group) {
+  auto dtype = [](const Variant &v) {
+    return stringifyElementType(v.dtype).lower();
+  };
+  auto mask = [](const Variant &v) { return stringifyMaskKind(v.mask).str(); };
+  auto bias = [](const Variant &v) { return stringifyBiasKind(v.bias).str(); };
+  auto cap = [](const Variant &v) {
+    return std::string(v.softcap ? "softcap" : "no softcap");
+  };
+  SmallVector<std::string> parts = {
+      listDistinct(group, dtype), listDistinct(group, mask),
+      listDistinct(group, bias), listDistinct(group, cap)};
+  size_t product = 1;
+  for (const std::string &p : parts)
+    product *= llvm::count(p, ',') + 1;
+  if (product != group.size()) {
+    SmallVector<std::string> each;
+    for (const UnsupportedVariant &u : group)
+      each.push_back(u.variant.describe());
+    return llvm::join(each, ", ");
+  }
+  return llvm::formatv("D={0} ({1}; masks {2}; bias {3}; {4})",
+                       group.front().variant.headDim, parts[0], parts[1],
+                       parts[2], parts[3]);
+}
+
+void attn::printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
+                            ArrayRef<UnsupportedVariant> unsupported,
+                            bool asWarning) {
+  SmallVector<int64_t> dims;
+  for (const UnsupportedVariant &u : unsupported)
+    if (!llvm::is_contained(dims, u.variant.headDim))
+      dims.push_back(u.variant.headDim);
+  for (int64_t d : dims) {
+    SmallVector<UnsupportedVariant> group;
+    llvm::copy_if(
+        unsupported, std::back_inserter(group),
+        [&](const UnsupportedVariant &u) { return u.variant.headDim == d; });
+    // Each reason with the candidates giving it, in first-seen order.
+    SmallVector<std::pair<std::string, SmallVector<StringRef>>> reasons;
+    for (const UnsupportedVariant &u : group) {
+      for (const Verdict &v : u.verdicts) {
+        SmallVector<StringRef> parts;
+        StringRef(v.reason).split(parts, "; ");
+        for (StringRef part : parts) {
+          auto *it = llvm::find_if(
+              reasons, [&](const auto &r) { return r.first == part; });
+          if (it == reasons.end()) {
+            reasons.push_back({part.str(), {}});
+            it = std::prev(reasons.end());
+          }
+          if (!llvm::is_contained(it->second, v.candidate->name))
+            it->second.push_back(v.candidate->name);
+        }
+      }
+    }
+    // Most candidates first; ties keep their first-seen order.
+    SmallVector<unsigned> order(reasons.size());
+    std::iota(order.begin(), order.end(), 0u);
+    llvm::sort(order, [&](unsigned a, unsigned b) {
+      return std::make_pair(-reasons[a].second.size(), a) <
+             std::make_pair(-reasons[b].second.size(), b);
+    });
+    (asWarning ? llvm::WithColor::warning(os, "attn-bundle")
+               : llvm::WithColor::error(os, "attn-bundle"))
+        << chip.name << " cannot compile " << describeGroup(group)
+        << ": no candidate of its table accepts "
+        << (group.size() > 1 ? "them" : "it") << "; their reasons:\n";
+    for (unsigned i : order) {
+      const auto &[reason, names] = reasons[i];
+      os << "  " << reason << " (";
+      if (names.size() > 1)
+        os << names.size() << " candidates: ";
+      os << llvm::join(ArrayRef(names).take_front(3), ", ")
+         << (names.size() > 3 ? ", ..." : "") << ")\n";
+    }
+    const Variant &first = group.front().variant;
+    os << "  (attn-tiles --chip " << chip.name << " --dtype "
+       << stringifyElementType(first.dtype).lower() << " --head-dim " << d
+       << " --mask " << stringifyMaskKind(first.mask)
+       << " gives each candidate's verdict)\n";
+  }
+}
+
+void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
+                            const Variant &variant) {
+  MLIRContext *ctx = b.getContext();
+  Type elem = variant.dtype == ElementType::F16    ? b.getF16Type()
+              : variant.dtype == ElementType::BF16 ? b.getBF16Type()
+                                                   : b.getF32Type();
+  int64_t dyn = ShapedType::kDynamic;
+  // [B, H, S, D] with one head per tensor: the heads are strides of the
+  // kernel ABI, not part of the kernel.
+  auto qkvo = MemRefType::get({dyn, 1, dyn, variant.headDim}, elem);
+  auto lse = MemRefType::get({dyn, 1, dyn}, b.getF32Type());
+  // All four bias dimensions dynamic: broadcasting is a stride of 0.
+  auto bias =
+      MemRefType::get({dyn, dyn, dyn, dyn},
+                      variant.bias == BiasKind::F32 ? b.getF32Type() : elem);
+  SmallVector<Type> args = {qkvo, qkvo, qkvo, qkvo, lse};
+  if (variant.bias != BiasKind::None)
+    args.push_back(bias);
+
+  auto func =
+      func::FuncOp::create(b, loc, name, FunctionType::get(ctx, args, {}));
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = func.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  Value biasArg =
+      variant.bias != BiasKind::None ? body->getArgument(5) : Value();
+  DenseI64ArrayAttr window;
+  if (variant.mask == MaskKind::SlidingWindow)
+    window = b.getDenseI64ArrayAttr({128, 0});
+  // The cap itself is a kernel argument; any value makes the op soft-capped.
+  FloatAttr softcap = variant.softcap ? b.getF32FloatAttr(1.0f) : FloatAttr();
+  AttentionOp::create(b, loc, TypeRange(), body->getArgument(0),
+                      body->getArgument(1), body->getArgument(2), biasArg,
+                      body->getArgument(3), body->getArgument(4),
+                      /*scale=*/FloatAttr(), variant.mask, window, softcap,
+                      toConfigAttr(ctx, *variant.tile));
+  func::ReturnOp::create(b, loc);
+}
+
+OwningOpRef<ModuleOp> attn::buildVariantModule(MLIRContext &ctx,
+                                               const Variant &variant) {
+  ctx.loadDialect<AttnDialect, func::FuncDialect, memref::MemRefDialect>();
+  Location loc = NameLoc::get(StringAttr::get(&ctx, variant.describe()));
+  OpBuilder b(&ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(b, loc);
+  b.setInsertionPointToEnd(module->getBody());
+  buildVariantFunc(b, loc, "variant", variant);
+  return module;
+}

@@ -1,0 +1,92 @@
+//===- Family.h - the kernel family attn-bundle compiles --------*- C++ -*-===//
+//
+// Which variants a family holds (from the tile tables, as attn-select-config
+// would pick their tiles), which combinations asked for the tables cannot
+// compile and why, and the module of one variant, built with the op
+// builders.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TOOLS_ATTNBUNDLE_FAMILY_H
+#define ATTN_TOOLS_ATTNBUNDLE_FAMILY_H
+
+#include "AttnDialect/Target/TileTable.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include <string>
+
+namespace mlir {
+class OpBuilder;
+namespace attn {
+
+/// What a variant adds to the scores: nothing, a bias of q's element type,
+/// or an f32 bias.
+enum class BiasKind { None, Same, F32 };
+std::optional<BiasKind> parseBiasKind(llvm::StringRef name);
+llvm::StringRef stringifyBiasKind(BiasKind kind);
+
+/// What attn-bundle's options ask for. Every combination of the lists is a
+/// variant (in priority order: plain before soft-capped, then the biases,
+/// element types, head dims and masks in the order given).
+struct FamilyRequest {
+  const ChipSpec *chip = nullptr;
+  const Profile *profile = nullptr;
+  llvm::SmallVector<ElementType> dtypes;
+  llvm::SmallVector<int64_t> headDims;
+  llvm::SmallVector<MaskKind> masks;
+  llvm::SmallVector<BiasKind> biases;
+  bool softcap = false;
+  /// Every candidate the tables accept for a combination instead of the ones
+  /// attn-select-config would pick.
+  bool allCandidates = false;
+};
+
+/// One kernel of the family.
+struct Variant {
+  ElementType dtype;
+  int64_t headDim;
+  MaskKind mask;
+  BiasKind bias;
+  bool softcap;
+  const TileCandidate *tile;
+
+  /// "bf16 D=64 mask=causal bias=f32 softcap", for diagnostics.
+  std::string describe() const;
+};
+
+/// A combination the request asks for that no candidate of the chip accepts
+/// (`variant.tile` is null), with every candidate's verdict.
+struct UnsupportedVariant {
+  Variant variant;
+  llvm::SmallVector<Verdict> verdicts;
+};
+
+/// The variants of `request`, in priority order; the combinations the tables
+/// reject go to `unsupported`.
+llvm::SmallVector<Variant>
+enumerateVariants(const FamilyRequest &request,
+                  llvm::SmallVectorImpl<UnsupportedVariant> &unsupported);
+
+/// One message per head dim for the combinations `chip` cannot compile:
+/// which they are, then each reason the candidates give (a reason the
+/// verdicts join with "; " counts apart) with the candidates that give it,
+/// most common first.
+void printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
+                      llvm::ArrayRef<UnsupportedVariant> unsupported,
+                      bool asWarning);
+
+/// Adds `func.func @name` holding the variant's memref-form attn.attention:
+/// B, Sq and Sk dynamic (the kernel takes them, and the heads, as arguments),
+/// the variant's tile attached as its #attn.config.
+void buildVariantFunc(OpBuilder &builder, Location loc, llvm::StringRef name,
+                      const Variant &variant);
+
+/// A module holding `buildVariantFunc(variant)` alone, named for the variant
+/// so that diagnostics say which one failed.
+OwningOpRef<ModuleOp> buildVariantModule(MLIRContext &context,
+                                         const Variant &variant);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_TOOLS_ATTNBUNDLE_FAMILY_H
