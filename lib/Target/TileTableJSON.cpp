@@ -42,6 +42,7 @@ json::Value mlir::attn::toJSON(const MatrixInstr &i) {
       {"rows_per_warp", i.rowsPerWarp},
       {"max_rows_per_warp", i.maxRowsPerWarp},
       {"block_n_multiple", i.blockNMultiple},
+      {"block_n_max", i.blockNMax},
       {"block_n_allowed", std::move(allowed)},
       {"head_dim_multiple", i.headDimMultiple},
       {"head_dim_max", i.headDimMax},

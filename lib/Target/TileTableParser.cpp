@@ -218,6 +218,7 @@ MatrixInstr parseInstr(const json::Value &v, const std::string &where,
   i.rowsPerWarp = r.getInt("rows_per_warp");
   i.maxRowsPerWarp = r.getInt("max_rows_per_warp", false, i.rowsPerWarp);
   i.blockNMultiple = r.getInt("block_n_multiple");
+  i.blockNMax = r.getInt("block_n_max", false, 0);
   i.blockNAllowed = r.getInts("block_n_allowed", false);
   i.headDimMultiple = r.getInt("head_dim_multiple");
   i.headDimMax = r.getInt("head_dim_max");

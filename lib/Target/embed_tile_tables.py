@@ -39,7 +39,7 @@ INSTR = {
     "n": (INT, True), "k": (INT, True), "operand_types": (STRS, True),
     "acc_type": (STR, True), "rows_per_warp": (INT, True),
     "max_rows_per_warp": (INT, False),
-    "block_n_multiple": (INT, True), "block_n_allowed": (INTS, False),
+    "block_n_multiple": (INT, True), "block_n_max": (INT, False), "block_n_allowed": (INTS, False),
     "head_dim_multiple": (INT, True), "head_dim_max": (INT, True),
     "min_mma_per_iteration": (INT, False), "shared_operands": (BOOL, False),
 }

@@ -14,6 +14,15 @@ using namespace mlir::attn;
 
 namespace {
 
+/// Total bytes of a padded (not swizzled) layout.
+int64_t smemBytes(int64_t blockM, int64_t blockN, int64_t stages,
+                  int64_t elemBytes, int64_t headDim, int64_t headDimV,
+                  int64_t padElems) {
+  return getSharedMemoryLayout(blockM, blockN, stages, elemBytes, headDim,
+                               headDimV, padElems, /*swizzled=*/false)
+      .totalBytes;
+}
+
 TEST(SmemBytes, NvidiaD128Block128x64TwoStages) {
   // K+V: 2 stages * 64 rows * (128 + 128 + 2*8) * 2 B = 69632
   // Q:   128 rows * (128 + 8) * 2 B                   = 34816
@@ -43,6 +52,32 @@ TEST(SmemBytes, DifferentValueHeadDim) {
 TEST(SmemBytes, F32WithoutPadding) {
   // 1 * 64 * 128 * 4 = 32768; 32 * 64 * 4 = 8192
   EXPECT_EQ(smemBytes(32, 64, 1, 4, 64, 64, 0), 40960);
+}
+
+TEST(SmemBytes, SwizzledTilesAreDenseWithAlignmentSlack) {
+  // wgmma D = 128, block 128 x 128, 2 stages: no padding (the pad argument
+  // is ignored), 1024 bytes of slack.
+  // Q: 128 * 128 * 2 = 32768; K, V: 2 * 128 * 128 * 2 * 2 = 131072
+  SharedMemoryLayout l = getSharedMemoryLayout(128, 128, 2, 2, 128, 128, 8,
+                                               /*swizzled=*/true);
+  EXPECT_EQ(l.qRowStride, 128);
+  EXPECT_EQ(l.alignSlack, kSwizzleAlignBytes);
+  EXPECT_EQ(l.qBytes, 32768);
+  EXPECT_EQ(l.kStageBytes, 32768);
+  EXPECT_EQ(l.totalBytes, 1024 + 32768 + 131072);
+}
+
+TEST(SmemBytes, PaddedLayoutOffsets) {
+  // The kernel carves [Q][K stages][V stages]: K starts at qBytes, V at
+  // qBytes + stages * kStageBytes. D = 64, Dv = 128, pad 8, 2-byte elements.
+  SharedMemoryLayout l = getSharedMemoryLayout(64, 32, 2, 2, 64, 128, 8,
+                                               /*swizzled=*/false);
+  EXPECT_EQ(l.kRowStride, 72);
+  EXPECT_EQ(l.vRowStride, 136);
+  EXPECT_EQ(l.qBytes, 64 * 72 * 2);
+  EXPECT_EQ(l.kStageBytes, 32 * 72 * 2);
+  EXPECT_EQ(l.vStageBytes, 32 * 136 * 2);
+  EXPECT_EQ(l.alignSlack, 0);
 }
 
 TEST(RegisterEstimate, MmaSyncMatchesThePerFragmentFormula) {

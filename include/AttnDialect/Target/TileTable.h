@@ -45,6 +45,8 @@ struct MatrixInstr {
   /// re-reads Q from shared memory instead of keeping it in registers.
   int64_t maxRowsPerWarp = 0;
   int64_t blockNMultiple = 1;
+  /// Largest block_n the lowering handles (0: no limit beyond the config's).
+  int64_t blockNMax = 0;
   /// When not empty, the only block_n values the lowering handles.
   llvm::SmallVector<int64_t> blockNAllowed;
   int64_t headDimMultiple = 1;

@@ -16,13 +16,9 @@ inline constexpr MatrixInstrKind kWgmma = MatrixInstrKind::WgmmaM64NNK16;
 
 class NVVMTargetInfo : public GPUTargetInfo {
 public:
-  explicit NVVMTargetInfo(const ChipSpec &chip) : chip(chip) {}
+  explicit NVVMTargetInfo(const ChipSpec &chip) : GPUTargetInfo(chip) {}
 
-  StringRef getChip() const override { return chip.name; }
   StringRef getPlatform() const override { return "cuda"; }
-  unsigned getWarpSize() const override { return 32; }
-  int64_t getMaxSharedMemoryBytes() const override { return chip.smemMaxBytes; }
-  int64_t getSharedRowPadding(Type elemType) const override;
   Attribute getTargetAttr(MLIRContext *ctx) const override;
   LogicalResult
   checkSupported(const KernelSpec &spec,
@@ -39,8 +35,6 @@ private:
   LogicalResult
   checkWgmmaSupported(const KernelSpec &spec,
                       function_ref<InFlightDiagnostic()> emitError) const;
-
-  const ChipSpec &chip;
 };
 
 /// The accumulator layout both NVIDIA emitters share: mma.m16n8k16's C

@@ -1,6 +1,7 @@
 //===- AMDTargetInfo.cpp - AMD hooks of the attention kernel ----*- C++ -*-===//
 
 #include "AMDTargetInfo.h"
+#include "AttnDialect/Target/Constraints.h"
 #include "mlir/Dialect/AMDGPU/Utils/Chipset.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -80,33 +81,12 @@ LogicalResult AMDTargetInfo::checkSupported(
                        << stringifyMatrixInstrKind(c.getMma())
                        << "; convert-attn-to-rocdl implements "
                        << getMatrixCoreNames(chip) << " on " << chip.name;
-  int64_t n = shape->n, k = shape->k;
-  if (spec.headDim % k != 0 || spec.headDim > 256)
-    return emitError() << "head dim D = " << spec.headDim
-                       << " is not supported with "
-                       << stringifyMatrixInstrKind(c.getMma())
-                       << ": expected a multiple of " << k << " <= 256";
-  if (spec.headDimV % n != 0 || spec.headDimV > 256)
-    return emitError() << "head dim Dv = " << spec.headDimV
-                       << " is not supported with "
-                       << stringifyMatrixInstrKind(c.getMma())
-                       << ": expected a multiple of " << n << " <= 256";
-  if (c.getWarps() < 1 || c.getWarps() * chip.warpSize > 1024 ||
-      c.getBlockM() != n * c.getWarps())
+  // Head dims, tile shape and wave count follow the instruction's entry in
+  // the tile tables (block_n a multiple of both N and K: it is the reduction
+  // dim of P V).
+  if (CheckResult r = checkConfig(chip, c, spec.headDim, spec.headDimV))
     return emitError() << "config '" << c.getName()
-                       << "' has block_m = " << c.getBlockM()
-                       << " and warps = " << c.getWarps()
-                       << "; expected block_m == " << n
-                       << " * warps (each wave owns " << n
-                       << " query rows), at most " << 1024 / chip.warpSize
-                       << " waves";
-  // Each K-chunk of P V takes kPerLane of a lane's probabilities, so a key
-  // block must be whole accumulator tiles and whole K-chunks.
-  if (c.getBlockN() % n != 0 || c.getBlockN() % k != 0 || c.getBlockN() > 256)
-    return emitError() << "config '" << c.getName()
-                       << "' has block_n = " << c.getBlockN()
-                       << "; expected a multiple of " << std::max(n, k)
-                       << " <= 256";
+                       << "' is not supported on " << chip.name << ": " << *r;
   bool simple = c.getPipeline() == PipelineKind::Simple && c.getStages() == 1;
   bool doubleBuffer =
       c.getPipeline() == PipelineKind::LdsDoubleBuffer && c.getStages() == 2;

@@ -51,15 +51,9 @@ std::string getMatrixCoreNames(const ChipSpec &chip);
 
 class AMDTargetInfo : public GPUTargetInfo {
 public:
-  explicit AMDTargetInfo(const ChipSpec &chip) : chip(chip) {}
+  explicit AMDTargetInfo(const ChipSpec &chip) : GPUTargetInfo(chip) {}
 
-  StringRef getChip() const override { return chip.name; }
   StringRef getPlatform() const override { return "hip"; }
-  unsigned getWarpSize() const override { return chip.warpSize; }
-  int64_t getMaxSharedMemoryBytes() const override { return chip.smemMaxBytes; }
-  int64_t getSharedRowPadding(Type elemType) const override {
-    return chip.smemRowPadElems;
-  }
   Attribute getTargetAttr(MLIRContext *ctx) const override;
   LogicalResult
   checkSupported(const KernelSpec &spec,
@@ -68,9 +62,6 @@ public:
   createMmaEmitter(const KernelSpec &spec) const override;
   void emitCopyToShared(OpBuilder &b, Location loc, Value dst, Value src,
                         int64_t bytes, Value valid) const override;
-
-private:
-  const ChipSpec &chip;
 };
 
 /// The emitter of MFMA / WMMA kernels for `shape` on a wave of `waveSize`.

@@ -10,7 +10,7 @@ func.func @no_config(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
 
 #cfg = #attn.config<name = "cdna3", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mfma.32x32x8>
 func.func @wrong_mma(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{config 'cdna3' asks for mma = mfma.32x32x8; convert-attn-to-nvvm implements mma.m16n8k16 and wgmma.m64nNk16}}
+  // expected-error @+1 {{config 'cdna3' is not supported on sm_90a: mma mfma.32x32x8: sm_90a has no such instruction in the tile tables (it has mma.m16n8k16, wgmma.m64nNk16)}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }
@@ -28,7 +28,7 @@ func.func @wrong_pipeline(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) 
 
 #cfg = #attn.config<name = "odd", block_m = 128, block_n = 64, warps = 2, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @wrong_block_m(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{config 'odd' has block_m = 128 and warps = 2; expected block_m == 16 * warps or 32 * warps, warps <= 16}}
+  // expected-error @+1 {{config 'odd' is not supported on sm_90a: tile: block_m 128 over 2 warps gives 64 rows per warp; mma.m16n8k16 needs a multiple of 16, at most 32}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }
@@ -37,7 +37,7 @@ func.func @wrong_block_m(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
 
 #cfg = #attn.config<name = "n16", block_m = 64, block_n = 16, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @wrong_block_n(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{config 'n16' has block_n = 16; expected 32, 64 or 128}}
+  // expected-error @+1 {{config 'n16' is not supported on sm_90a: tile: block_n 16 not in {32, 64, 128} handled by the mma.m16n8k16 kernel}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }
@@ -55,7 +55,7 @@ func.func @f32(%q: memref<1x1x64x64xf32>, %o: memref<1x1x64x64xf32>) {
 
 #cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @head_dim(%q: memref<1x1x64x72xf16>, %o: memref<1x1x64x72xf16>) {
-  // expected-error @+1 {{head dim D = 72 is not supported by convert-attn-to-nvvm: expected a multiple of 16 <= 256}}
+  // expected-error @+1 {{config 'sm90_m64n64w4' is not supported on sm_90a: head dim D = 72: mma.m16n8k16 needs a multiple of 16}}
   attn.attention q(%q : memref<1x1x64x72xf16>) k(%q : memref<1x1x64x72xf16>) v(%q : memref<1x1x64x72xf16>) outs(%o : memref<1x1x64x72xf16>) {config = #cfg}
   return
 }
