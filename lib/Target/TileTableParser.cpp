@@ -1,8 +1,10 @@
 //===- TileTableParser.cpp - TileTables.json to C++ structs -----*- C++ -*-===//
 //
-// The build already validates the embedded table (embed_tile_tables.py), but
-// tables also come from the command line (attn-tiles --table), so this
-// parser checks the same schema and names the entry and field at fault.
+// The one validator of the table's schema: the build runs it on the embedded
+// table (attn-tiles --validate), and tables given on the command line
+// (attn-tiles --table) go through it too. Errors name the entry and field at
+// fault. llvm::json::ObjectMapper is not used: it ignores unknown fields,
+// which is how a misspelled optional field would go unnoticed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -345,10 +347,52 @@ Profile parseProfile(llvm::StringRef name, const json::Value &v,
 }
 } // namespace
 
+/// The first key that appears twice in one object of `text` (valid JSON),
+/// with its line. llvm::json::parse keeps one of the two silently.
+static std::optional<std::string> findDuplicateKey(llvm::StringRef text) {
+  // One entry per open object or array: the object's keys so far.
+  llvm::SmallVector<std::optional<llvm::StringSet<>>> scopes;
+  bool expectKey = false;
+  int64_t line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\n') {
+      ++line;
+    } else if (c == '{') {
+      scopes.emplace_back(llvm::StringSet<>());
+      expectKey = true;
+    } else if (c == '[') {
+      scopes.emplace_back(std::nullopt);
+      expectKey = false;
+    } else if (c == '}' || c == ']') {
+      if (!scopes.empty())
+        scopes.pop_back();
+      expectKey = false;
+    } else if (c == ',') {
+      expectKey = !scopes.empty() && scopes.back().has_value();
+    } else if (c == '"') {
+      size_t start = ++i;
+      while (i < text.size() && text[i] != '"')
+        i += text[i] == '\\' ? 2 : 1;
+      if (expectKey && !scopes.empty() && scopes.back()) {
+        llvm::StringRef key = text.slice(start, i);
+        if (!scopes.back()->insert(key).second)
+          return llvm::formatv("line {0}: duplicate key '{1}' in one object",
+                               line, key)
+              .str();
+      }
+      expectKey = false;
+    }
+  }
+  return std::nullopt;
+}
+
 llvm::Expected<TileTable> mlir::attn::parseTileTable(llvm::StringRef text) {
   llvm::Expected<json::Value> parsed = json::parse(text);
   if (!parsed)
     return parsed.takeError();
+  if (std::optional<std::string> dup = findDuplicateKey(text))
+    return llvm::createStringError(*dup);
   std::string error;
   FieldReader top(&*parsed, "table", error);
   if (top.getString("schema") != "attn-tile-tables" ||
