@@ -18,7 +18,7 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef name, int64_t blockM, int64_t blockN,
                                  int64_t warps, int64_t stages,
                                  PipelineKind pipeline, bool accInRegisters,
-                                 StringRef mma) {
+                                 MatrixInstrKind mma) {
   // Tiles are powers of two or multiples of `multiple` (block_m = 192 is
   // three warpgroups of 64 rows, warps = 12 three warpgroups); the caps keep
   // shared-memory and register footprints (products of these) far from
@@ -40,18 +40,6 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (stages < 1 || stages > 8)
     return emitError() << "#attn.config: stages must be in [1, 8], got "
                        << stages;
-  if (mma.empty())
-    return emitError() << "#attn.config: mma must name a matrix instruction "
-                          "(e.g. \"mma.m16n8k16\" or \"fma\"), got \"\"";
-  return success();
-}
-
-LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 StringRef chip) {
-  // Which chips exist is the tile tables' business (AttnTarget); the IR only
-  // rules out a target that names nothing.
-  if (chip.empty())
-    return emitError() << "#attn.target: chip must not be empty";
   return success();
 }
 

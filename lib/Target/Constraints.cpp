@@ -41,12 +41,21 @@ static llvm::StringRef lowering(Vendor vendor) {
 // Formulas
 //===----------------------------------------------------------------------===//
 
-int64_t mlir::attn::smemBytes(int64_t blockM, int64_t blockN, int64_t stages,
-                              int64_t elemBytes, int64_t headDim,
-                              int64_t headDimV, int64_t padElems) {
-  int64_t kvTiles = stages * blockN * (headDim + headDimV + 2 * padElems);
-  int64_t qTile = blockM * (headDim + padElems);
-  return (kvTiles + qTile) * elemBytes;
+SharedMemoryLayout mlir::attn::getSharedMemoryLayout(
+    int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
+    int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled) {
+  int64_t pad = swizzled ? 0 : padElems;
+  SharedMemoryLayout l;
+  l.qRowStride = headDim + pad;
+  l.kRowStride = headDim + pad;
+  l.vRowStride = headDimV + pad;
+  l.qBytes = blockM * l.qRowStride * elemBytes;
+  l.kStageBytes = blockN * l.kRowStride * elemBytes;
+  l.vStageBytes = blockN * l.vRowStride * elemBytes;
+  l.alignSlack = swizzled ? kSwizzleAlignBytes : 0;
+  l.totalBytes =
+      l.alignSlack + l.qBytes + stages * (l.kStageBytes + l.vStageBytes);
+  return l;
 }
 
 int64_t mlir::attn::registerEstimate(int64_t rowsPerWarp, int64_t warpSize,
@@ -155,7 +164,7 @@ CheckResult mlir::attn::checkElementType(const ChipSpec &chip,
                    joinTypes(cand.dtypes))
         .str();
   if (!llvm::is_contained(instr.operandTypes, type))
-    return formatv("element type {0}: {1} takes {2}", name, instr.name,
+    return formatv("element type {0}: {1} takes {2}", name, instr.getName(),
                    joinTypes(instr.operandTypes))
         .str();
   return std::nullopt;
@@ -213,7 +222,7 @@ CheckResult mlir::attn::checkHeadDim(const ChipSpec &chip,
                   d));
     else if (d % multiple != 0)
       add(formatv("head dim {0} = {1}: {2} needs a multiple of {3}", what, d,
-                  instr.name, multiple));
+                  instr.getName(), multiple));
     int64_t max = std::min(chip.headDimMax, instr.headDimMax);
     if (d > max)
       add(formatv("head dim {0} = {1}: {2} handles at most {3}", what, d,
@@ -244,13 +253,25 @@ CheckResult mlir::attn::checkMmaDivisibility(const TileCandidate &cand,
     if (rows % instr.rowsPerWarp != 0 || rows > maxRows)
       return formatv("tile: block_m {0} over {1} warps gives {2} rows per "
                      "warp; {3} needs a multiple of {4}, at most {5}",
-                     cand.blockM, cand.warps, rows, instr.name,
+                     cand.blockM, cand.warps, rows, instr.getName(),
                      instr.rowsPerWarp, maxRows)
           .str();
   }
+  // An instruction tile wider than one warp's rows (wgmma: a warpgroup of
+  // four warps owns 64 rows) needs whole instruction tiles of rows.
+  if (instr.m > instr.rowsPerWarp && instr.rowsPerWarp > 0 &&
+      cand.blockM % instr.m != 0)
+    return formatv("tile: block_m {0} is not a multiple of {1}'s M = {2} "
+                   "(whole warpgroups)",
+                   cand.blockM, instr.getName(), instr.m)
+        .str();
   if (cand.blockN % instr.blockNMultiple != 0)
     return formatv("tile: block_n {0} is not a multiple of {1} ({2})",
-                   cand.blockN, instr.blockNMultiple, instr.name)
+                   cand.blockN, instr.blockNMultiple, instr.getName())
+        .str();
+  if (instr.blockNMax > 0 && cand.blockN > instr.blockNMax)
+    return formatv("tile: block_n {0} > {1}, the most the {2} kernel handles",
+                   cand.blockN, instr.blockNMax, instr.getName())
         .str();
   if (!instr.blockNAllowed.empty() &&
       !llvm::is_contained(instr.blockNAllowed, cand.blockN)) {
@@ -258,7 +279,7 @@ CheckResult mlir::attn::checkMmaDivisibility(const TileCandidate &cand,
     for (int64_t n : instr.blockNAllowed)
       allowed += (allowed.empty() ? "" : ", ") + std::to_string(n);
     return formatv("tile: block_n {0} not in {{{1}} handled by the {2} kernel",
-                   cand.blockN, allowed, instr.name)
+                   cand.blockN, allowed, instr.getName())
         .str();
   }
   if (instr.minMmaPerIteration > 0 && headDim > 0) {
@@ -266,7 +287,7 @@ CheckResult mlir::attn::checkMmaDivisibility(const TileCandidate &cand,
     if (count < instr.minMmaPerIteration)
       return formatv("tile: {0} {1} per warp per key block, fewer than the {2} "
                      "needed to hide shared-memory latency",
-                     count, instr.name, instr.minMmaPerIteration)
+                     count, instr.getName(), instr.minMmaPerIteration)
           .str();
   }
   return std::nullopt;
@@ -287,13 +308,12 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                           const MatrixInstr &instr,
                                           const AttentionProblem &problem,
                                           int64_t &bytes) {
-  // Swizzled tiles (shared_operands) have no row padding but 1 KiB of
-  // alignment slack.
-  bool swizzled = instr.sharedOperands;
-  bytes = smemBytes(cand.blockM, cand.blockN, cand.stages,
-                    getElementBytes(problem.elementType), problem.headDim,
-                    problem.headDimV, swizzled ? 0 : chip.smemRowPadElems) +
-          (swizzled ? 1024 : 0);
+  // Operands read from shared memory by descriptor (wgmma) are swizzled.
+  bytes = getSharedMemoryLayout(cand.blockM, cand.blockN, cand.stages,
+                                getElementBytes(problem.elementType),
+                                problem.headDim, problem.headDimV,
+                                chip.smemRowPadElems, instr.sharedOperands)
+              .totalBytes;
   if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
     return std::nullopt;
   return formatv("shared memory: {0} bytes > {1} max of {2} ({3} stages x "
@@ -355,4 +375,35 @@ CheckResult mlir::attn::checkBias(const TileCandidate &cand,
   if (problem.hasBias && !cand.supportsBias)
     return std::string("bias: the candidate has no bias support");
   return std::nullopt;
+}
+
+CheckResult mlir::attn::checkConfig(const ChipSpec &chip, ConfigAttr config,
+                                    int64_t headDim, int64_t headDimV) {
+  const MatrixInstr *instr = chip.lookupInstr(config.getMma());
+  if (!instr) {
+    std::string known;
+    for (const MatrixInstr &i : chip.instructions)
+      known += (known.empty() ? "" : ", ") + i.getName().str();
+    return formatv("mma {0}: {1} has no such instruction in the tile tables "
+                   "(it has {2})",
+                   stringifyMatrixInstrKind(config.getMma()), chip.name, known)
+        .str();
+  }
+  TileCandidate cand;
+  cand.name = config.getName().str();
+  cand.blockM = config.getBlockM();
+  cand.blockN = config.getBlockN();
+  cand.warps = config.getWarps();
+  cand.stages = config.getStages();
+  cand.pipeline = config.getPipeline();
+  cand.accInRegisters = config.getAccInRegisters();
+  cand.mma = config.getMma();
+  // A config carries no head-dim bucket: the instruction's limit applies.
+  cand.headDimMax = instr->headDimMax;
+  if (CheckResult r = checkHeadDim(chip, cand, *instr, headDim, headDimV))
+    return r;
+  // The MMA-count rule is a speed heuristic for choosing, not a limit.
+  if (CheckResult r = checkMmaDivisibility(cand, *instr, /*headDim=*/0))
+    return r;
+  return checkThreads(chip, cand);
 }

@@ -32,8 +32,9 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
     const MatrixInstr *instr = chip.lookupInstr(cand.mma);
     // The parser rejects tables where this happens; keep going regardless.
     if (!instr) {
-      reasons.push_back("mma: " + cand.mma + " is not an instruction of " +
-                        chip.name);
+      reasons.push_back(("mma: " + stringifyMatrixInstrKind(cand.mma) +
+                         " is not an instruction of " + chip.name)
+                            .str());
     } else {
       add(checkElementType(chip, cand, *instr, problem.elementType));
       add(checkPipeline(chip, cand));

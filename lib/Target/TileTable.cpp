@@ -4,7 +4,6 @@
 #include "AttnDialect/IR/AttnOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
@@ -14,26 +13,6 @@ using namespace mlir::attn;
 static const char kTileTablesJSON[] = {
 #include "TileTables.json.inc"
 };
-
-llvm::StringRef mlir::attn::stringifyElementType(ElementType type) {
-  switch (type) {
-  case ElementType::F16:
-    return "f16";
-  case ElementType::BF16:
-    return "bf16";
-  case ElementType::F32:
-    return "f32";
-  }
-  llvm_unreachable("unknown element type");
-}
-
-std::optional<ElementType> mlir::attn::parseElementType(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<ElementType>>(name)
-      .Case("f16", ElementType::F16)
-      .Case("bf16", ElementType::BF16)
-      .Case("f32", ElementType::F32)
-      .Default(std::nullopt);
-}
 
 std::optional<ElementType> mlir::attn::getElementType(Type type) {
   if (type.isF16())
@@ -49,22 +28,6 @@ int64_t mlir::attn::getElementBytes(ElementType type) {
   return type == ElementType::F32 ? 4 : 2;
 }
 
-llvm::StringRef mlir::attn::stringifyDirection(Direction direction) {
-  return direction == Direction::Forward ? "forward" : "backward";
-}
-
-llvm::StringRef mlir::attn::stringifyVendor(Vendor vendor) {
-  switch (vendor) {
-  case Vendor::Nvidia:
-    return "nvidia";
-  case Vendor::Amd:
-    return "amd";
-  case Vendor::Host:
-    return "host";
-  }
-  llvm_unreachable("unknown vendor");
-}
-
 bool ChipSpec::hasFeature(llvm::StringRef feature) const {
   return llvm::is_contained(features, feature);
 }
@@ -73,8 +36,10 @@ bool ChipSpec::supportsElementType(ElementType type) const {
   return llvm::is_contained(dtypes, type);
 }
 
-const MatrixInstr *ChipSpec::lookupInstr(llvm::StringRef instr) const {
-  return findByName(llvm::ArrayRef<MatrixInstr>(instructions), instr);
+const MatrixInstr *ChipSpec::lookupInstr(MatrixInstrKind kind) const {
+  auto it = llvm::find_if(instructions,
+                          [&](const MatrixInstr &i) { return i.kind == kind; });
+  return it == instructions.end() ? nullptr : &*it;
 }
 
 const TileCandidate *ChipSpec::lookupCandidate(llvm::StringRef cand) const {

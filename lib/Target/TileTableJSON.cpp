@@ -32,16 +32,17 @@ json::Value mlir::attn::toJSON(const MatrixInstr &i) {
   for (int64_t n : i.blockNAllowed)
     allowed.push_back(n);
   return json::Object{
-      {"name", i.name},
+      {"name", i.getName()},
       {"reason", i.reason},
       {"m", i.m},
       {"n", i.n},
       {"k", i.k},
       {"operand_types", typesToJSON(i.operandTypes)},
-      {"acc_type", i.accType},
+      {"acc_type", stringifyElementType(i.accType)},
       {"rows_per_warp", i.rowsPerWarp},
       {"max_rows_per_warp", i.maxRowsPerWarp},
       {"block_n_multiple", i.blockNMultiple},
+      {"block_n_max", i.blockNMax},
       {"block_n_allowed", std::move(allowed)},
       {"head_dim_multiple", i.headDimMultiple},
       {"head_dim_max", i.headDimMax},
@@ -60,7 +61,7 @@ json::Value mlir::attn::toJSON(const TileCandidate &c) {
       {"stages", c.stages},
       {"pipeline", stringifyPipelineKind(c.pipeline)},
       {"acc_in_registers", c.accInRegisters},
-      {"mma", c.mma},
+      {"mma", stringifyMatrixInstrKind(c.mma)},
       {"dtypes", typesToJSON(c.dtypes)},
       {"head_dim_max", c.headDimMax},
       {"aligned", c.aligned},

@@ -1,8 +1,10 @@
 //===- TileTableParser.cpp - TileTables.json to C++ structs -----*- C++ -*-===//
 //
-// The build already validates the embedded table (embed_tile_tables.py), but
-// tables also come from the command line (attn-tiles --table), so this
-// parser checks the same schema and names the entry and field at fault.
+// The one validator of the table's schema: the build runs it on the embedded
+// table (attn-tiles --validate), and tables given on the command line
+// (attn-tiles --table) go through it too. Errors name the entry and field at
+// fault. llvm::json::ObjectMapper is not used: it ignores unknown fields,
+// which is how a misspelled optional field would go unnoticed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,7 +119,7 @@ public:
   llvm::SmallVector<ElementType> getElementTypes(llvm::StringRef key) {
     llvm::SmallVector<ElementType> result;
     for (const std::string &name : getStrings(key)) {
-      if (std::optional<ElementType> t = parseElementType(name))
+      if (std::optional<ElementType> t = symbolizeElementType(name))
         result.push_back(*t);
       else
         fail("field '" + key + "': unknown element type '" + name +
@@ -142,14 +144,6 @@ private:
   llvm::StringSet<> known;
 };
 
-std::optional<Direction> parseDirection(llvm::StringRef s) {
-  if (s == "forward")
-    return Direction::Forward;
-  if (s == "backward")
-    return Direction::Backward;
-  return std::nullopt;
-}
-
 TileCandidate parseCandidate(const json::Value &v, const std::string &where,
                              std::string &error) {
   FieldReader r(&v, where, error);
@@ -167,7 +161,11 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
     r.fail("field 'pipeline': unknown pipeline '" + pipeline +
            "' (known: simple, cp_async, tma_ws, lds_double)");
   c.accInRegisters = r.getBool("acc_in_registers");
-  c.mma = r.getString("mma");
+  std::string mma = r.getString("mma");
+  if (std::optional<MatrixInstrKind> kind = symbolizeMatrixInstrKind(mma))
+    c.mma = *kind;
+  else
+    r.fail("field 'mma': unknown matrix instruction '" + mma + "'");
   c.dtypes = r.getElementTypes("dtypes");
   c.headDimMax = r.getInt("head_dim_max");
   c.aligned = false;
@@ -176,7 +174,7 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
   c.supportsBias = r.getBool("supports_bias", false, true);
   std::string dir = r.getString("direction", false);
   if (!dir.empty()) {
-    if (std::optional<Direction> d = parseDirection(dir))
+    if (std::optional<Direction> d = symbolizeDirection(dir))
       c.direction = *d;
     else
       r.fail("field 'direction': expected 'forward' or 'backward'");
@@ -204,16 +202,25 @@ MatrixInstr parseInstr(const json::Value &v, const std::string &where,
                        std::string &error) {
   FieldReader r(&v, where, error);
   MatrixInstr i;
-  i.name = r.getString("name");
+  std::string name = r.getString("name");
+  if (std::optional<MatrixInstrKind> kind = symbolizeMatrixInstrKind(name))
+    i.kind = *kind;
+  else
+    r.fail("field 'name': unknown matrix instruction '" + name + "'");
   i.reason = r.getString("reason");
   i.m = r.getInt("m");
   i.n = r.getInt("n");
   i.k = r.getInt("k");
   i.operandTypes = r.getElementTypes("operand_types");
-  i.accType = r.getString("acc_type");
+  std::string acc = r.getString("acc_type");
+  if (std::optional<ElementType> t = symbolizeElementType(acc))
+    i.accType = *t;
+  else
+    r.fail("field 'acc_type': unknown element type '" + acc + "'");
   i.rowsPerWarp = r.getInt("rows_per_warp");
   i.maxRowsPerWarp = r.getInt("max_rows_per_warp", false, i.rowsPerWarp);
   i.blockNMultiple = r.getInt("block_n_multiple");
+  i.blockNMax = r.getInt("block_n_max", false, 0);
   i.blockNAllowed = r.getInts("block_n_allowed", false);
   i.headDimMultiple = r.getInt("head_dim_multiple");
   i.headDimMax = r.getInt("head_dim_max");
@@ -255,12 +262,8 @@ ChipSpec parseChip(const json::Value &v, const std::string &where,
   ChipSpec chip;
   chip.name = r.getString("name");
   std::string vendor = r.getString("vendor");
-  if (vendor == "nvidia")
-    chip.vendor = Vendor::Nvidia;
-  else if (vendor == "amd")
-    chip.vendor = Vendor::Amd;
-  else if (vendor == "host")
-    chip.vendor = Vendor::Host;
+  if (std::optional<Vendor> v = symbolizeVendor(vendor))
+    chip.vendor = *v;
   else
     r.fail("field 'vendor': expected 'nvidia', 'amd' or 'host'");
   chip.reason = r.getString("reason");
@@ -299,8 +302,8 @@ ChipSpec parseChip(const json::Value &v, const std::string &where,
     if (!names.insert(c.name).second)
       r.fail("duplicate candidate name '" + c.name + "'");
     if (!chip.lookupInstr(c.mma))
-      r.fail("candidate '" + c.name + "' uses matrix instruction '" + c.mma +
-             "' that the chip does not list");
+      r.fail("candidate '" + c.name + "' uses matrix instruction '" +
+             stringifyMatrixInstrKind(c.mma) + "' that the chip does not list");
     chip.candidates.push_back(std::move(c));
   };
   for (const std::string &set : cSetNames) {
@@ -333,7 +336,7 @@ Profile parseProfile(llvm::StringRef name, const json::Value &v,
   p.name = name.str();
   p.reason = r.getString("reason");
   for (const std::string &d : r.getStrings("directions")) {
-    if (std::optional<Direction> dir = parseDirection(d))
+    if (std::optional<Direction> dir = symbolizeDirection(d))
       p.directions.push_back(*dir);
     else
       r.fail("field 'directions': unknown direction '" + d + "'");
@@ -344,10 +347,52 @@ Profile parseProfile(llvm::StringRef name, const json::Value &v,
 }
 } // namespace
 
+/// The first key that appears twice in one object of `text` (valid JSON),
+/// with its line. llvm::json::parse keeps one of the two silently.
+static std::optional<std::string> findDuplicateKey(llvm::StringRef text) {
+  // One entry per open object or array: the object's keys so far.
+  llvm::SmallVector<std::optional<llvm::StringSet<>>> scopes;
+  bool expectKey = false;
+  int64_t line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\n') {
+      ++line;
+    } else if (c == '{') {
+      scopes.emplace_back(llvm::StringSet<>());
+      expectKey = true;
+    } else if (c == '[') {
+      scopes.emplace_back(std::nullopt);
+      expectKey = false;
+    } else if (c == '}' || c == ']') {
+      if (!scopes.empty())
+        scopes.pop_back();
+      expectKey = false;
+    } else if (c == ',') {
+      expectKey = !scopes.empty() && scopes.back().has_value();
+    } else if (c == '"') {
+      size_t start = ++i;
+      while (i < text.size() && text[i] != '"')
+        i += text[i] == '\\' ? 2 : 1;
+      if (expectKey && !scopes.empty() && scopes.back()) {
+        llvm::StringRef key = text.slice(start, i);
+        if (!scopes.back()->insert(key).second)
+          return llvm::formatv("line {0}: duplicate key '{1}' in one object",
+                               line, key)
+              .str();
+      }
+      expectKey = false;
+    }
+  }
+  return std::nullopt;
+}
+
 llvm::Expected<TileTable> mlir::attn::parseTileTable(llvm::StringRef text) {
   llvm::Expected<json::Value> parsed = json::parse(text);
   if (!parsed)
     return parsed.takeError();
+  if (std::optional<std::string> dup = findDuplicateKey(text))
+    return llvm::createStringError(*dup);
   std::string error;
   FieldReader top(&*parsed, "table", error);
   if (top.getString("schema") != "attn-tile-tables" ||

@@ -4,7 +4,7 @@
 // RUN:   | sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' \
 // RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' | FileCheck %s --check-prefix=PTX
 
-#cfg = #attn.config<name = "sm90_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm90_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 
 // MLIR: module attributes {attn.kernels = [{{{.*}}entry = "fwd_bf16_d64_causal_m128n64w4s2"
 // MLIR-LABEL: llvm.func @fwd

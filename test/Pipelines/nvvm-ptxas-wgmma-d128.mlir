@@ -14,7 +14,7 @@
 // CHECK: Used {{[0-9]+}} registers
 // CHECK-NOT: warning
 
-#cfg = #attn.config<name = "wgmma_d128_m128n128w8", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+#cfg = #attn.config<name = "wgmma_d128_m128n128w8", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @fwd(%q: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {
   attn.attention q(%q : memref<?x16x?x128xbf16>) k(%q : memref<?x16x?x128xbf16>) v(%q : memref<?x16x?x128xbf16>) outs(%o : memref<?x16x?x128xbf16>) {mask = #attn.mask<causal>, config = #cfg}
   return

@@ -14,7 +14,7 @@
 // CHECK: Used {{(1[0-5][0-9]|16[0-8])}} registers
 // CHECK-NOT: warning
 
-#cfg = #attn.config<name = "wgmma_d64_m192n128w12", block_m = 192, block_n = 128, warps = 12, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+#cfg = #attn.config<name = "wgmma_d64_m192n128w12", block_m = 192, block_n = 128, warps = 12, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @fwd(%q: memref<?x16x?x64xbf16>, %o: memref<?x16x?x64xbf16>) {
   attn.attention q(%q : memref<?x16x?x64xbf16>) k(%q : memref<?x16x?x64xbf16>) v(%q : memref<?x16x?x64xbf16>) outs(%o : memref<?x16x?x64xbf16>) {mask = #attn.mask<none>, config = #cfg}
   return

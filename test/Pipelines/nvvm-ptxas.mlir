@@ -9,7 +9,7 @@
 // CHECK: Compiling entry function 'fwd_f16_d64_none_m128n64w4s2' for 'sm_90a'
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
-#cfg = #attn.config<name = "sm90_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm90_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @fwd(%q: memref<?x16x?x64xf16>, %o: memref<?x16x?x64xf16>) {
   attn.attention q(%q : memref<?x16x?x64xf16>) k(%q : memref<?x16x?x64xf16>) v(%q : memref<?x16x?x64xf16>) outs(%o : memref<?x16x?x64xf16>) {config = #cfg}
   return

@@ -13,11 +13,11 @@
 // GFX1100: note: candidate 'wmma_d256_m32n32w2': dispatch: used only on gfx1201
 
 // CDNA-LABEL: func.func @d256_f16
-// CDNA: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m32n32w1", block_m = 32, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mfma.32x32x8">
+// CDNA: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m32n32w1", block_m = 32, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = true, mma = mfma.32x32x8>
 // GFX950-LABEL: func.func @d256_f16
-// GFX950: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m64n32w2", block_m = 64, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mfma.32x32x8">
+// GFX950: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m64n32w2", block_m = 64, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = mfma.32x32x8>
 // GFX1201-LABEL: func.func @d256_f16
-// GFX1201: attn.attention {{.*}}config = #attn.config<name = "wmma_d256_m32n32w2", block_m = 32, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = "wmma.16x16x16">
+// GFX1201: attn.attention {{.*}}config = #attn.config<name = "wmma_d256_m32n32w2", block_m = 32, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = wmma.16x16x16>
 func.func @d256_f16(%q: tensor<1x8x?x256xf16>, %k: tensor<1x8x?x256xf16>, %v: tensor<1x8x?x256xf16>, %o: tensor<1x8x?x256xf16>) -> tensor<1x8x?x256xf16> {
   %r = attn.attention q(%q : tensor<1x8x?x256xf16>) k(%k : tensor<1x8x?x256xf16>) v(%v : tensor<1x8x?x256xf16>)
       outs(%o : tensor<1x8x?x256xf16>) -> tensor<1x8x?x256xf16>
@@ -27,11 +27,11 @@ func.func @d256_f16(%q: tensor<1x8x?x256xf16>, %k: tensor<1x8x?x256xf16>, %v: te
 // -----
 
 // CDNA-LABEL: func.func @d256_bf16
-// CDNA: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m32n32w1", block_m = 32, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mfma.32x32x8">
+// CDNA: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m32n32w1", block_m = 32, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = true, mma = mfma.32x32x8>
 // GFX950-LABEL: func.func @d256_bf16
-// GFX950: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m64n32w2", block_m = 64, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mfma.32x32x8">
+// GFX950: attn.attention {{.*}}config = #attn.config<name = "mfma_d256_m64n32w2", block_m = 64, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = mfma.32x32x8>
 // GFX1201-LABEL: func.func @d256_bf16
-// GFX1201: attn.attention {{.*}}config = #attn.config<name = "wmma_d256_m32n32w2", block_m = 32, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = "wmma.16x16x16">
+// GFX1201: attn.attention {{.*}}config = #attn.config<name = "wmma_d256_m32n32w2", block_m = 32, block_n = 32, warps = 2, stages = 1, pipeline = simple, acc_in_registers = true, mma = wmma.16x16x16>
 func.func @d256_bf16(%q: tensor<1x8x?x256xbf16>, %k: tensor<1x8x?x256xbf16>, %v: tensor<1x8x?x256xbf16>, %o: tensor<1x8x?x256xbf16>) -> tensor<1x8x?x256xbf16> {
   %r = attn.attention q(%q : tensor<1x8x?x256xbf16>) k(%k : tensor<1x8x?x256xbf16>) v(%v : tensor<1x8x?x256xbf16>)
       outs(%o : tensor<1x8x?x256xbf16>) -> tensor<1x8x?x256xbf16>

@@ -7,7 +7,7 @@
 
 // CHECK-LABEL: func.func @step
 // CHECK: attn.attention {{.*}}config = #attn.config<name = "host_m32n64"
-// CHECK: attn.attention_grad {{.*}}config = #attn.config<name = "host_bwd_m32n32", block_m = 32, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+// CHECK: attn.attention_grad {{.*}}config = #attn.config<name = "host_bwd_m32n32", block_m = 32, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 // FWD-LABEL: func.func @step
 // FWD: attn.attention {{.*}}config = #attn.config<name = "host_m16n32"
 // FWD: attn.attention_grad {{.*}}config = #attn.config<name = "host_bwd_m32n32"
@@ -42,6 +42,6 @@ func.func @kept(%t: memref<1x2x8x16xf16>, %lse: memref<1x2x8xf32>) {
            memref<1x2x8x16xf16>)
       {config = #attn.config<name = "mine", block_m = 8, block_n = 8, warps = 1,
                              stages = 1, pipeline = simple,
-                             acc_in_registers = false, mma = "fma">}
+                             acc_in_registers = false, mma = fma>}
   return
 }

@@ -12,11 +12,11 @@
 // RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_90a | FileCheck %s --check-prefix=SM90A
 
 // SM80-LABEL: func.func @d64_f16
-// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM86-LABEL: func.func @d64_f16
-// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM90A-LABEL: func.func @d64_f16
-// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d64_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d64_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @d64_f16(%q: tensor<1x8x?x64xf16>, %k: tensor<1x8x?x64xf16>, %v: tensor<1x8x?x64xf16>, %o: tensor<1x8x?x64xf16>) -> tensor<1x8x?x64xf16> {
   %r = attn.attention q(%q : tensor<1x8x?x64xf16>) k(%k : tensor<1x8x?x64xf16>) v(%v : tensor<1x8x?x64xf16>)
       outs(%o : tensor<1x8x?x64xf16>) -> tensor<1x8x?x64xf16>
@@ -26,11 +26,11 @@ func.func @d64_f16(%q: tensor<1x8x?x64xf16>, %k: tensor<1x8x?x64xf16>, %v: tenso
 // -----
 
 // SM80-LABEL: func.func @d64_bf16
-// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM86-LABEL: func.func @d64_bf16
-// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM90A-LABEL: func.func @d64_bf16
-// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d64_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d64_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @d64_bf16(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x8x?x64xbf16>, %v: tensor<1x8x?x64xbf16>, %o: tensor<1x8x?x64xbf16>) -> tensor<1x8x?x64xbf16> {
   %r = attn.attention q(%q : tensor<1x8x?x64xbf16>) k(%k : tensor<1x8x?x64xbf16>) v(%v : tensor<1x8x?x64xbf16>)
       outs(%o : tensor<1x8x?x64xbf16>) -> tensor<1x8x?x64xbf16>
@@ -40,11 +40,11 @@ func.func @d64_bf16(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x8x?x64xbf16>, %v: te
 // -----
 
 // SM80-LABEL: func.func @d128_f16
-// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM86-LABEL: func.func @d128_f16
-// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n32w8", block_m = 128, block_n = 32, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n32w8", block_m = 128, block_n = 32, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM90A-LABEL: func.func @d128_f16
-// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d128_m128n128w8", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d128_m128n128w8", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @d128_f16(%q: tensor<1x8x?x128xf16>, %k: tensor<1x8x?x128xf16>, %v: tensor<1x8x?x128xf16>, %o: tensor<1x8x?x128xf16>) -> tensor<1x8x?x128xf16> {
   %r = attn.attention q(%q : tensor<1x8x?x128xf16>) k(%k : tensor<1x8x?x128xf16>) v(%v : tensor<1x8x?x128xf16>)
       outs(%o : tensor<1x8x?x128xf16>) -> tensor<1x8x?x128xf16>
@@ -54,11 +54,11 @@ func.func @d128_f16(%q: tensor<1x8x?x128xf16>, %k: tensor<1x8x?x128xf16>, %v: te
 // -----
 
 // SM80-LABEL: func.func @d128_bf16
-// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM86-LABEL: func.func @d128_bf16
-// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n32w8", block_m = 128, block_n = 32, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d128_m128n32w8", block_m = 128, block_n = 32, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM90A-LABEL: func.func @d128_bf16
-// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d128_m128n128w8", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d128_m128n128w8", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @d128_bf16(%q: tensor<1x8x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v: tensor<1x8x?x128xbf16>, %o: tensor<1x8x?x128xbf16>) -> tensor<1x8x?x128xbf16> {
   %r = attn.attention q(%q : tensor<1x8x?x128xbf16>) k(%k : tensor<1x8x?x128xbf16>) v(%v : tensor<1x8x?x128xbf16>)
       outs(%o : tensor<1x8x?x128xbf16>) -> tensor<1x8x?x128xbf16>
@@ -68,11 +68,11 @@ func.func @d128_bf16(%q: tensor<1x8x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v:
 // -----
 
 // SM80-LABEL: func.func @d256_f16
-// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM86-LABEL: func.func @d256_f16
-// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM90A-LABEL: func.func @d256_f16
-// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d256_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d256_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @d256_f16(%q: tensor<1x8x?x256xf16>, %k: tensor<1x8x?x256xf16>, %v: tensor<1x8x?x256xf16>, %o: tensor<1x8x?x256xf16>) -> tensor<1x8x?x256xf16> {
   %r = attn.attention q(%q : tensor<1x8x?x256xf16>) k(%k : tensor<1x8x?x256xf16>) v(%v : tensor<1x8x?x256xf16>)
       outs(%o : tensor<1x8x?x256xf16>) -> tensor<1x8x?x256xf16>
@@ -82,11 +82,11 @@ func.func @d256_f16(%q: tensor<1x8x?x256xf16>, %k: tensor<1x8x?x256xf16>, %v: te
 // -----
 
 // SM80-LABEL: func.func @d256_bf16
-// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM80: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM86-LABEL: func.func @d256_bf16
-// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+// SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM90A-LABEL: func.func @d256_bf16
-// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d256_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "wgmma_d256_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @d256_bf16(%q: tensor<1x8x?x256xbf16>, %k: tensor<1x8x?x256xbf16>, %v: tensor<1x8x?x256xbf16>, %o: tensor<1x8x?x256xbf16>) -> tensor<1x8x?x256xbf16> {
   %r = attn.attention q(%q : tensor<1x8x?x256xbf16>) k(%k : tensor<1x8x?x256xbf16>) v(%v : tensor<1x8x?x256xbf16>)
       outs(%o : tensor<1x8x?x256xbf16>) -> tensor<1x8x?x256xbf16>

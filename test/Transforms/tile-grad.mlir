@@ -1,6 +1,6 @@
 // RUN: attn-opt %s -split-input-file -attn-tile -canonicalize -cse | FileCheck %s
 
-#cfg = #attn.config<name = "host_bwd_m16n32", block_m = 16, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+#cfg = #attn.config<name = "host_bwd_m16n32", block_m = 16, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 
 // The three stages of FlashAttention-2's backward pass, on GQA 4:2 with
 // causal masking, bf16 and Dv != D:
@@ -104,7 +104,7 @@ func.func @gqa_causal_bf16(%q: memref<2x4x1000x64xbf16>, %k: memref<2x2x1000x64x
 
 // -----
 
-#cfg = #attn.config<name = "host_bwd_m16n32", block_m = 16, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+#cfg = #attn.config<name = "host_bwd_m16n32", block_m = 16, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 
 // f32: dq and an f32 grad_bias accumulate in place (zeroed in stage 1, no
 // accumulator buffer, no stage 3); only delta is allocated. The bias's
@@ -173,7 +173,7 @@ func.func @f32_window_grad_bias(%q: memref<?x2x?x32xf32>, %k: memref<?x2x?x32xf3
 
 // -----
 
-#cfg = #attn.config<name = "host_bwd_m16n32", block_m = 16, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+#cfg = #attn.config<name = "host_bwd_m16n32", block_m = 16, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 
 // Softcap: tanh(scale * q.k / cap) of the recomputed score gives the cap's
 // derivative 1 - tanh^2, applied to dS after dbias took it (the bias is

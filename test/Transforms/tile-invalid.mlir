@@ -10,7 +10,7 @@ func.func @no_config(%q: memref<1x2x16x64xf32>, %k: memref<1x2x16x64xf32>,
 
 // -----
 
-#cfg = #attn.config<name = "host_m16n64", block_m = 16, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+#cfg = #attn.config<name = "host_m16n64", block_m = 16, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 func.func @tensor_form(%q: tensor<1x2x16x64xf32>, %k: tensor<1x2x16x64xf32>,
                        %v: tensor<1x2x16x64xf32>, %o: tensor<1x2x16x64xf32>)
     -> tensor<1x2x16x64xf32> {
@@ -23,7 +23,7 @@ func.func @tensor_form(%q: tensor<1x2x16x64xf32>, %k: tensor<1x2x16x64xf32>,
 
 // -----
 
-#big = #attn.config<name = "huge", block_m = 4096, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+#big = #attn.config<name = "huge", block_m = 4096, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 func.func @scratch_too_large(%q: memref<1x2x16x64xf32>, %k: memref<1x2x16x64xf32>,
                              %v: memref<1x2x16x64xf32>, %o: memref<1x2x16x64xf32>) {
   // expected-error @below {{config: block_m = 4096 and block_n = 64 with D = 64, Dv = 64 need 2130176 bytes of scratch per block; expected at most 1048576}}
@@ -46,7 +46,7 @@ func.func @grad_no_config(%t: memref<1x2x16x64xf32>, %lse: memref<1x2x16xf32>) {
 
 // -----
 
-#cfg = #attn.config<name = "host_bwd_m32n32", block_m = 32, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+#cfg = #attn.config<name = "host_bwd_m32n32", block_m = 32, block_n = 32, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 func.func @grad_tensor_form(%t: tensor<1x2x16x64xf32>, %lse: tensor<1x2x16xf32>) {
   // expected-error @below {{grad_query: attn-tile expects the memref form; run one-shot-bufferize first}}
   %r:3 = attn.attention_grad q(%t : tensor<1x2x16x64xf32>) k(%t : tensor<1x2x16x64xf32>) v(%t : tensor<1x2x16x64xf32>) o(%t : tensor<1x2x16x64xf32>) do(%t : tensor<1x2x16x64xf32>) lse(%lse : tensor<1x2x16xf32>) outs(%t, %t, %t : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) {config = #cfg} -> tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>
@@ -55,7 +55,7 @@ func.func @grad_tensor_form(%t: tensor<1x2x16x64xf32>, %lse: tensor<1x2x16xf32>)
 
 // -----
 
-#big = #attn.config<name = "huge", block_m = 16, block_n = 2048, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+#big = #attn.config<name = "huge", block_m = 16, block_n = 2048, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 func.func @grad_scratch_too_large(%t: memref<1x2x16x64xf32>, %lse: memref<1x2x16xf32>) {
   // expected-error @below {{config: block_m = 16 and block_n = 2048 with D = 64, Dv = 64 need 2097152 bytes of scratch per block; expected at most 1048576}}
   attn.attention_grad q(%t : memref<1x2x16x64xf32>) k(%t : memref<1x2x16x64xf32>) v(%t : memref<1x2x16x64xf32>) o(%t : memref<1x2x16x64xf32>) do(%t : memref<1x2x16x64xf32>) lse(%lse : memref<1x2x16xf32>) outs(%t, %t, %t : memref<1x2x16x64xf32>, memref<1x2x16x64xf32>, memref<1x2x16x64xf32>) {config = #big}

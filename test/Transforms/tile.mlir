@@ -1,6 +1,6 @@
 // RUN: attn-opt %s -split-input-file -attn-tile -canonicalize -cse | FileCheck %s
 
-#cfg = #attn.config<name = "host_m16n64", block_m = 16, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+#cfg = #attn.config<name = "host_m16n64", block_m = 16, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 
 // Grid over (B, Hq, ceil(Sq / block_m)) mapped to GPU blocks, a kv-block loop
 // of step block_n with an exp2-domain online softmax, tile-sized scratch
@@ -31,7 +31,7 @@ func.func @mha_no_mask(%q: memref<2x4x1000x64xf32>, %k: memref<2x4x1000x64xf32>,
 
 // -----
 
-#cfg = #attn.config<name = "host_m16n64", block_m = 16, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+#cfg = #attn.config<name = "host_m16n64", block_m = 16, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 
 // Causal: the kv loop stops at the last key the block's last row sees
 // (blocks past the diagonal are skipped) and the diagonal block is masked
@@ -70,7 +70,7 @@ func.func @gqa_causal_lse(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 
 // -----
 
-#cfg = #attn.config<name = "host_m16n64", block_m = 16, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+#cfg = #attn.config<name = "host_m16n64", block_m = 16, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 
 // Sliding window (128, 0): the kv loop starts at the block holding the first
 // key the block's first row sees, so blocks left of the window are skipped.
@@ -95,7 +95,7 @@ func.func @window(%q: memref<2x4x1000x64xf32>, %k: memref<2x4x1000x64xf32>,
 
 // -----
 
-#cfg = #attn.config<name = "host_m16n64", block_m = 16, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = "fma">
+#cfg = #attn.config<name = "host_m16n64", block_m = 16, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = false, mma = fma>
 
 // Softcap then bias on natural-log scores, then log2(e); the bias's
 // broadcast batch dimension is read at index 0.

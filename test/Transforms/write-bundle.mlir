@@ -17,7 +17,7 @@
 // CHECK-NEXT:     "seqlen_k_multiple": 1,
 // CHECK-NEXT:     "seqlen_q_multiple": 1
 // CHECK-NEXT:   },
-// CHECK-NEXT:   "config": "#attn.config<name = \"sm90_m128n64w4\", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = \"mma.m16n8k16\">",
+// CHECK-NEXT:   "config": "#attn.config<name = \"sm90_m128n64w4\", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>",
 // CHECK-NEXT:   "dtype": "f16",
 // CHECK-NEXT:   "dynamic_smem": 55296,
 // CHECK-NEXT:   "entry": "fwd_f16_d64_causal_m128n64w4s2",
@@ -37,8 +37,8 @@
 
 // ELF: Machine: NVIDIA CUDA
 
-#best = #attn.config<name = "sm90_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
-#fallback = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#best = #attn.config<name = "sm90_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
+#fallback = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @family(%q: memref<?x1x?x64xf16>, %o: memref<?x1x?x64xf16>) {
   attn.attention q(%q : memref<?x1x?x64xf16>) k(%q : memref<?x1x?x64xf16>) v(%q : memref<?x1x?x64xf16>) outs(%o : memref<?x1x?x64xf16>) {mask = #attn.mask<causal>, config = #best}
   attn.attention q(%q : memref<?x1x?x64xf16>) k(%q : memref<?x1x?x64xf16>) v(%q : memref<?x1x?x64xf16>) outs(%o : memref<?x1x?x64xf16>) {mask = #attn.mask<causal>, config = #fallback}

@@ -149,7 +149,8 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
   request.softcap = softcap;
   request.allCandidates = allCandidates;
   auto types = parseList<ElementType>(dtypes, {"f16", "bf16"}, "dtypes",
-                                      "f16, bf16 or f32", parseElementType);
+                                      "f16, bf16 or f32",
+      [](StringRef s) { return symbolizeElementType(s); });
   auto maskKinds = parseList<MaskKind>(
       masks, {"none", "causal", "causal_bottom_right", "sliding_window"},
       "masks", "none, causal, causal_bottom_right or sliding_window",

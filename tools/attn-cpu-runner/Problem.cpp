@@ -56,7 +56,7 @@ std::string attrText(const Problem &p) {
     os << ", config = #attn.config<name = \"runner\", block_m = " << p.blockM
        << ", block_n = " << p.blockN
        << ", warps = 1, stages = 1, pipeline = simple, "
-          "acc_in_registers = false, mma = \"fma\">";
+          "acc_in_registers = false, mma = fma>";
   os << "}";
   return s;
 }

@@ -69,6 +69,12 @@ static cl::list<int64_t> headDims("head-dims", cl::CommaSeparated,
                                   cl::desc("Head dims of --family"),
                                   cl::cat(category));
 
+static cl::opt<bool>
+    validate("validate",
+             cl::desc("Check the table (--table, or the embedded one) and "
+                      "exit; the build runs this on the embedded table"),
+             cl::cat(category));
+
 static int fail(const llvm::Twine &msg) {
   llvm::WithColor::error(llvm::errs(), "attn-tiles") << msg << "\n";
   return 1;
@@ -95,6 +101,18 @@ int main(int argc, char **argv) {
     if (!parsed)
       return fail(tableFile + ": " + llvm::toString(parsed.takeError()));
     loaded = std::move(*parsed);
+  }
+  if (validate) {
+    if (!loaded) {
+      llvm::Expected<TileTable> parsed = parseTileTable(getTileTableJSON());
+      if (!parsed)
+        return fail("the embedded TileTables.json: " +
+                    llvm::toString(parsed.takeError()));
+      loaded = std::move(*parsed);
+    }
+    llvm::outs() << "ok: " << loaded->chips.size() << " chips, "
+                 << loaded->profiles.size() << " profiles\n";
+    return 0;
   }
   const TileTable &table = loaded ? *loaded : getTileTable();
 
@@ -148,7 +166,7 @@ int main(int argc, char **argv) {
   }
 
   AttentionProblem problem;
-  std::optional<ElementType> et = parseElementType(dtype);
+  std::optional<ElementType> et = symbolizeElementType(dtype);
   if (!et)
     return fail("--dtype: expected f16, bf16 or f32, got '" + dtype + "'");
   problem.elementType = *et;

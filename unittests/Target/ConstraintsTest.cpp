@@ -14,6 +14,15 @@ using namespace mlir::attn;
 
 namespace {
 
+/// Total bytes of a padded (not swizzled) layout.
+int64_t smemBytes(int64_t blockM, int64_t blockN, int64_t stages,
+                  int64_t elemBytes, int64_t headDim, int64_t headDimV,
+                  int64_t padElems) {
+  return getSharedMemoryLayout(blockM, blockN, stages, elemBytes, headDim,
+                               headDimV, padElems, /*swizzled=*/false)
+      .totalBytes;
+}
+
 TEST(SmemBytes, NvidiaD128Block128x64TwoStages) {
   // K+V: 2 stages * 64 rows * (128 + 128 + 2*8) * 2 B = 69632
   // Q:   128 rows * (128 + 8) * 2 B                   = 34816
@@ -45,6 +54,32 @@ TEST(SmemBytes, F32WithoutPadding) {
   EXPECT_EQ(smemBytes(32, 64, 1, 4, 64, 64, 0), 40960);
 }
 
+TEST(SmemBytes, SwizzledTilesAreDenseWithAlignmentSlack) {
+  // wgmma D = 128, block 128 x 128, 2 stages: no padding (the pad argument
+  // is ignored), 1024 bytes of slack.
+  // Q: 128 * 128 * 2 = 32768; K, V: 2 * 128 * 128 * 2 * 2 = 131072
+  SharedMemoryLayout l = getSharedMemoryLayout(128, 128, 2, 2, 128, 128, 8,
+                                               /*swizzled=*/true);
+  EXPECT_EQ(l.qRowStride, 128);
+  EXPECT_EQ(l.alignSlack, kSwizzleAlignBytes);
+  EXPECT_EQ(l.qBytes, 32768);
+  EXPECT_EQ(l.kStageBytes, 32768);
+  EXPECT_EQ(l.totalBytes, 1024 + 32768 + 131072);
+}
+
+TEST(SmemBytes, PaddedLayoutOffsets) {
+  // The kernel carves [Q][K stages][V stages]: K starts at qBytes, V at
+  // qBytes + stages * kStageBytes. D = 64, Dv = 128, pad 8, 2-byte elements.
+  SharedMemoryLayout l = getSharedMemoryLayout(64, 32, 2, 2, 64, 128, 8,
+                                               /*swizzled=*/false);
+  EXPECT_EQ(l.kRowStride, 72);
+  EXPECT_EQ(l.vRowStride, 136);
+  EXPECT_EQ(l.qBytes, 64 * 72 * 2);
+  EXPECT_EQ(l.kStageBytes, 32 * 72 * 2);
+  EXPECT_EQ(l.vStageBytes, 32 * 136 * 2);
+  EXPECT_EQ(l.alignSlack, 0);
+}
+
 TEST(RegisterEstimate, MmaSyncMatchesThePerFragmentFormula) {
   // 4*(64/8) + 4*(128/8) + 4*(128/16) + 40 = 32 + 64 + 32 + 40
   EXPECT_EQ(registerEstimate(16, 32, 64, 128, 128, 40), 168);
@@ -73,14 +108,14 @@ TEST(RegisterEstimate, RoundsUp) {
 
 TEST(MmaPerIteration, Counts) {
   MatrixInstr mfma;
-  mfma.name = "mfma.32x32x8";
+  mfma.kind = MatrixInstrKind::Mfma32x32x8;
   mfma.m = mfma.n = 32;
   mfma.k = 8;
   mfma.rowsPerWarp = 32;
   // (32/32) * (64/32) * (128/8) = 1 * 2 * 16
   EXPECT_EQ(mmaPerIteration(mfma, 64, 128), 32);
   MatrixInstr mma;
-  mma.name = "mma.m16n8k16";
+  mma.kind = MatrixInstrKind::MmaM16N8K16;
   mma.m = 16;
   mma.n = 8;
   mma.k = 16;
@@ -112,7 +147,7 @@ struct ChecksTest : ::testing::Test {
     chip.dtypes = {ElementType::F16, ElementType::BF16};
     chip.dtypeNote = "f32 runs on the host";
     chip.headDimMax = 256;
-    instr.name = "mma.m16n8k16";
+    instr.kind = MatrixInstrKind::MmaM16N8K16;
     instr.m = 16;
     instr.n = 8;
     instr.k = 16;
@@ -128,7 +163,7 @@ struct ChecksTest : ::testing::Test {
     cand.warps = 8;
     cand.stages = 2;
     cand.pipeline = PipelineKind::CpAsync;
-    cand.mma = instr.name;
+    cand.mma = instr.kind;
     cand.dtypes = {ElementType::F16, ElementType::BF16};
     cand.headDimMax = 128;
     problem.elementType = ElementType::F16;
@@ -262,7 +297,7 @@ TEST_F(ChecksTest, HeadDimRules) {
 }
 
 TEST_F(ChecksTest, ValueHeadDimIsWholeInstructionNTiles) {
-  instr.name = "mfma.32x32x8";
+  instr.kind = MatrixInstrKind::Mfma32x32x8;
   instr.m = instr.n = 32;
   instr.k = 8;
   cand.headDimMax = 256;

@@ -170,7 +170,7 @@ TEST(ConfigAttr, FromCandidate) {
   EXPECT_EQ(attr.getBlockM(), 64);
   EXPECT_EQ(attr.getWarps(), 4);
   EXPECT_EQ(attr.getPipeline(), PipelineKind::CpAsync);
-  EXPECT_EQ(attr.getMma(), "mma.m16n8k16");
+  EXPECT_EQ(attr.getMma(), MatrixInstrKind::MmaM16N8K16);
 }
 
 //===----------------------------------------------------------------------===//
@@ -262,10 +262,11 @@ TEST(Parser, DuplicateCandidate) {
 
 TEST(Parser, DanglingReferences) {
   std::string badMma = tableWith("");
-  badMma.replace(badMma.find("\"mma\": \"fma\""), 12, "\"mma\": \"xdl\"");
+  badMma.replace(badMma.find("\"mma\": \"fma\""), 12,
+                 "\"mma\": \"mma.m16n8k16\"");
   EXPECT_EQ(parseError(badMma), "chips[0]: candidate 'a' uses matrix "
-                                "instruction 'xdl' that the chip does not "
-                                "list");
+                                "instruction 'mma.m16n8k16' that the chip "
+                                "does not list");
   EXPECT_EQ(parseError(tableWith(", \"only_on\": [\"sm_1\"]")),
             "candidate 'a': only_on names unknown chip 'sm_1'");
 }

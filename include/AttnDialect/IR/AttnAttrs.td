@@ -63,6 +63,73 @@ def Attn_PipelineKindAttr
 }
 
 //===----------------------------------------------------------------------===//
+// Tile-table enums
+//===----------------------------------------------------------------------===//
+
+// The spellings are TileTables.json's; the parser symbolizes them and
+// rejects anything else (docs/TileTables.md).
+
+def Attn_MmaM16N8K16 : I32EnumAttrCase<"MmaM16N8K16", 0, "mma.m16n8k16">;
+def Attn_WgmmaM64NNK16 : I32EnumAttrCase<"WgmmaM64NNK16", 1, "wgmma.m64nNk16">;
+def Attn_Mfma32x32x8 : I32EnumAttrCase<"Mfma32x32x8", 2, "mfma.32x32x8">;
+def Attn_Mfma16x16x16 : I32EnumAttrCase<"Mfma16x16x16", 3, "mfma.16x16x16">;
+def Attn_Mfma32x32x16 : I32EnumAttrCase<"Mfma32x32x16", 4, "mfma.32x32x16">;
+def Attn_Mfma16x16x32 : I32EnumAttrCase<"Mfma16x16x32", 5, "mfma.16x16x32">;
+def Attn_Wmma16x16x16 : I32EnumAttrCase<"Wmma16x16x16", 6, "wmma.16x16x16">;
+def Attn_Fma : I32EnumAttrCase<"Fma", 7, "fma">;
+
+def Attn_MatrixInstrKind : I32EnumAttr<"MatrixInstrKind",
+    "matrix instruction a kernel is built on",
+    [Attn_MmaM16N8K16, Attn_WgmmaM64NNK16, Attn_Mfma32x32x8,
+     Attn_Mfma16x16x16, Attn_Mfma32x32x16, Attn_Mfma16x16x32,
+     Attn_Wmma16x16x16, Attn_Fma]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+  let description = [{
+    The instructions the tile tables describe (`instruction_sets` of
+    TileTables.json, where each one's shape and tiling rules live):
+    * `mma.m16n8k16`: PTX `mma.sync` (sm_80+).
+    * `wgmma.m64nNk16`: PTX `wgmma.mma_async` (sm_90a).
+    * `mfma.32x32x8`, `mfma.16x16x16`: CDNA MFMA (gfx90a+);
+      `mfma.32x32x16`, `mfma.16x16x32`: the double-K MFMA of gfx950.
+    * `wmma.16x16x16`: RDNA3/RDNA4 WMMA.
+    * `fma`: scalar/vector FMA on the host.
+  }];
+}
+
+def Attn_ElementF16 : I32EnumAttrCase<"F16", 0, "f16">;
+def Attn_ElementBF16 : I32EnumAttrCase<"BF16", 1, "bf16">;
+def Attn_ElementF32 : I32EnumAttrCase<"F32", 2, "f32">;
+
+def Attn_ElementType : I32EnumAttr<"ElementType",
+    "element type of q, k, v and o in the tile tables",
+    [Attn_ElementF16, Attn_ElementBF16, Attn_ElementF32]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_VendorNvidia : I32EnumAttrCase<"Nvidia", 0, "nvidia">;
+def Attn_VendorAmd : I32EnumAttrCase<"Amd", 1, "amd">;
+def Attn_VendorHost : I32EnumAttrCase<"Host", 2, "host">;
+
+def Attn_Vendor : I32EnumAttr<"Vendor",
+    "whose chip a tile-table entry describes (which lowering serves it)",
+    [Attn_VendorNvidia, Attn_VendorAmd, Attn_VendorHost]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_DirectionForward : I32EnumAttrCase<"Forward", 0, "forward">;
+def Attn_DirectionBackward : I32EnumAttrCase<"Backward", 1, "backward">;
+
+def Attn_Direction : I32EnumAttr<"Direction",
+    "forward or backward attention kernel",
+    [Attn_DirectionForward, Attn_DirectionBackward]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
 // Tile configuration
 //===----------------------------------------------------------------------===//
 
@@ -76,17 +143,19 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     given `pipeline` kind. `block_m` and `block_n` are powers of two or
     multiples of 16 (at most 4096), `warps` a power of two or a multiple of
     4 (at most 32; 12 warps are three warpgroups owning 192 rows), `stages`
-    is in [1, 8]; `name` and `mma` are not empty. Which shapes a lowering
-    handles is its own check. `acc_in_registers` says whether the output
-    accumulator stays in registers. `mma` names the matrix instruction
-    (for example `"mma.m16n8k16"`, `"wgmma.m64nNk16"`, `"mfma.32x32x8"`,
-    `"fma"` on the host), and `name` the tile-table entry it came from.
+    is in [1, 8]; `name` is not empty. Which shapes a lowering handles is
+    its own check. `acc_in_registers` says whether the output accumulator
+    stays in registers. `mma` is the matrix instruction (one of
+    `mma.m16n8k16`, `wgmma.m64nNk16`, `mfma.32x32x8`, `mfma.16x16x16`,
+    `mfma.32x32x16`, `mfma.16x16x32`, `wmma.16x16x16`, or `fma` on the
+    host; the quoted form `"mma.m16n8k16"` is accepted too), and `name` the
+    tile-table entry it came from.
 
     Example:
     ```mlir
     #attn.config<name = "sm80_f16_d128_m128n64", block_m = 128, block_n = 64,
                  warps = 4, stages = 2, pipeline = cp_async,
-                 acc_in_registers = true, mma = "mma.m16n8k16">
+                 acc_in_registers = true, mma = mma.m16n8k16>
     ```
   }];
   let parameters = (ins
@@ -97,23 +166,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     "int64_t":$stages,
     "::mlir::attn::PipelineKind":$pipeline,
     "bool":$acc_in_registers,
-    StringRefParameter<"matrix instruction">:$mma
+    "::mlir::attn::MatrixInstrKind":$mma
   );
-  let assemblyFormat = "`<` struct(params) `>`";
-  let genVerifyDecl = 1;
-}
-
-def Attn_TargetAttr : AttrDef<Attn_Dialect, "Target"> {
-  let mnemonic = "target";
-  let summary = "The chip a module is compiled for";
-  let description = [{
-    Names a chip of the tile tables (`sm_80`, `sm_86`, `sm_89`, `sm_90a`,
-    `gfx90a`, `gfx942`, `gfx950`, `gfx1100`, `gfx1201`, or `host`). Passes
-    read its capabilities from the tables rather than comparing strings.
-
-    Example: `#attn.target<chip = "sm_90a">`
-  }];
-  let parameters = (ins StringRefParameter<"chip name">:$chip);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

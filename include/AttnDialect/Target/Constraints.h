@@ -22,15 +22,29 @@ using CheckResult = std::optional<std::string>;
 // Formulas
 //===----------------------------------------------------------------------===//
 
-/// Shared memory (LDS) bytes of a forward kernel: `stages` buffers of a K
-/// tile and a V tile (block_n rows of D and Dv elements) plus the Q tile
-/// (block_m rows of D), every row padded by `padElems` elements against bank
-/// conflicts:
-///   stages * block_n * (D + Dv + 2 * pad) * bytes + block_m * (D + pad) *
-///   bytes
-int64_t smemBytes(int64_t blockM, int64_t blockN, int64_t stages,
-                  int64_t elemBytes, int64_t headDim, int64_t headDimV,
-                  int64_t padElems);
+/// Swizzled shared tiles (wgmma's 128-byte swizzle) start on a 1024-byte
+/// boundary: the swizzle pattern repeats every 8 rows of 128 bytes and the
+/// matrix descriptors carry no base offset. The dynamic shared-memory base is
+/// only 16-byte aligned, so a kernel reserves this much slack up front.
+inline constexpr int64_t kSwizzleAlignBytes = 1024;
+
+/// The shared-memory (LDS) carving of a forward kernel: the Q tile (block_m
+/// rows of D), then `stages` K tiles (block_n rows of D), then `stages` V
+/// tiles (block_n rows of Dv). Padded tiles pad every row by `padElems`
+/// elements against bank conflicts; swizzled tiles are dense and preceded by
+/// kSwizzleAlignBytes of alignment slack. The constraint checks and the
+/// kernels' layout both come from here.
+struct SharedMemoryLayout {
+  /// Row strides, in elements.
+  int64_t qRowStride = 0, kRowStride = 0, vRowStride = 0;
+  /// Sizes, in bytes.
+  int64_t qBytes = 0, kStageBytes = 0, vStageBytes = 0, alignSlack = 0;
+  int64_t totalBytes = 0;
+};
+SharedMemoryLayout getSharedMemoryLayout(int64_t blockM, int64_t blockN,
+                                         int64_t stages, int64_t elemBytes,
+                                         int64_t headDim, int64_t headDimV,
+                                         int64_t padElems, bool swizzled);
 
 /// 32-bit registers per thread: the f32 score accumulator (rowsPerWarp x
 /// block_n), the f32 output accumulator (rowsPerWarp x Dv) and the packed
@@ -93,6 +107,14 @@ CheckResult checkAlignment(const TileCandidate &cand,
                            const AttentionProblem &problem);
 CheckResult checkBias(const TileCandidate &cand,
                       const AttentionProblem &problem);
+
+/// The table's rules for a config a GPU lowering is handed (selected, forced
+/// or written by hand): the chip lists its instruction, and the head dims,
+/// the tile and the threads follow that instruction's entry (checkHeadDim,
+/// checkMmaDivisibility without the MMA-count rule, checkThreads). The
+/// lowerings add only what their own implementation cannot do.
+CheckResult checkConfig(const ChipSpec &chip, ConfigAttr config,
+                        int64_t headDim, int64_t headDimV);
 
 } // namespace attn
 } // namespace mlir

@@ -23,24 +23,20 @@
 namespace mlir {
 namespace attn {
 
-/// Element type of q, k, v and o.
-enum class ElementType { F16, BF16, F32 };
-llvm::StringRef stringifyElementType(ElementType type);
-std::optional<ElementType> parseElementType(llvm::StringRef name);
+// ElementType, Direction, Vendor and MatrixInstrKind are ODS enums
+// (AttnAttrs.td): symbolizeX / stringifyX convert the table's spellings.
+
 /// The table's element type for an MLIR type, if it is one it knows.
 std::optional<ElementType> getElementType(Type type);
 int64_t getElementBytes(ElementType type);
 
-enum class Direction { Forward, Backward };
-llvm::StringRef stringifyDirection(Direction direction);
-
 /// A matrix instruction and the tiling rules a kernel built on it follows.
 struct MatrixInstr {
-  std::string name;
+  MatrixInstrKind kind = MatrixInstrKind::Fma;
   std::string reason;
   int64_t m = 0, n = 0, k = 0;
   llvm::SmallVector<ElementType> operandTypes;
-  std::string accType;
+  ElementType accType = ElementType::F32;
   /// Query rows of one instruction tile a warp/wave owns: block_m / warps
   /// must be a multiple of it. 0 means no such rule (host).
   int64_t rowsPerWarp = 0;
@@ -49,6 +45,8 @@ struct MatrixInstr {
   /// re-reads Q from shared memory instead of keeping it in registers.
   int64_t maxRowsPerWarp = 0;
   int64_t blockNMultiple = 1;
+  /// Largest block_n the lowering handles (0: no limit beyond the config's).
+  int64_t blockNMax = 0;
   /// When not empty, the only block_n values the lowering handles.
   llvm::SmallVector<int64_t> blockNAllowed;
   int64_t headDimMultiple = 1;
@@ -60,6 +58,9 @@ struct MatrixInstr {
   /// descriptors (wgmma): Q is never held in registers, and the tiles are
   /// 128-byte swizzled (no row padding, 1 KiB of alignment slack).
   bool sharedOperands = false;
+
+  /// The table's spelling ("mma.m16n8k16"), for diagnostics.
+  llvm::StringRef getName() const { return stringifyMatrixInstrKind(kind); }
 };
 
 /// One entry of a chip's candidate list.
@@ -69,7 +70,7 @@ struct TileCandidate {
   int64_t blockM = 0, blockN = 0, warps = 0, stages = 0;
   PipelineKind pipeline = PipelineKind::Simple;
   bool accInRegisters = true;
-  std::string mma;
+  MatrixInstrKind mma = MatrixInstrKind::Fma;
   llvm::SmallVector<ElementType> dtypes;
   /// Head-dim bucket: the largest D (and Dv) the kernel handles.
   int64_t headDimMax = 0;
@@ -90,9 +91,6 @@ struct TileCandidate {
   /// Position in the chip's list, for stable ordering.
   unsigned tableIndex = 0;
 };
-
-enum class Vendor { Nvidia, Amd, Host };
-llvm::StringRef stringifyVendor(Vendor vendor);
 
 struct ChipSpec {
   std::string name;
@@ -128,7 +126,7 @@ struct ChipSpec {
   bool hasMfma() const { return hasFeature("mfma"); }
   bool hasWmma() const { return hasFeature("wmma"); }
   bool supportsElementType(ElementType type) const;
-  const MatrixInstr *lookupInstr(llvm::StringRef name) const;
+  const MatrixInstr *lookupInstr(MatrixInstrKind kind) const;
   const TileCandidate *lookupCandidate(llvm::StringRef name) const;
 };
 
@@ -150,7 +148,7 @@ struct TileTable {
   const Profile *lookupProfile(llvm::StringRef name) const;
 };
 
-/// The entry of `entries` (chips, profiles, instructions, candidates) called
+/// The entry of `entries` (chips, profiles, candidates) called
 /// `name`, or null.
 template <typename T>
 const T *findByName(llvm::ArrayRef<T> entries, llvm::StringRef name) {

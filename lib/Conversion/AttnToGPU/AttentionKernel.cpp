@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
+#include "AttnDialect/Target/Constraints.h"
 #include "AttnDialect/Utils/MaskUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -23,30 +24,19 @@ using namespace mlir::attn;
 static constexpr StringLiteral kSharedGlobalName = "attn_smem";
 
 namespace {
-/// Shared-memory carving of one kernel: [Q tile][K stages][V stages]. Padded
-/// tiles pad every row by the target's padding; swizzled tiles are dense
-/// and start 1024-byte aligned (the slack is reserved up front).
-struct SharedLayout {
+/// Shared-memory carving of one kernel (lib/Target's formula, which the
+/// constraint checks use too).
+struct SharedLayout : SharedMemoryLayout {
   SharedTileLayout kind;
-  int64_t qRowStride, kRowStride, vRowStride;
-  int64_t qBytes, kStageBytes, vStageBytes, alignSlack, totalBytes;
 
   SharedLayout(const KernelSpec &spec, const GPUTargetInfo &target,
                SharedTileLayout kind)
-      : kind(kind) {
-    bool padded = kind == SharedTileLayout::Padded;
-    int64_t pad = padded ? target.getSharedRowPadding(spec.elemType) : 0;
-    int64_t eb = spec.elemType.getIntOrFloatBitWidth() / 8;
-    qRowStride = spec.headDim + pad;
-    kRowStride = spec.headDim + pad;
-    vRowStride = spec.headDimV + pad;
-    qBytes = spec.blockM() * qRowStride * eb;
-    kStageBytes = spec.blockN() * kRowStride * eb;
-    vStageBytes = spec.blockN() * vRowStride * eb;
-    alignSlack = padded ? 0 : 1024;
-    totalBytes =
-        alignSlack + qBytes + spec.stages() * (kStageBytes + vStageBytes);
-  }
+      : SharedMemoryLayout(getSharedMemoryLayout(
+            spec.blockM(), spec.blockN(), spec.stages(),
+            spec.elemType.getIntOrFloatBitWidth() / 8, spec.headDim,
+            spec.headDimV, target.getSharedRowPadding(),
+            kind == SharedTileLayout::Swizzle128B)),
+        kind(kind) {}
 };
 
 /// Emission state of one kernel body.
@@ -467,7 +457,8 @@ void KernelEmitter::emit() {
       SymbolTable::lookupSymbolIn(module, kSharedGlobalName));
   smemBase = LLVM::AddressOfOp::create(b, loc, global);
   if (smem.alignSlack) {
-    // Round the base up to the next multiple of the slack (1024 bytes).
+    // Round the base up to the next multiple of the slack
+    // (kSwizzleAlignBytes).
     Value addr = LLVM::PtrToIntOp::create(b, loc, i32, smemBase);
     Value pad = arith::AndIOp::create(
         b, loc, arith::SubIOp::create(b, loc, c32(0), addr),

@@ -2,6 +2,7 @@
 //-*-===//
 
 #include "NVVMTargetInfo.h"
+#include "AttnDialect/Target/Constraints.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -10,12 +11,6 @@
 
 using namespace mlir;
 using namespace mlir::attn;
-
-// 8 elements (16 bytes) per row: the 8 row addresses of one ldmatrix 8x8
-// matrix then start in 8 different 16-byte bank groups.
-int64_t NVVMTargetInfo::getSharedRowPadding(Type elemType) const {
-  return 128 / elemType.getIntOrFloatBitWidth();
-}
 
 Attribute NVVMTargetInfo::getTargetAttr(MLIRContext *ctx) const {
   // PTX 8.0 is the first ISA with sm_90a; every chip here accepts it.
@@ -30,25 +25,27 @@ LogicalResult NVVMTargetInfo::checkSupported(
     return emitError() << "element type " << spec.elemType
                        << " is not supported by convert-attn-to-nvvm: "
                           "expected f16 or bf16";
-  for (auto [what, d] :
-       {std::pair<StringRef, int64_t>{"head dim D", spec.headDim},
-        {"head dim Dv", spec.headDimV}})
-    if (d % 16 != 0 || d > 256)
-      return emitError() << what << " = " << d
-                         << " is not supported by convert-attn-to-nvvm: "
-                            "expected a multiple of 16 <= 256";
   ConfigAttr c = spec.config;
+  if (CheckResult r = checkConfig(chip, c, spec.headDim, spec.headDimV))
+    return emitError() << "config '" << c.getName()
+                       << "' is not supported on " << chip.name << ": " << *r;
   // Both matrix-instruction paths keep O in registers.
   if (!c.getAccInRegisters())
     return emitError() << "config '" << c.getName()
                        << "' has acc_in_registers = false; "
                           "convert-attn-to-nvvm keeps O in registers";
+  if (c.getWarps() > 16)
+    return emitError() << "config '" << c.getName() << "' has warps = "
+                       << c.getWarps()
+                       << "; convert-attn-to-nvvm launches at most 16";
   if (c.getMma() == kWgmma)
     return checkWgmmaSupported(spec, emitError);
   if (c.getMma() != kMmaSync)
-    return emitError() << "config '" << c.getName() << "' asks for mma = \""
-                       << c.getMma() << "\"; convert-attn-to-nvvm implements \""
-                       << kMmaSync << "\" and \"" << kWgmma << "\"";
+    return emitError() << "config '" << c.getName() << "' asks for mma = "
+                       << stringifyMatrixInstrKind(c.getMma())
+                       << "; convert-attn-to-nvvm implements "
+                       << stringifyMatrixInstrKind(kMmaSync) << " and "
+                       << stringifyMatrixInstrKind(kWgmma);
   if (c.getPipeline() != PipelineKind::CpAsync &&
       c.getPipeline() != PipelineKind::Simple)
     return emitError() << "config '" << c.getName() << "' asks for pipeline = "
@@ -60,52 +57,21 @@ LogicalResult NVVMTargetInfo::checkSupported(
     return emitError() << "config '" << c.getName()
                        << "' has stages = " << c.getStages()
                        << "; expected 1 or 2 (1 with pipeline = simple)";
-  if (c.getWarps() < 1 || c.getWarps() > 16 ||
-      (c.getBlockM() != 16 * c.getWarps() &&
-       c.getBlockM() != 32 * c.getWarps()))
-    return emitError() << "config '" << c.getName()
-                       << "' has block_m = " << c.getBlockM()
-                       << " and warps = " << c.getWarps()
-                       << "; expected block_m == 16 * warps or 32 * warps, "
-                          "warps <= 16";
-  if (!llvm::is_contained({32, 64, 128}, c.getBlockN()))
-    return emitError() << "config '" << c.getName()
-                       << "' has block_n = " << c.getBlockN()
-                       << "; expected 32, 64 or 128";
   return success();
 }
 
 LogicalResult NVVMTargetInfo::checkWgmmaSupported(
     const KernelSpec &spec,
     function_ref<InFlightDiagnostic()> emitError) const {
+  // The table's entry (checkConfig) already put wgmma on sm_90a only, the
+  // tile in whole warpgroups and the head dims in 64-column panels.
   ConfigAttr c = spec.config;
-  if (!chip.hasWgmma())
-    return emitError() << "config '" << c.getName() << "' asks for mma = \""
-                       << kWgmma << "\"; " << chip.name
-                       << " has no wgmma (sm_90a only)";
-  // Swizzled tiles are cut into 64-column panels.
-  for (auto [what, d] :
-       {std::pair<StringRef, int64_t>{"head dim D", spec.headDim},
-        {"head dim Dv", spec.headDimV}})
-    if (d % 64 != 0)
-      return emitError() << what << " = " << d << " is not supported by \""
-                         << kWgmma << "\": expected a multiple of 64";
   if (c.getPipeline() != PipelineKind::CpAsync || c.getStages() != 2)
     return emitError() << "config '" << c.getName() << "' has pipeline = "
                        << stringifyPipelineKind(c.getPipeline())
-                       << ", stages = " << c.getStages() << "; \"" << kWgmma
+                       << ", stages = " << c.getStages() << "; \""
+                       << stringifyMatrixInstrKind(kWgmma)
                        << "\" is implemented with cp_async, stages = 2";
-  if (c.getWarps() % 4 != 0 || c.getWarps() > 16 ||
-      c.getBlockM() != 16 * c.getWarps())
-    return emitError() << "config '" << c.getName()
-                       << "' has block_m = " << c.getBlockM()
-                       << " and warps = " << c.getWarps() << "; \"" << kWgmma
-                       << "\" needs warpgroups: warps a multiple of 4 "
-                          "(<= 16), block_m == 16 * warps";
-  if (c.getBlockN() % 16 != 0 || c.getBlockN() > 256)
-    return emitError() << "config '" << c.getName()
-                       << "' has block_n = " << c.getBlockN()
-                       << "; expected a multiple of 16 <= 256";
   return success();
 }
 

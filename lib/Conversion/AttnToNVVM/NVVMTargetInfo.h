@@ -10,19 +10,15 @@
 namespace mlir {
 namespace attn {
 
-/// The `mma` names of #attn.config this lowering implements.
-inline constexpr StringLiteral kMmaSync = "mma.m16n8k16";
-inline constexpr StringLiteral kWgmma = "wgmma.m64nNk16";
+/// The `mma` values of #attn.config this lowering implements.
+inline constexpr MatrixInstrKind kMmaSync = MatrixInstrKind::MmaM16N8K16;
+inline constexpr MatrixInstrKind kWgmma = MatrixInstrKind::WgmmaM64NNK16;
 
 class NVVMTargetInfo : public GPUTargetInfo {
 public:
-  explicit NVVMTargetInfo(const ChipSpec &chip) : chip(chip) {}
+  explicit NVVMTargetInfo(const ChipSpec &chip) : GPUTargetInfo(chip) {}
 
-  StringRef getChip() const override { return chip.name; }
   StringRef getPlatform() const override { return "cuda"; }
-  unsigned getWarpSize() const override { return 32; }
-  int64_t getMaxSharedMemoryBytes() const override { return chip.smemMaxBytes; }
-  int64_t getSharedRowPadding(Type elemType) const override;
   Attribute getTargetAttr(MLIRContext *ctx) const override;
   LogicalResult
   checkSupported(const KernelSpec &spec,
@@ -39,8 +35,6 @@ private:
   LogicalResult
   checkWgmmaSupported(const KernelSpec &spec,
                       function_ref<InFlightDiagnostic()> emitError) const;
-
-  const ChipSpec &chip;
 };
 
 /// The accumulator layout both NVIDIA emitters share: mma.m16n8k16's C

@@ -1,6 +1,7 @@
 //===- AMDTargetInfo.cpp - AMD hooks of the attention kernel ----*- C++ -*-===//
 
 #include "AMDTargetInfo.h"
+#include "AttnDialect/Target/Constraints.h"
 #include "mlir/Dialect/AMDGPU/Utils/Chipset.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -13,29 +14,29 @@ using namespace mlir::attn;
 // tables list it among the chip's instructions; the table says which chips
 // have which instruction set, this list only how each one is laid out.
 static const MatrixCoreShape kMfmaShapes[] = {
-    {"mfma.32x32x8", false, 32, 8, 4, AccRowKind::Mfma, "amd_mfma_cdna"},
-    {"mfma.16x16x16", false, 16, 16, 4, AccRowKind::Mfma, "amd_mfma_cdna"},
-    {"mfma.32x32x16", false, 32, 16, 8, AccRowKind::Mfma, "amd_mfma_gfx950"},
-    {"mfma.16x16x32", false, 16, 32, 8, AccRowKind::Mfma, "amd_mfma_gfx950"},
+    {MatrixInstrKind::Mfma32x32x8, false, 32, 8, 4, AccRowKind::Mfma},
+    {MatrixInstrKind::Mfma16x16x16, false, 16, 16, 4, AccRowKind::Mfma},
+    {MatrixInstrKind::Mfma32x32x16, false, 32, 16, 8, AccRowKind::Mfma},
+    {MatrixInstrKind::Mfma16x16x32, false, 16, 32, 8, AccRowKind::Mfma},
 };
 // RDNA3 feeds each lane a whole 16-element K row (the upper half-wave repeats
 // the lower one); RDNA4 splits K between the half-waves.
 static const MatrixCoreShape kWmmaGfx11 = {
-    "wmma.16x16x16", true, 16, 16, 16, AccRowKind::WmmaGfx11, "amd_wmma"};
+    MatrixInstrKind::Wmma16x16x16, true, 16, 16, 16, AccRowKind::WmmaGfx11};
 static const MatrixCoreShape kWmmaGfx12 = {
-    "wmma.16x16x16", true, 16, 16, 8, AccRowKind::WmmaGfx12, "amd_wmma"};
+    MatrixInstrKind::Wmma16x16x16, true, 16, 16, 8, AccRowKind::WmmaGfx12};
 
 const MatrixCoreShape *attn::lookupMatrixCore(const ChipSpec &chip,
-                                              StringRef mma) {
+                                              MatrixInstrKind mma) {
   if (!chip.lookupInstr(mma))
     return nullptr;
   if (chip.hasMfma()) {
     for (const MatrixCoreShape &shape : kMfmaShapes)
-      if (shape.configName == mma)
+      if (shape.kind == mma)
         return &shape;
     return nullptr;
   }
-  if (chip.hasWmma() && mma == kWmmaGfx11.configName) {
+  if (chip.hasWmma() && mma == kWmmaGfx11.kind) {
     FailureOr<amdgpu::Chipset> chipset = amdgpu::Chipset::parse(chip.name);
     if (failed(chipset))
       return nullptr;
@@ -47,8 +48,8 @@ const MatrixCoreShape *attn::lookupMatrixCore(const ChipSpec &chip,
 std::string attn::getMatrixCoreNames(const ChipSpec &chip) {
   std::string out;
   for (const MatrixInstr &instr : chip.instructions)
-    if (lookupMatrixCore(chip, instr.name))
-      out += (out.empty() ? "\"" : ", \"") + instr.name + "\"";
+    if (lookupMatrixCore(chip, instr.kind))
+      out += ((out.empty() ? "" : ", ") + instr.getName()).str();
   return out;
 }
 
@@ -76,34 +77,16 @@ LogicalResult AMDTargetInfo::checkSupported(
   ConfigAttr c = spec.config;
   const MatrixCoreShape *shape = lookupMatrixCore(chip, c.getMma());
   if (!shape)
-    return emitError() << "config '" << c.getName() << "' asks for mma = \""
-                       << c.getMma() << "\"; convert-attn-to-rocdl implements "
+    return emitError() << "config '" << c.getName() << "' asks for mma = "
+                       << stringifyMatrixInstrKind(c.getMma())
+                       << "; convert-attn-to-rocdl implements "
                        << getMatrixCoreNames(chip) << " on " << chip.name;
-  int64_t n = shape->n, k = shape->k;
-  if (spec.headDim % k != 0 || spec.headDim > 256)
-    return emitError() << "head dim D = " << spec.headDim
-                       << " is not supported with " << c.getMma()
-                       << ": expected a multiple of " << k << " <= 256";
-  if (spec.headDimV % n != 0 || spec.headDimV > 256)
-    return emitError() << "head dim Dv = " << spec.headDimV
-                       << " is not supported with " << c.getMma()
-                       << ": expected a multiple of " << n << " <= 256";
-  if (c.getWarps() < 1 || c.getWarps() * chip.warpSize > 1024 ||
-      c.getBlockM() != n * c.getWarps())
+  // Head dims, tile shape and wave count follow the instruction's entry in
+  // the tile tables (block_n a multiple of both N and K: it is the reduction
+  // dim of P V).
+  if (CheckResult r = checkConfig(chip, c, spec.headDim, spec.headDimV))
     return emitError() << "config '" << c.getName()
-                       << "' has block_m = " << c.getBlockM()
-                       << " and warps = " << c.getWarps()
-                       << "; expected block_m == " << n
-                       << " * warps (each wave owns " << n
-                       << " query rows), at most " << 1024 / chip.warpSize
-                       << " waves";
-  // Each K-chunk of P V takes kPerLane of a lane's probabilities, so a key
-  // block must be whole accumulator tiles and whole K-chunks.
-  if (c.getBlockN() % n != 0 || c.getBlockN() % k != 0 || c.getBlockN() > 256)
-    return emitError() << "config '" << c.getName()
-                       << "' has block_n = " << c.getBlockN()
-                       << "; expected a multiple of " << std::max(n, k)
-                       << " <= 256";
+                       << "' is not supported on " << chip.name << ": " << *r;
   bool simple = c.getPipeline() == PipelineKind::Simple && c.getStages() == 1;
   bool doubleBuffer =
       c.getPipeline() == PipelineKind::LdsDoubleBuffer && c.getStages() == 2;

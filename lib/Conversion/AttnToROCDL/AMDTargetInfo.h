@@ -31,36 +31,29 @@ enum class AccRowKind { Mfma, WmmaGfx11, WmmaGfx12 };
 /// `kPerLane * ((l / N) % (K / kPerLane)) + j`. (On gfx11 kPerLane == K and
 /// the upper half-wave repeats the lower one.)
 struct MatrixCoreShape {
-  StringRef configName; // the #attn.config `mma` string
+  MatrixInstrKind kind;
   bool wmma = false;
   int64_t n = 0;
   int64_t k = 0;
   int64_t kPerLane = 0;
   AccRowKind accRows = AccRowKind::Mfma;
-  /// Whether the chip needs the feature (name in TileTables.json) to run it.
-  StringRef instrSet;
 
   int64_t accPerLane(int64_t waveSize) const { return n * n / waveSize; }
   int64_t kGroups() const { return k / kPerLane; }
 };
 
-/// The instruction a chip runs for `mma` (the config's string), or null.
-const MatrixCoreShape *lookupMatrixCore(const ChipSpec &chip, StringRef mma);
+/// The instruction a chip runs for `mma` (the config's), or null.
+const MatrixCoreShape *lookupMatrixCore(const ChipSpec &chip,
+                                        MatrixInstrKind mma);
 
 /// Names of the instructions `chip` runs, for diagnostics.
 std::string getMatrixCoreNames(const ChipSpec &chip);
 
 class AMDTargetInfo : public GPUTargetInfo {
 public:
-  explicit AMDTargetInfo(const ChipSpec &chip) : chip(chip) {}
+  explicit AMDTargetInfo(const ChipSpec &chip) : GPUTargetInfo(chip) {}
 
-  StringRef getChip() const override { return chip.name; }
   StringRef getPlatform() const override { return "hip"; }
-  unsigned getWarpSize() const override { return chip.warpSize; }
-  int64_t getMaxSharedMemoryBytes() const override { return chip.smemMaxBytes; }
-  int64_t getSharedRowPadding(Type elemType) const override {
-    return chip.smemRowPadElems;
-  }
   Attribute getTargetAttr(MLIRContext *ctx) const override;
   LogicalResult
   checkSupported(const KernelSpec &spec,
@@ -69,9 +62,6 @@ public:
   createMmaEmitter(const KernelSpec &spec) const override;
   void emitCopyToShared(OpBuilder &b, Location loc, Value dst, Value src,
                         int64_t bytes, Value valid) const override;
-
-private:
-  const ChipSpec &chip;
 };
 
 /// The emitter of MFMA / WMMA kernels for `shape` on a wave of `waveSize`.

@@ -4,7 +4,7 @@
 // hence bias_align_bytes = 2) and adds it in the exp2 domain. Size-1 bias
 // dimensions get stride 0; dynamic ones get 0 when they are 1 at run time.
 
-#cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 
 // CHECK: module attributes {attn.kernels = [{align_bytes = 16 : i64, bias = "same", bias_align_bytes = 2 : i64,
 // CHECK-SAME: entry = "fwd_bf16_d64_none_bias_m64n64w4s2"
@@ -40,7 +40,7 @@ func.func @bias_same(%q: memref<?x8x?x64xbf16>, %k: memref<?x8x?x64xbf16>, %o: m
 
 // An f32 bias on a wgmma tile, broadcast over batch and query rows.
 
-#cfg = #attn.config<name = "wgmma_d64_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+#cfg = #attn.config<name = "wgmma_d64_m128n64w8", block_m = 128, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 
 // CHECK: module attributes {attn.kernels = [{align_bytes = 16 : i64, bias = "f32", bias_align_bytes = 4 : i64,
 // CHECK-SAME: entry = "fwd_f16_d64_causal_biasf32_m128n64w8s2"
@@ -61,7 +61,7 @@ func.func @bias_f32(%q: memref<1x4x300x64xf16>, %o: memref<1x4x300x64xf16>, %bia
 // With a softcap the bias is added to the capped score, as the op defines:
 // tanh first, then the bias's fma (and tScale = 1 after it).
 
-#cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 
 // CHECK-LABEL: func.func @bias_softcap
 // CHECK: gpu.func @fwd_f16_d64_none_softcap_bias_m64n64w4s2

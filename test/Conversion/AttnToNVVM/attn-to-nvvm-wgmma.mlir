@@ -5,7 +5,7 @@
 // that waits, O += P V as one chain left in flight across the loop's back
 // edge, and one wait before the epilogue reads O.
 
-#cfg = #attn.config<name = "wg", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+#cfg = #attn.config<name = "wg", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 
 // CHECK: module attributes {attn.kernels = [{{{.*}}dynamic_smem = 164864 : i64, entry = "fwd_bf16_d128_causal_m128n128w8s2"{{.*}}threads = 256 : i64}]
 // CHECK-LABEL: func.func @causal
@@ -51,7 +51,7 @@ func.func @causal(%q: memref<?x4x?x128xbf16>, %o: memref<?x4x?x128xbf16>) {
 
 // Three warpgroups (384 threads) for D = 64; f16 operands.
 
-#cfg = #attn.config<name = "wg3", block_m = 192, block_n = 128, warps = 12, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "wgmma.m64nNk16">
+#cfg = #attn.config<name = "wg3", block_m = 192, block_n = 128, warps = 12, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 
 // CHECK: dynamic_smem = 91136 : i64, entry = "fwd_f16_d64_none_m192n128w12s2"
 // CHECK: %[[GX:.*]] = arith.ceildivui %{{.*}}, %c192 : index

@@ -2,7 +2,7 @@
 
 // GQA (8 query heads, 2 kv heads), causal, bf16, 32 rows per warp.
 
-#cfg = #attn.config<name = "sm90_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm90_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 
 // CHECK: module attributes {attn.kernels = [{align_bytes = 16 : i64, bias = "none", block_m = 128 : i64, chip = "sm_90a"
 // CHECK-SAME: dtype = "bf16", dynamic_smem = 104448 : i64, entry = "fwd_bf16_d128_causal_m128n64w4s2", head_dim = 128 : i64, head_dim_v = 128 : i64, mask = "causal"
@@ -45,7 +45,7 @@ func.func @causal_gqa(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16>, %v
 // Two ops with the same problem and config share one kernel; no lse gives a
 // null pointer; f16 operands are <2 x f16>.
 
-#cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mma.m16n8k16>
 
 // CHECK: module attributes {attn.kernels = [{{{[^}]*}}entry = "fwd_f16_d64_none_m64n64w4s1"{{[^}]*}}}], gpu.container_module}
 // CHECK-LABEL: func.func @shared_kernel
@@ -67,7 +67,7 @@ func.func @shared_kernel(%q: memref<2x4x100x64xf16>, %k: memref<2x4x300x64xf16>,
 
 // Sliding window: the window bounds become the last two kernel arguments.
 
-#cfg = #attn.config<name = "sm80_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm80_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 
 // CHECK-LABEL: func.func @window
 // CHECK-DAG: %[[L:.*]] = arith.constant 128 : i32

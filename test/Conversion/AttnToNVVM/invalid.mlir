@@ -8,16 +8,16 @@ func.func @no_config(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
 
 // -----
 
-#cfg = #attn.config<name = "cdna3", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mfma.32x32x8">
+#cfg = #attn.config<name = "cdna3", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mfma.32x32x8>
 func.func @wrong_mma(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{config 'cdna3' asks for mma = "mfma.32x32x8"; convert-attn-to-nvvm implements "mma.m16n8k16" and "wgmma.m64nNk16"}}
+  // expected-error @+1 {{config 'cdna3' is not supported on sm_90a: mma mfma.32x32x8: sm_90a has no such instruction in the tile tables (it has mma.m16n8k16, wgmma.m64nNk16)}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }
 
 // -----
 
-#cfg = #attn.config<name = "ws", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = tma_ws, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "ws", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = tma_ws, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @wrong_pipeline(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
   // expected-error @+1 {{config 'ws' asks for pipeline = tma_ws; convert-attn-to-nvvm implements simple and cp_async}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
@@ -26,25 +26,25 @@ func.func @wrong_pipeline(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) 
 
 // -----
 
-#cfg = #attn.config<name = "odd", block_m = 128, block_n = 64, warps = 2, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "odd", block_m = 128, block_n = 64, warps = 2, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @wrong_block_m(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{config 'odd' has block_m = 128 and warps = 2; expected block_m == 16 * warps or 32 * warps, warps <= 16}}
+  // expected-error @+1 {{config 'odd' is not supported on sm_90a: tile: block_m 128 over 2 warps gives 64 rows per warp; mma.m16n8k16 needs a multiple of 16, at most 32}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }
 
 // -----
 
-#cfg = #attn.config<name = "n16", block_m = 64, block_n = 16, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "n16", block_m = 64, block_n = 16, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @wrong_block_n(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{config 'n16' has block_n = 16; expected 32, 64 or 128}}
+  // expected-error @+1 {{config 'n16' is not supported on sm_90a: tile: block_n 16 not in {32, 64, 128} handled by the mma.m16n8k16 kernel}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }
 
 // -----
 
-#cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @f32(%q: memref<1x1x64x64xf32>, %o: memref<1x1x64x64xf32>) {
   // expected-error @+1 {{element type 'f32' is not supported by convert-attn-to-nvvm: expected f16 or bf16}}
   attn.attention q(%q : memref<1x1x64x64xf32>) k(%q : memref<1x1x64x64xf32>) v(%q : memref<1x1x64x64xf32>) outs(%o : memref<1x1x64x64xf32>) {config = #cfg}
@@ -53,16 +53,16 @@ func.func @f32(%q: memref<1x1x64x64xf32>, %o: memref<1x1x64x64xf32>) {
 
 // -----
 
-#cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @head_dim(%q: memref<1x1x64x72xf16>, %o: memref<1x1x64x72xf16>) {
-  // expected-error @+1 {{head dim D = 72 is not supported by convert-attn-to-nvvm: expected a multiple of 16 <= 256}}
+  // expected-error @+1 {{config 'sm90_m64n64w4' is not supported on sm_90a: head dim D = 72: mma.m16n8k16 needs a multiple of 16}}
   attn.attention q(%q : memref<1x1x64x72xf16>) k(%q : memref<1x1x64x72xf16>) v(%q : memref<1x1x64x72xf16>) outs(%o : memref<1x1x64x72xf16>) {config = #cfg}
   return
 }
 
 // -----
 
-#cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @tensors(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
   // expected-error @+1 {{expected memref operands (run one-shot-bufferize first)}}
   %r = attn.attention q(%q : tensor<1x1x64x64xf16>) k(%q : tensor<1x1x64x64xf16>) v(%q : tensor<1x1x64x64xf16>) outs(%o : tensor<1x1x64x64xf16>) {config = #cfg} -> tensor<1x1x64x64xf16>
@@ -71,7 +71,7 @@ func.func @tensors(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tens
 
 // -----
 
-#cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 #layout = affine_map<(a, b, c, d) -> (a, b, c, d mod 8)>
 func.func @bias_not_strided(%q: memref<1x1x64x64xf16>, %b: memref<1x1x64x64xf16, #layout>, %o: memref<1x1x64x64xf16>) {
   // The ABI passes the bias as a pointer and four strides.
@@ -82,7 +82,7 @@ func.func @bias_not_strided(%q: memref<1x1x64x64xf16>, %b: memref<1x1x64x64xf16,
 
 // -----
 
-#cfg = #attn.config<name = "big", block_m = 256, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "big", block_m = 256, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @smem(%q: memref<1x1x64x256xf16>, %o: memref<1x1x64x256xf16>) {
   // expected-error @+1 {{config 'big' needs 405504 bytes of shared memory; sm_90a has 232448}}
   attn.attention q(%q : memref<1x1x64x256xf16>) k(%q : memref<1x1x64x256xf16>) v(%q : memref<1x1x64x256xf16>) outs(%o : memref<1x1x64x256xf16>) {config = #cfg}
@@ -91,7 +91,7 @@ func.func @smem(%q: memref<1x1x64x256xf16>, %o: memref<1x1x64x256xf16>) {
 
 // -----
 
-#cfg = #attn.config<name = "acc_smem", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = false, mma = "wgmma.m64nNk16">
+#cfg = #attn.config<name = "acc_smem", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = false, mma = wgmma.m64nNk16>
 func.func @output_not_in_registers(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
   // expected-error @+1 {{config 'acc_smem' has acc_in_registers = false; convert-attn-to-nvvm keeps O in registers}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}

@@ -19,7 +19,7 @@ func.func @grad(%q: memref<1x4x128x64xf16>, %k: memref<1x2x128x64xf16>, %lse: me
 
 // A lowerable op next to two that are not: both errors, the pass fails.
 
-#cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @mixed(%q: memref<1x4x128x64xf16>, %k: memref<1x2x128x64xf16>, %lse: memref<1x4x128xf32>, %dq: memref<1x4x128x64xf16>, %dk: memref<1x2x128x64xf16>) {
   attn.attention q(%q : memref<1x4x128x64xf16>) k(%k : memref<1x2x128x64xf16>) v(%k : memref<1x2x128x64xf16>) outs(%q : memref<1x4x128x64xf16>) {config = #cfg}
   // expected-error @below {{has no 'config' attribute: run attn-select-config or attach a #attn.config}}
@@ -33,7 +33,7 @@ func.func @mixed(%q: memref<1x4x128x64xf16>, %k: memref<1x2x128x64xf16>, %lse: m
 
 // The kernel's name is taken by a symbol that is not its gpu.module.
 
-#cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mma.m16n8k16">
+#cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mma.m16n8k16>
 func.func private @fwd_f16_d64_none_m64n64w4s1()
 func.func @name_taken(%q: memref<1x4x128x64xf16>) {
   // expected-error @below {{expected symbol @fwd_f16_d64_none_m64n64w4s1 to be a gpu.module with a kernel @fwd_f16_d64_none_m64n64w4s1 (the kernel of this op's spec)}}

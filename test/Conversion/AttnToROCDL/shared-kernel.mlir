@@ -4,7 +4,7 @@
 // and across functions; the metadata lists each kernel once, in the order
 // the kernels were created.
 
-#cfg = #attn.config<name = "mfma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mfma.32x32x8">
+#cfg = #attn.config<name = "mfma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mfma.32x32x8>
 
 // CHECK: module attributes {attn.kernels = [{{{[^}]*}}entry = "[[NONE:fwd_f16_d64_none_m128n64w4s1]]"{{[^}]*}}}, {{{[^}]*}}entry = "[[CAUSAL:fwd_f16_d64_causal_m128n64w4s1]]"{{[^}]*}}}], gpu.container_module}
 // CHECK-LABEL: func.func @first

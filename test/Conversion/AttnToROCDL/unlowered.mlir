@@ -19,7 +19,7 @@ func.func @grad(%q: memref<1x4x128x64xf16>, %k: memref<1x2x128x64xf16>, %lse: me
 
 // A lowerable op next to two that are not: both errors, the pass fails.
 
-#cfg = #attn.config<name = "mfma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = "mfma.32x32x8">
+#cfg = #attn.config<name = "mfma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mfma.32x32x8>
 func.func @mixed(%q: memref<1x4x128x64xf16>, %k: memref<1x2x128x64xf16>, %lse: memref<1x4x128xf32>, %dq: memref<1x4x128x64xf16>, %dk: memref<1x2x128x64xf16>) {
   attn.attention q(%q : memref<1x4x128x64xf16>) k(%k : memref<1x2x128x64xf16>) v(%k : memref<1x2x128x64xf16>) outs(%q : memref<1x4x128x64xf16>) {config = #cfg}
   // expected-error @below {{has no 'config' attribute: run attn-select-config or attach a #attn.config}}

@@ -35,11 +35,11 @@ func.func @bias_scale_softcap(%q: tensor<2x4x8x64xf16>, %k: tensor<2x4x32x64xf16
 // a tile configuration.
 // CHECK-LABEL: func.func @memref_window_config
 // CHECK: attn.attention q(%{{.*}} : memref<?x8x?x64xf32>) k(%{{.*}} : memref<?x1x?x64xf32>) v(%{{.*}} : memref<?x1x?x64xf32>) outs(%{{.*}} : memref<?x8x?x64xf32>) lse(%{{.*}} : memref<?x8x?xf32>)
-// CHECK-SAME: config = #attn.config<name = "sm80_f32_d64", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "fma">
+// CHECK-SAME: config = #attn.config<name = "sm80_f32_d64", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = fma>
 // CHECK-SAME: mask = #attn.mask<sliding_window>, window = array<i64: 128, -1>
 // CHECK-NOT: ->
 func.func @memref_window_config(%q: memref<?x8x?x64xf32>, %k: memref<?x1x?x64xf32>, %v: memref<?x1x?x64xf32>, %o: memref<?x8x?x64xf32>, %l: memref<?x8x?xf32>) {
-  attn.attention q(%q : memref<?x8x?x64xf32>) k(%k : memref<?x1x?x64xf32>) v(%v : memref<?x1x?x64xf32>) outs(%o : memref<?x8x?x64xf32>) lse(%l : memref<?x8x?xf32>) {mask = #attn.mask<sliding_window>, window = array<i64: 128, -1>, config = #attn.config<name = "sm80_f32_d64", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = "fma">}
+  attn.attention q(%q : memref<?x8x?x64xf32>) k(%k : memref<?x1x?x64xf32>) v(%v : memref<?x1x?x64xf32>) outs(%o : memref<?x8x?x64xf32>) lse(%l : memref<?x8x?xf32>) {mask = #attn.mask<sliding_window>, window = array<i64: 128, -1>, config = #attn.config<name = "sm80_f32_d64", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = fma>}
   return
 }
 

@@ -25,6 +25,7 @@
 #define ATTNDIALECT_CONVERSION_ATTNTOGPU_GPUTARGETINFO_H
 
 #include "AttnDialect/Conversion/AttnToGPU/KernelABI.h"
+#include "AttnDialect/Target/TileTable.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -139,20 +140,24 @@ public:
 /// Per-target parts of the kernel other than the matrix instructions.
 class GPUTargetInfo {
 public:
+  explicit GPUTargetInfo(const ChipSpec &chip) : chip(chip) {}
   virtual ~GPUTargetInfo();
 
+  /// The chip's tile-table entry: the one source of its facts (shared
+  /// memory, padding, instructions and their tiling rules).
+  const ChipSpec &getChipSpec() const { return chip; }
   /// The chip, as the bundle names it ("sm_90a", "gfx942").
-  virtual StringRef getChip() const = 0;
+  StringRef getChip() const { return chip.name; }
   /// "cuda" or "hip" (bundle.json's platform).
   virtual StringRef getPlatform() const = 0;
-  virtual unsigned getWarpSize() const = 0;
+  unsigned getWarpSize() const { return chip.warpSize; }
   virtual unsigned getGlobalAddressSpace() const { return 1; }
   virtual unsigned getSharedAddressSpace() const { return 3; }
   /// Shared memory a workgroup may use (bytes).
-  virtual int64_t getMaxSharedMemoryBytes() const = 0;
-  /// Elements added to every shared-memory row so the target's tile loads
-  /// are free of bank conflicts.
-  virtual int64_t getSharedRowPadding(Type elemType) const = 0;
+  int64_t getMaxSharedMemoryBytes() const { return chip.smemMaxBytes; }
+  /// Elements added to every padded shared-memory row so the target's tile
+  /// loads are free of bank conflicts.
+  int64_t getSharedRowPadding() const { return chip.smemRowPadElems; }
   /// Alignment (bytes) of pointers and strides the kernels assume.
   virtual int64_t getAlignBytes() const { return 16; }
 
@@ -189,6 +194,9 @@ public:
   /// Target attributes on the kernel (launch bounds and the like).
   virtual void annotateKernel(gpu::GPUFuncOp func,
                               const KernelSpec &spec) const {}
+
+protected:
+  const ChipSpec &chip;
 };
 
 } // namespace attn
