@@ -2,13 +2,17 @@
 """Forward attention throughput: our bundle's kernels against torch SDPA's
 flash, cuDNN and memory-efficient backends, on the same bf16 inputs.
 
-    python3 bench/bench.py --bundle DIR [--quick]
+    python3 bench/bench.py --bundle DIR [--quick] [--bias] [--misalign]
 
 Configurations: batch * seqlen = 16384 tokens, hidden 2048 (heads = 2048 / D),
 D in {64, 128}, S in {512, ..., 16384}, causal off and on. Time is the median
 of triton.testing.do_bench (CUDA events without triton) after warm-up;
 TFLOP/s = 4 * B * H * S * S * D / time, halved when causal. Prints a table
-and, with $OUT set, writes it to $OUT/bench.md.
+and, with $OUT set, writes it to $OUT/bench.md. With --misalign, our column
+runs on views of q, k and v that start one element past a 16-byte boundary
+(the bundle's element-aligned twins serve them), and torch's backends, whose
+flash path faults and cuDNN path answers wrongly on such views, get
+contiguous copies.
 """
 
 import argparse
@@ -55,6 +59,9 @@ def main():
     ap.add_argument("--bias", action="store_true",
                     help="add a bf16 bias of shape [1, H, S, S] (torch gets "
                     "it as attn_mask, with the causal mask folded in)")
+    ap.add_argument("--misalign", action="store_true",
+                    help="our kernels on views one element past an aligned "
+                    "base (torch's backends on contiguous copies)")
     args = ap.parse_args()
 
     import torch
@@ -78,7 +85,9 @@ def main():
     header = (f"| D | S | B | H | causal | ours TFLOP/s | "
               + " | ".join(f"{n} TFLOP/s | ours/{n}" for n, _ in backends)
               + " |")
-    print(f"device: {device}; bundle: {args.bundle}")
+    print(f"device: {device}; bundle: {args.bundle}"
+          + ("; ours on views one element past an aligned base, torch on "
+             "contiguous copies" if args.misalign else ""))
     print(header, flush=True)
     seqlens = [1024, 4096] if args.quick else SEQLENS
     for d in HEAD_DIMS:
@@ -88,6 +97,15 @@ def main():
             for causal in (False, True):
                 q, k, v = (torch.randn(batch, heads, s, d, dtype=torch.bfloat16,
                                        device="cuda") for _ in range(3))
+                oq, ok, ov = q, k, v
+                if args.misalign:
+                    def shifted(x):
+                        flat = torch.empty(x.numel() + 1, dtype=x.dtype,
+                                           device="cuda")
+                        view = flat[1:].view(x.shape)
+                        view.copy_(x)
+                        return view
+                    oq, ok, ov = shifted(q), shifted(k), shifted(v)
                 bias = mask = None
                 if args.bias:
                     bias = torch.randn(1, heads, s, s, dtype=torch.bfloat16,
@@ -109,7 +127,7 @@ def main():
 
                 mine = "n/a"
                 if ours is not None:
-                    mine = tflops(lambda: ours.attention(q, k, v,
+                    mine = tflops(lambda: ours.attention(oq, ok, ov,
                                                          causal=causal,
                                                          bias=bias))
                 cells = []
@@ -136,7 +154,7 @@ def main():
                        + " | ".join(cells) + " |")
                 print(row, flush=True)
                 rows.append(row)
-                del q, k, v, bias, mask
+                del q, k, v, oq, ok, ov, bias, mask
     out = os.environ.get("OUT")
     if out:
         name = "bench-bias.md" if args.bias else "bench.md"

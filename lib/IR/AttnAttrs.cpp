@@ -18,7 +18,7 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef name, int64_t blockM, int64_t blockN,
                                  int64_t warps, int64_t stages,
                                  PipelineKind pipeline, bool accInRegisters,
-                                 MatrixInstrKind mma) {
+                                 MatrixInstrKind mma, int64_t alignBytes) {
   // Tiles are powers of two or multiples of `multiple` (block_m = 192 is
   // three warpgroups of 64 rows, warps = 12 three warpgroups); the caps keep
   // shared-memory and register footprints (products of these) far from
@@ -40,6 +40,10 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (stages < 1 || stages > 8)
     return emitError() << "#attn.config: stages must be in [1, 8], got "
                        << stages;
+  if (alignBytes < 1 || alignBytes > 16 || (alignBytes & (alignBytes - 1)))
+    return emitError() << "#attn.config: align_bytes must be a power of two "
+                          "in [1, 16], got "
+                       << alignBytes;
   return success();
 }
 

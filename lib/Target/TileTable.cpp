@@ -154,5 +154,6 @@ FailureOr<AttentionProblem> mlir::attn::getAttentionProblem(Operation *op) {
 ConfigAttr mlir::attn::toConfigAttr(MLIRContext *context,
                                     const TileCandidate &c) {
   return ConfigAttr::get(context, c.name, c.blockM, c.blockN, c.warps, c.stages,
-                         c.pipeline, c.accInRegisters, c.mma);
+                         c.pipeline, c.accInRegisters, c.mma,
+                         /*alignBytes=*/16);
 }

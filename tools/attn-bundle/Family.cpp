@@ -43,10 +43,12 @@ StringRef attn::stringifyBiasKind(BiasKind kind) {
 }
 
 std::string Variant::describe() const {
-  return llvm::formatv("{0} D={1} mask={2} bias={3}{4}",
+  return llvm::formatv("{0} D={1} mask={2} bias={3}{4}{5}",
                        stringifyElementType(dtype).lower(), headDim,
                        stringifyMaskKind(mask), stringifyBiasKind(bias),
-                       softcap ? " softcap" : "")
+                       softcap ? " softcap" : "",
+                       alignBytes != 16 ? " align=" + Twine(alignBytes).str()
+                                        : std::string())
       .str();
 }
 
@@ -123,6 +125,14 @@ attn::enumerateVariants(const FamilyRequest &request,
           }
         }
       }
+    }
+  }
+  if (request.unaligned) {
+    size_t aligned = variants.size();
+    for (size_t i = 0; i < aligned; ++i) {
+      Variant twin = variants[i];
+      twin.alignBytes = getElementBytes(twin.dtype);
+      variants.push_back(twin);
     }
   }
   return variants;
@@ -224,6 +234,14 @@ void attn::printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
   }
 }
 
+/// `config` assuming `alignBytes` of alignment instead.
+static ConfigAttr withAlignBytes(ConfigAttr c, int64_t alignBytes) {
+  return ConfigAttr::get(c.getContext(), c.getName(), c.getBlockM(),
+                         c.getBlockN(), c.getWarps(), c.getStages(),
+                         c.getPipeline(), c.getAccInRegisters(), c.getMma(),
+                         alignBytes);
+}
+
 void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
                             const Variant &variant) {
   MLIRContext *ctx = b.getContext();
@@ -259,7 +277,8 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
                       body->getArgument(1), body->getArgument(2), biasArg,
                       body->getArgument(3), body->getArgument(4),
                       /*scale=*/FloatAttr(), variant.mask, window, softcap,
-                      toConfigAttr(ctx, *variant.tile));
+                      withAlignBytes(toConfigAttr(ctx, *variant.tile),
+                                     variant.alignBytes));
   func::ReturnOp::create(b, loc);
 }
 

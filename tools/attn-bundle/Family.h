@@ -39,6 +39,10 @@ struct FamilyRequest {
   /// Every candidate the tables accept for a combination instead of the ones
   /// attn-select-config would pick.
   bool allCandidates = false;
+  /// Also a twin of every variant that assumes only element alignment (any
+  /// view), after all the 16-byte-aligned ones so the runtime tries those
+  /// first (xformers' aligned/unaligned kernel pairs).
+  bool unaligned = false;
 };
 
 /// One kernel of the family.
@@ -49,6 +53,8 @@ struct Variant {
   BiasKind bias;
   bool softcap;
   const TileCandidate *tile;
+  /// The #attn.config's align_bytes: 16, or the element size.
+  int64_t alignBytes = 16;
 
   /// "bf16 D=64 mask=causal bias=f32 softcap", for diagnostics.
   std::string describe() const;

@@ -67,6 +67,12 @@ static cl::list<std::string>
            cl::desc("Bias kinds (default none): none, same (q's dtype), "
                     "f32; each kind is its own set of variants"),
            cl::cat(category));
+static cl::opt<bool> unaligned(
+    "unaligned",
+    cl::desc("Also emit, after the 16-byte-aligned variants, a twin of each "
+             "that needs only element alignment of q, k, v and o (views "
+             "that start anywhere); default on"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> allowMissing(
     "allow-missing",
     cl::desc("Warn about, instead of failing on, combinations the chip's "
@@ -148,6 +154,7 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
   request.profile = &profile;
   request.softcap = softcap;
   request.allCandidates = allCandidates;
+  request.unaligned = unaligned;
   auto types = parseList<ElementType>(dtypes, {"f16", "bf16"}, "dtypes",
                                       "f16, bf16 or f32",
       [](StringRef s) { return symbolizeElementType(s); });

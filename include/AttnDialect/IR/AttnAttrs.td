@@ -149,7 +149,13 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     `mma.m16n8k16`, `wgmma.m64nNk16`, `mfma.32x32x8`, `mfma.16x16x16`,
     `mfma.32x32x16`, `mfma.16x16x32`, `wmma.16x16x16`, or `fma` on the
     host; the quoted form `"mma.m16n8k16"` is accepted too), and `name` the
-    tile-table entry it came from.
+    tile-table entry it came from. `align_bytes` (optional, default 16; a
+    power of two in [1, 16]) is the byte alignment the kernel assumes of the
+    base pointers and of the strides of q, k, v and o: the GPU lowerings load
+    and store global memory in chunks of at most that many bytes (16: one
+    `cp.async` of 16 bytes per chunk; the element size: element-wide loads, for
+    views that start anywhere), and the bundle's `align_bytes` condition says
+    the same. A lowering rejects a value below the element size.
 
     Example:
     ```mlir
@@ -166,7 +172,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     "int64_t":$stages,
     "::mlir::attn::PipelineKind":$pipeline,
     "bool":$acc_in_registers,
-    "::mlir::attn::MatrixInstrKind":$mma
+    "::mlir::attn::MatrixInstrKind":$mma,
+    DefaultValuedParameter<"int64_t", "16", "global alignment (bytes)">:$align_bytes
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

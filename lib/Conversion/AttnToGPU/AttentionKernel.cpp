@@ -197,7 +197,8 @@ void KernelEmitter::copyTile(const SharedTile &tile, Value src, Value rowStart,
     Value from = arith::SelectOp::create(b, loc, valid,
                                          gep(src, spec.elemType, gOff), src);
     Value to = sharedChunkAddress(tile, r, c);
-    target.emitCopyToShared(b, loc, to, from, 16, valid);
+    target.emitCopyToShared(b, loc, to, from, 16,
+                            spec.config.getAlignBytes(), valid);
   }
 }
 
@@ -378,7 +379,9 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
     Value ptr = gep(oPtr, spec.elemType, off);
     Value vec = vector::FromElementsOp::create(
         b, loc, VectorType::get({(int64_t)run}, spec.elemType), vals);
-    LLVM::StoreOp::create(b, loc, vec, ptr, run * elemBytes);
+    LLVM::StoreOp::create(b, loc, vec, ptr,
+                          std::min<int64_t>(run * elemBytes,
+                                            spec.config.getAlignBytes()));
     e += run;
   }
 

@@ -40,6 +40,8 @@ std::string attn::getKernelName(const KernelSpec &spec) {
   name += "_m" + std::to_string(spec.blockM()) + "n" +
           std::to_string(spec.blockN()) + "w" + std::to_string(spec.warps()) +
           "s" + std::to_string(spec.stages());
+  if (spec.config.getAlignBytes() != 16)
+    name += "_align" + std::to_string(spec.config.getAlignBytes());
   return name;
 }
 

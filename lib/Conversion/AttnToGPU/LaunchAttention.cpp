@@ -59,6 +59,12 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
                             "contiguous (stride 1), got ")
              << t;
   }
+  int64_t elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
+  if (spec.config.getAlignBytes() < elemBytes)
+    return op.emitOpError("config '")
+           << spec.config.getName() << "' has align_bytes = "
+           << spec.config.getAlignBytes() << ", below the " << elemBytes
+           << "-byte elements of " << spec.elemType;
   if (failed(target.checkSupported(spec, [&] { return op.emitOpError(); })))
     return failure();
   int64_t bytes = getDynamicSharedMemoryBytes(spec, target);
@@ -119,7 +125,9 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
                b.getI64IntegerAttr(spec.warps() * target.getWarpSize()));
   attrs.append("dynamic_smem",
                b.getI64IntegerAttr(getDynamicSharedMemoryBytes(spec, target)));
-  attrs.append("align_bytes", b.getI64IntegerAttr(target.getAlignBytes()));
+  // The loads and stores of q, k, v and o assume what the config says.
+  attrs.append("align_bytes",
+               b.getI64IntegerAttr(spec.config.getAlignBytes()));
   // The kernel reads the bias one element at a time.
   if (spec.biasType)
     attrs.append(

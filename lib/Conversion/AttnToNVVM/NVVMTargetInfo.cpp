@@ -84,7 +84,20 @@ NVVMTargetInfo::createMmaEmitter(const KernelSpec &spec) const {
 
 void NVVMTargetInfo::emitCopyToShared(OpBuilder &b, Location loc, Value dst,
                                       Value src, int64_t bytes,
-                                      Value valid) const {
+                                      int64_t alignBytes, Value valid) const {
+  if (alignBytes < bytes) {
+    // cp.async needs a source aligned to its size: load `alignBytes` at a
+    // time into registers (synchronously) and store the chunk to shared.
+    // Invalid rows point at the tile's base, which is in bounds.
+    Type word = b.getIntegerType(8 * alignBytes);
+    auto vecType = VectorType::get({bytes / alignBytes}, word);
+    Value data = LLVM::LoadOp::create(b, loc, vecType, src, alignBytes);
+    Value zero = arith::ConstantOp::create(
+        b, loc, vecType, cast<TypedAttr>(b.getZeroAttr(vecType)));
+    data = arith::SelectOp::create(b, loc, valid, data, zero);
+    LLVM::StoreOp::create(b, loc, data, dst, bytes);
+    return;
+  }
   // cp.async with src-size 0 writes zeros without reading the source.
   Value full = arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes);
   Value none = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);

@@ -26,7 +26,8 @@ public:
   std::unique_ptr<MmaEmitter>
   createMmaEmitter(const KernelSpec &spec) const override;
   void emitCopyToShared(OpBuilder &b, Location loc, Value dst, Value src,
-                        int64_t bytes, Value valid) const override;
+                        int64_t bytes, int64_t alignBytes,
+                        Value valid) const override;
   Value emitExp2(OpBuilder &b, Location loc, Value v) const override;
   void emitCopyCommit(OpBuilder &b, Location loc) const override;
   void emitCopyWait(OpBuilder &b, Location loc, int pending) const override;

@@ -112,12 +112,14 @@ AMDTargetInfo::createMmaEmitter(const KernelSpec &spec) const {
 
 void AMDTargetInfo::emitCopyToShared(OpBuilder &b, Location loc, Value dst,
                                      Value src, int64_t bytes,
-                                     Value valid) const {
-  // A 16-byte global load (global_load_dwordx4) then an LDS store. The
-  // skeleton points invalid rows at the tile's base, which is in bounds, so
-  // the load needs no branch; the zeros come from the select.
+                                     int64_t alignBytes, Value valid) const {
+  // A 16-byte global load (global_load_dwordx4 when 16-byte aligned, narrower
+  // loads otherwise) then an LDS store. The skeleton points invalid rows at
+  // the tile's base, which is in bounds, so the load needs no branch; the
+  // zeros come from the select.
   auto vecType = VectorType::get({bytes / 4}, b.getI32Type());
-  Value data = LLVM::LoadOp::create(b, loc, vecType, src, /*alignment=*/bytes);
+  Value data = LLVM::LoadOp::create(b, loc, vecType, src,
+                                    /*alignment=*/std::min(bytes, alignBytes));
   Value zero = arith::ConstantOp::create(
       b, loc, vecType, cast<TypedAttr>(b.getZeroAttr(vecType)));
   data = arith::SelectOp::create(b, loc, valid, data, zero);

@@ -61,7 +61,8 @@ public:
   std::unique_ptr<MmaEmitter>
   createMmaEmitter(const KernelSpec &spec) const override;
   void emitCopyToShared(OpBuilder &b, Location loc, Value dst, Value src,
-                        int64_t bytes, Value valid) const override;
+                        int64_t bytes, int64_t alignBytes,
+                        Value valid) const override;
 };
 
 /// The emitter of MFMA / WMMA kernels for `shape` on a wave of `waveSize`.

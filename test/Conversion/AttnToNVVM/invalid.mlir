@@ -97,3 +97,12 @@ func.func @output_not_in_registers(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }
+
+// -----
+
+#cfg = #attn.config<name = "byte_aligned", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16, align_bytes = 1>
+func.func @align_below_element(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
+  // expected-error @+1 {{config 'byte_aligned' has align_bytes = 1, below the 2-byte elements of 'f16'}}
+  attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
+  return
+}

@@ -85,8 +85,14 @@ module attributes {test.attr = #attn.config<name = "t", block_m = 64, block_n = 
 // -----
 
 // missing parameter
-// expected-error @+1 {{expected ','}}
+// expected-error @+1 {{struct is missing required parameter: block_n}}
 module attributes {test.attr = #attn.config<name = "t", block_m = 64>} {}
+
+// -----
+
+// align_bytes: a power of two in [1, 16]
+// expected-error @+1 {{#attn.config: align_bytes must be a power of two in [1, 16], got 3}}
+module attributes {test.attr = #attn.config<name = "t", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16, align_bytes = 3>} {}
 
 // -----
 

@@ -158,8 +158,6 @@ public:
   /// Elements added to every padded shared-memory row so the target's tile
   /// loads are free of bank conflicts.
   int64_t getSharedRowPadding() const { return chip.smemRowPadElems; }
-  /// Alignment (bytes) of pointers and strides the kernels assume.
-  virtual int64_t getAlignBytes() const { return 16; }
 
   /// The target attribute of the gpu.module holding the kernels.
   virtual Attribute getTargetAttr(MLIRContext *ctx) const = 0;
@@ -182,11 +180,12 @@ public:
   virtual Value emitExp2(OpBuilder &b, Location loc, Value v) const;
 
   /// Copies `bytes` (16) from global `src` to shared `dst`, or writes zeros
-  /// when `valid` (i1) is false. May be asynchronous: the copies issued
+  /// when `valid` (i1) is false. `src` is only `alignBytes`-aligned (the
+  /// config's align_bytes: 16, or as little as the element size). May be asynchronous: the copies issued
   /// before emitCopyCommit form a group, and emitCopyWait(n) waits until at
   /// most `n` groups are in flight. The skeleton adds the barrier.
   virtual void emitCopyToShared(OpBuilder &b, Location loc, Value dst,
-                                Value src, int64_t bytes,
+                                Value src, int64_t bytes, int64_t alignBytes,
                                 Value valid) const = 0;
   virtual void emitCopyCommit(OpBuilder &b, Location loc) const {}
   virtual void emitCopyWait(OpBuilder &b, Location loc, int pending) const {}

@@ -71,7 +71,8 @@ std::string getBiasName(const KernelSpec &spec);
 
 /// Deterministic kernel name from the problem and the config, e.g.
 /// fwd_bf16_d128_causal_m64n64w4s2 (Dv is spelled out only when != D;
-/// `_softcap`, `_bias` or `_biasf32` follow the mask when present).
+/// `_softcap`, `_bias` or `_biasf32` follow the mask when present, `_align<N>`
+/// the tile when the config assumes less than 16-byte alignment).
 std::string getKernelName(const KernelSpec &spec);
 
 /// The kernel's function type: pointers are `!llvm.ptr<globalAddrSpace>`
