@@ -31,7 +31,7 @@ extern "C" {
 /// Bumped whenever attn_fwd_params, attn_bwd_params or the meaning of a call
 /// changes, so a binding (the Python module) can refuse a library it was not
 /// written for. Version 2 added the backward pass.
-#define ATTN_RUNTIME_API_VERSION 2
+#define ATTN_RUNTIME_API_VERSION 3
 
 typedef enum attn_status {
   ATTN_STATUS_SUCCESS = 0,
@@ -171,6 +171,18 @@ ATTN_API int attn_bundle_plan_count(const attn_bundle *bundle);
 /// The plan's name; null when the index is out of range.
 ATTN_API const char *attn_bundle_plan_name(const attn_bundle *bundle,
                                            int index);
+
+/// Forces every later forward call on `bundle` to variant `name` (for
+/// debugging and benchmarking single variants); null or "" restores normal
+/// dispatch. A name the bundle lacks is ATTN_STATUS_INVALID_ARGUMENT; a
+/// forced variant that does not match a call makes that call
+/// ATTN_STATUS_NO_VARIANT saying why (never a launch of a kernel that does
+/// not fit). The environment variable ATTN_FORCE_VARIANT=<name>, read when a
+/// bundle is loaded, does the same (a name the bundle lacks then fails each
+/// forward call, naming it). ATTN_LOG_DISPATCH=1 prints each choice to stderr,
+/// once per distinct call shape, with why earlier variants were passed over.
+ATTN_API attn_status attn_bundle_force_variant(attn_bundle *bundle,
+                                               const char *name);
 
 /// Checks the call and picks the variant attn_forward would launch, without
 /// touching a GPU.

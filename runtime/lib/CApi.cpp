@@ -4,14 +4,67 @@
 #include "Dispatch.h"
 #include "KernelArgs.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <set>
 
 using namespace attn;
 
 struct attn_bundle {
   BundleInfo info;
   std::unique_ptr<Backend> backend;
+  /// The variant every forward call must use (ATTN_FORCE_VARIANT, then
+  /// attn_bundle_force_variant); empty: dispatch normally.
+  std::string forced;
+  /// ATTN_LOG_DISPATCH=1: print each choice once per call description.
+  bool logDispatch = false;
+  mutable std::set<std::string> logged;
+  mutable std::mutex mutex;
+
+  std::string getForced() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return forced;
+  }
 };
+
+/// selectVariant with the bundle's forced variant, logging the choice when
+/// asked (once per distinct call, with why earlier variants were skipped).
+static Status dispatch(const attn_bundle &bundle, const attn_fwd_params &params,
+                       int &index) {
+  std::string skipped;
+  std::string forced = bundle.getForced();
+  Status s = selectVariant(bundle.info, params, index, forced,
+                           bundle.logDispatch ? &skipped : nullptr);
+  if (!bundle.logDispatch)
+    return s;
+  char call[256];
+  std::snprintf(call, sizeof(call),
+                "dtype %d d %d dv %d mask %d bias %d b %d hq %d hkv %d sq %d "
+                "sk %d",
+                int(params.dtype), params.head_dim, params.head_dim_v,
+                int(params.mask), int(params.bias_kind), params.batch,
+                params.heads_q, params.heads_kv, params.seqlen_q,
+                params.seqlen_k);
+  std::string key = std::string(call) + "|" + std::to_string(s.code) + "|" +
+                    std::to_string(index);
+  {
+    std::lock_guard<std::mutex> lock(bundle.mutex);
+    if (!bundle.logged.insert(key).second)
+      return s;
+  }
+  if (s.isOk())
+    std::fprintf(stderr, "attn dispatch: bundle '%s': %s -> variant %d '%s'%s%s%s\n",
+                 bundle.info.dir.c_str(), call, index,
+                 bundle.info.variants[index].name.c_str(),
+                 forced.empty() ? "" : " (forced)",
+                 skipped.empty() ? "" : "; passed over:", skipped.c_str());
+  else
+    std::fprintf(stderr, "attn dispatch: bundle '%s': %s -> %s\n",
+                 bundle.info.dir.c_str(), call, s.message.c_str());
+  return s;
+}
 
 static thread_local std::string lastError;
 
@@ -22,7 +75,7 @@ static attn_status report(const Status &s) {
   return s.code;
 }
 
-static attn_status invalid(const char *message) {
+static attn_status invalid(const std::string &message) {
   return report(Status::error(ATTN_STATUS_INVALID_ARGUMENT, message));
 }
 
@@ -69,6 +122,10 @@ attn_status attn_bundle_load(const char *dir, attn_bundle **out) {
   bundle->backend = bundle->info.platform == ATTN_PLATFORM_HIP
                         ? createHipBackend()
                         : createCudaBackend();
+  if (const char *env = std::getenv("ATTN_FORCE_VARIANT"))
+    bundle->forced = env;
+  if (const char *env = std::getenv("ATTN_LOG_DISPATCH"))
+    bundle->logDispatch = *env && std::string(env) != "0";
   *out = bundle.release();
   return ATTN_STATUS_SUCCESS;
 }
@@ -111,7 +168,24 @@ attn_status attn_select_variant(const attn_bundle *bundle,
     return invalid("attn_select_variant: params is a null pointer");
   if (!index)
     return invalid("attn_select_variant: index is a null pointer");
-  return report(selectVariant(bundle->info, *params, *index));
+  return report(dispatch(*bundle, *params, *index));
+}
+
+attn_status attn_bundle_force_variant(attn_bundle *bundle, const char *name) {
+  if (!bundle)
+    return invalid("attn_bundle_force_variant: bundle is a null pointer");
+  std::string wanted = name ? name : "";
+  if (!wanted.empty()) {
+    bool found = false;
+    for (const Variant &v : bundle->info.variants)
+      found |= v.name == wanted;
+    if (!found)
+      return invalid("attn_bundle_force_variant: bundle '" +
+                     bundle->info.dir + "' has no variant '" + wanted + "'");
+  }
+  std::lock_guard<std::mutex> lock(bundle->mutex);
+  bundle->forced = wanted;
+  return ATTN_STATUS_SUCCESS;
 }
 
 attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
@@ -120,7 +194,7 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
   if (!params)
     return invalid("attn_forward: params is a null pointer");
   int index = -1;
-  Status s = selectVariant(bundle->info, *params, index);
+  Status s = dispatch(*bundle, *params, index);
   if (!s.isOk())
     return report(s);
   const Variant &v = bundle->info.variants[index];

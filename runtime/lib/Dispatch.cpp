@@ -437,21 +437,39 @@ std::string describeCall(const Call &c) {
 } // namespace
 
 Status attn::selectVariant(const BundleInfo &bundle,
-                           const attn_fwd_params &params, int &index) {
+                           const attn_fwd_params &params, int &index,
+                           const std::string &forced, std::string *skipped) {
   index = -1;
   Call call = describe(params);
   Status s = validate(call);
   if (!s.isOk())
     return s;
   std::string reasons;
+  bool forcedFound = false;
   for (size_t i = 0; i < bundle.variants.size(); ++i) {
-    std::string why = whyNot(bundle.variants[i], call);
+    const Variant &v = bundle.variants[i];
+    if (!forced.empty() && v.name != forced)
+      continue;
+    forcedFound = true;
+    std::string why = whyNot(v, call);
     if (why.empty()) {
       index = int(i);
+      if (skipped)
+        *skipped = reasons;
       return Status::ok();
     }
-    reasons += "\n  variant '" + bundle.variants[i].name + "': " + why;
+    reasons += "\n  variant '" + v.name + "': " + why;
   }
+  if (!forced.empty())
+    return Status::error(
+        ATTN_STATUS_NO_VARIANT,
+        forcedFound
+            ? "the forced variant '" + forced + "' of bundle '" + bundle.dir +
+                  "' does not match the call (" + describeCall(call) +
+                  "):" + reasons
+            : "the forced variant '" + forced + "' is not in bundle '" +
+                  bundle.dir + "' (set by ATTN_FORCE_VARIANT or "
+                  "attn_bundle_force_variant)");
   if (bundle.variants.empty())
     reasons = " the bundle has no variants";
   return Status::error(ATTN_STATUS_NO_VARIANT,

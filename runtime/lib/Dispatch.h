@@ -19,8 +19,16 @@ namespace attn {
 /// validates the call (ATTN_STATUS_INVALID_ARGUMENT naming the argument),
 /// then picks the first matching variant; ATTN_STATUS_NO_VARIANT lists, per
 /// variant, why it was passed over.
+///
+/// With `forced` (a variant name, as attn_bundle_force_variant or
+/// ATTN_FORCE_VARIANT give it) only that variant is considered: a name the
+/// bundle lacks, or a variant that does not match the call, is
+/// ATTN_STATUS_NO_VARIANT saying so, never a launch of the wrong kernel.
+/// `skipped`, when given, receives why each earlier variant was passed over
+/// (the dispatch log).
 Status selectVariant(const BundleInfo &bundle, const attn_fwd_params &params,
-                     int &index);
+                     int &index, const std::string &forced = "",
+                     std::string *skipped = nullptr);
 
 /// The same for a backward call and the bundle's plans. A deterministic call
 /// takes only deterministic plans; another prefers the first matching plan

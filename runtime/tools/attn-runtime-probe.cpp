@@ -84,6 +84,9 @@ struct CallSpec {
   bool lse = false, dbias = false, deterministic = false;
   /// workspace_size; < 0: what attn_backward_workspace_size says.
   long long workspaceSize = -1;
+  /// force=NAME: attn_bundle_force_variant before the call ("" clears).
+  bool hasForce = false;
+  std::string force;
   uintptr_t addr[kNumPointers];
   int64_t strides[kNumPointers][4] = {};
 };
@@ -146,7 +149,10 @@ bool parseSpec(int argc, char **argv, CallSpec &c) {
       c.dbias = n != 0;
     else if (key == "det")
       c.deterministic = n != 0;
-    else if (key == "ws")
+    else if (key == "force") {
+      c.hasForce = true;
+      c.force = value;
+    } else if (key == "ws")
       c.workspaceSize = std::strtoll(value.c_str(), nullptr, 10);
     else if (key == "null")
       nulls.push_back(value);
@@ -301,6 +307,7 @@ int apiNulls() {
   show("load(missing dir)", attn_bundle_load("/nonexistent/bundle", &bundle));
   show("select(null bundle)", attn_select_variant(nullptr, &params, &index));
   show("forward(null bundle)", attn_forward(nullptr, &params));
+  show("force(null bundle)", attn_bundle_force_variant(nullptr, "x"));
   attn_bundle_destroy(nullptr);
   std::printf("variant_count(null): %d\n", attn_bundle_variant_count(nullptr));
   std::printf("variant_name(null): %s\n",
@@ -433,6 +440,10 @@ int main(int argc, char **argv) {
       std::printf("plan %d: %s\n", i, attn_bundle_plan_name(bundle, i));
   } else if (!parseSpec(argc - 3, argv + 3, spec)) {
     rc = usage();
+  } else if (spec.hasForce &&
+             (s = attn_bundle_force_variant(bundle, spec.force.c_str())) !=
+                 ATTN_STATUS_SUCCESS) {
+    rc = fail(s);
   } else if (command == "select") {
     attn_fwd_params params = forwardParams(spec);
     int index = -1;

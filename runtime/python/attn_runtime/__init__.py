@@ -22,7 +22,7 @@ import threading
 
 __all__ = ["AttnError", "Library", "load", "find_library", "API_VERSION"]
 
-API_VERSION = 2
+API_VERSION = 3
 
 STATUS_NAMES = {
     0: "ATTN_STATUS_SUCCESS",
@@ -158,6 +158,8 @@ def _library():
             raise AttnError(STATUS["INVALID_ARGUMENT"],
                             f"{path} has API version {version}, this module "
                             f"was written for {API_VERSION}")
+        lib.attn_bundle_force_variant.argtypes = [P, ctypes.c_char_p]
+        lib.attn_bundle_force_variant.restype = ctypes.c_int
         bwd = ctypes.POINTER(_BwdParams)
         lib.attn_bwd_params_size.restype = ctypes.c_size_t
         lib.attn_bundle_plan_count.argtypes = [P]
@@ -355,6 +357,14 @@ class Library:
         _check(self._clib, self._clib.attn_select_variant(
             self._handle, ctypes.byref(params), ctypes.byref(index)))
         return self.variants[index.value]
+
+    def force_variant(self, name):
+        """Every later forward call uses variant `name` (None restores the
+        normal dispatch); a call it does not match raises AttnError
+        (NO_VARIANT) instead of launching another kernel. The environment
+        variable ATTN_FORCE_VARIANT does the same for every bundle loaded."""
+        _check(self._clib, self._clib.attn_bundle_force_variant(
+            self._handle, name.encode() if name else None))
 
     def forward(self, params):
         _check(self._clib,
