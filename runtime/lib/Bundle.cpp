@@ -203,6 +203,17 @@ public:
     c.integer("seqlen_k_multiple", out.seqlenKMultiple, 1, 1 << 20);
     c.integer("bias_align_bytes", out.biasAlignBytes, 1, 4096,
               /*required=*/false);
+    c.integer("seqlen_q_min", out.seqlenQMin, 0, 1 << 30, /*required=*/false);
+    c.integer("seqlen_q_max", out.seqlenQMax, 0, 1 << 30, /*required=*/false);
+    c.integer("seqlen_k_min", out.seqlenKMin, 0, 1 << 30, /*required=*/false);
+    c.integer("seqlen_k_max", out.seqlenKMax, 0, 1 << 30, /*required=*/false);
+    if (c.ok() && (out.seqlenQMin > out.seqlenQMax ||
+                   out.seqlenKMin > out.seqlenKMax))
+      c.fail("an empty sequence-length range: seqlen_q in [" +
+             std::to_string(out.seqlenQMin) + ", " +
+             std::to_string(out.seqlenQMax) + "], seqlen_k in [" +
+             std::to_string(out.seqlenKMin) + ", " +
+             std::to_string(out.seqlenKMax) + "]");
     if (c.ok() && !isPowerOfTwo(out.alignBytes))
       c.fail("field 'align_bytes' must be a power of two, got " +
              std::to_string(out.alignBytes));

@@ -39,6 +39,11 @@ struct Kernel {
 /// When a variant or plan may run a call, beyond its fields.
 struct Conditions {
   int alignBytes = 1, seqlenQMultiple = 1, seqlenKMultiple = 1;
+  /// The sequence lengths a variant is for (a kernel tuned for a size
+  /// range, as Inductor's size hints): optional, inclusive; the defaults
+  /// hold for every length.
+  int seqlenQMin = 0, seqlenQMax = 1 << 30, seqlenKMin = 0,
+      seqlenKMax = 1 << 30;
   /// The bias's own alignment (kernels that read it one element at a time
   /// say so); 0 when the bundle does not say: then align_bytes holds.
   int biasAlignBytes = 0;

@@ -378,6 +378,15 @@ std::string whyNotConditions(const Conditions &cond, const Call &c) {
                std::to_string(t.elemBytes) + " bytes is not a multiple of " +
                std::to_string(align);
   }
+  auto outside = [](const char *what, int value, int min, int max) {
+    return std::string(what) + ": " + std::to_string(value) +
+           " is outside the range it serves [" + std::to_string(min) + ", " +
+           std::to_string(max) + "]";
+  };
+  if (c.seqlenQ < cond.seqlenQMin || c.seqlenQ > cond.seqlenQMax)
+    return outside("seqlen_q", c.seqlenQ, cond.seqlenQMin, cond.seqlenQMax);
+  if (c.seqlenK < cond.seqlenKMin || c.seqlenK > cond.seqlenKMax)
+    return outside("seqlen_k", c.seqlenK, cond.seqlenKMin, cond.seqlenKMax);
   if (c.seqlenQ % cond.seqlenQMultiple)
     return "seqlen_q_multiple: seqlen_q " + std::to_string(c.seqlenQ) +
            " is not a multiple of " + std::to_string(cond.seqlenQMultiple);
