@@ -39,7 +39,9 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
       add(checkElementType(chip, cand, *instr, problem.elementType));
       add(checkPipeline(chip, cand));
       add(checkHeadDim(chip, cand, *instr, problem.headDim, problem.headDimV));
-      add(checkMmaDivisibility(cand, *instr, problem.headDim));
+      add(cand.direction == Direction::Backward
+              ? checkBackwardTile(cand, *instr)
+              : checkMmaDivisibility(cand, *instr, problem.headDim));
       add(checkThreads(chip, cand));
       add(checkSharedMemory(chip, cand, *instr, problem, v.smemBytes));
       add(checkRegisters(chip, cand, *instr, problem, v.registers));

@@ -21,7 +21,7 @@ public:
   StringRef getPlatform() const override { return "cuda"; }
   Attribute getTargetAttr(MLIRContext *ctx) const override;
   LogicalResult
-  checkSupported(const KernelSpec &spec,
+  checkSupported(const KernelSpec &spec, Direction direction,
                  function_ref<InFlightDiagnostic()> emitError) const override;
   std::unique_ptr<MmaEmitter>
   createMmaEmitter(const KernelSpec &spec) const override;

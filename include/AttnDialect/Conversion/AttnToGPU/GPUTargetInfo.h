@@ -164,8 +164,10 @@ public:
 
   /// Fails, with a diagnostic naming what is unsupported, when this target
   /// cannot lower `spec` (element type, head dims, config's mma/pipeline).
+  /// `direction` says which kernel: the forward kernel or the backward
+  /// plan's (whose tile follows the table's backward rules).
   virtual LogicalResult
-  checkSupported(const KernelSpec &spec,
+  checkSupported(const KernelSpec &spec, Direction direction,
                  function_ref<InFlightDiagnostic()> emitError) const = 0;
 
   virtual std::unique_ptr<MmaEmitter>
