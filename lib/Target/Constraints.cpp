@@ -71,6 +71,12 @@ int64_t mlir::attn::registerEstimate(int64_t rowsPerWarp, int64_t warpSize,
   return sAcc + oAcc + qFrag + overhead;
 }
 
+/// The GPU backward kernel's rules apply: the host lowers its backward
+/// with the forward's loop nest and tiles.
+static bool isGPUBackward(const ChipSpec &chip, const TileCandidate &cand) {
+  return cand.direction == Direction::Backward && chip.vendor != Vendor::Host;
+}
+
 BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t elemBytes, int64_t headDim,
     int64_t headDimV, int64_t padElems) {
@@ -95,7 +101,14 @@ int64_t mlir::attn::backwardRegisterEstimate(int64_t rowsPerWarp,
                                              int64_t overhead) {
   int64_t acc = llvm::divideCeil(rowsPerWarp * (headDim + headDimV), warpSize);
   int64_t scores = 2 * llvm::divideCeil(rowsPerWarp * blockM, warpSize);
-  return acc + scores + overhead;
+  // The K or the V rows as packed 16-bit operands while a product runs.
+  int64_t frags = llvm::divideCeil(rowsPerWarp * std::max(headDim, headDimV),
+                                   2 * warpSize);
+  // lse and delta of each query column a lane holds (a lane holds 8 rows'
+  // worth of columns per row slot).
+  int64_t columns = 2 * llvm::divideCeil(rowsPerWarp * blockM,
+                                         warpSize * rowsPerWarp / 8);
+  return acc + scores + frags + columns + overhead;
 }
 
 int64_t mlir::attn::mmaPerIteration(const MatrixInstr &instr, int64_t blockN,
@@ -368,7 +381,7 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                           const MatrixInstr &instr,
                                           const AttentionProblem &problem,
                                           int64_t &bytes) {
-  if (cand.direction == Direction::Backward) {
+  if (isGPUBackward(chip, cand)) {
     bytes = getBackwardSharedMemoryLayout(
                 cand.blockM, cand.blockN, getElementBytes(problem.elementType),
                 problem.headDim, problem.headDimV, chip.smemRowPadElems)
@@ -405,12 +418,12 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   regs = 0;
   if (chip.regsPerThreadMax <= 0 || instr.rowsPerWarp <= 0)
     return std::nullopt;
-  if (cand.direction == Direction::Backward)
+  if (isGPUBackward(chip, cand))
     regs = backwardRegisterEstimate(instr.rowsPerWarp, chip.warpSize,
                                     cand.blockM, problem.headDim,
                                     problem.headDimV, chip.regsOverhead);
   int64_t rows = std::max(instr.rowsPerWarp, cand.blockM / cand.warps);
-  if (cand.direction != Direction::Backward)
+  if (!isGPUBackward(chip, cand))
     regs = registerEstimate(rows, chip.warpSize, cand.blockN, problem.headDim,
                           problem.headDimV, chip.regsOverhead,
                           /*queryInRegisters=*/!instr.sharedOperands &&
@@ -483,7 +496,7 @@ CheckResult mlir::attn::checkConfig(const ChipSpec &chip, ConfigAttr config,
   if (CheckResult r = checkHeadDim(chip, cand, *instr, headDim, headDimV))
     return r;
   cand.direction = direction;
-  if (direction == Direction::Backward) {
+  if (isGPUBackward(chip, cand)) {
     if (CheckResult r = checkBackwardTile(cand, *instr))
       return r;
     return checkThreads(chip, cand);

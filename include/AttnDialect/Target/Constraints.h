@@ -75,9 +75,14 @@ getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN,
                               int64_t headDimV, int64_t padElems);
 
 /// 32-bit registers per thread of a backward kernel: the f32 dK and dV
-/// accumulators (rowsPerWarp key rows x D and Dv) and the transposed scores
-/// and their gradient (rowsPerWarp x block_m each), spread over the lanes,
-/// plus the fixed overhead. For mma.m16n8k16: (D + Dv) / 2 + block_m + overhead.
+/// accumulators (rowsPerWarp key rows x D and Dv), the transposed scores
+/// and their gradient (rowsPerWarp x block_m each), the packed K or V
+/// operand of the product running, lse and delta of each query column a
+/// lane holds, plus the fixed overhead. For mma.m16n8k16 (16 rows, 32
+/// lanes): (D + Dv) / 2 + block_m + max(D, Dv) / 4 + block_m / 2 + overhead.
+/// Against ptxas 13.0 on sm_90a: D = 64, block_m 64: 216 estimated, 254 used,
+/// no spills; D = 128, block_m 32: 248 estimated, 4 bytes spilled;
+/// D = 128, block_m 64: 296 estimated, 140 bytes spilled.
 int64_t backwardRegisterEstimate(int64_t rowsPerWarp, int64_t warpSize,
                                  int64_t blockM, int64_t headDim,
                                  int64_t headDimV, int64_t overhead);

@@ -349,15 +349,41 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
         bias = arith::ExtFOp::create(b, loc, f32, bias);
       x = math::FmaOp::create(b, loc, bias, log2e, x);
     }
+    s[e] = target.emitExp2(b, loc, fsub(x, lse2));
+  }
+
+  // Mask only tiles crossing a mask edge or a tail, tested at the corners
+  // of this warp's key rows x the block's queries (masks are bands);
+  // uniform per warp. Inside, every row sees a key, so its lse is finite.
+  Value keyFirst = add(n0, warpRow);
+  Value qLast = add(m0, c32(spec.blockM() - 1));
+  Value inside = arith::AndIOp::create(
+      b, loc, lt(qLast, sq),
+      arith::AndIOp::create(
+          b, loc,
+          emitKeyVisible(b, loc, maskParams, m0,
+                         add(keyFirst, c32(rowsPerWarp - 1)), sq, sk),
+          emitKeyVisible(b, loc, maskParams, qLast, keyFirst, sq, sk)));
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(s).getTypes(), inside,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, SmallVector<Value>(s));
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  SmallVector<Value> masked;
+  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+    Value key = keyOfSlot[sLayout.rowSlot[e]];
+    auto [q, lse2] = column(sLayout.colOffsets[e]);
     Value visible = arith::AndIOp::create(
         b, loc,
         arith::AndIOp::create(
             b, loc, lt(q, sq),
             emitKeyVisible(b, loc, maskParams, q, key, sq, sk)),
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lse2, negInf));
-    Value p = target.emitExp2(b, loc, fsub(x, lse2));
-    s[e] = select(visible, p, cf(0.0));
+    masked.push_back(select(visible, s[e], cf(0.0)));
   }
+  scf::YieldOp::create(b, loc, masked);
+  llvm::copy(ifOp.getResults(), s.begin());
 }
 
 void MainStageEmitter::emitDq(Value h, Value m0) {

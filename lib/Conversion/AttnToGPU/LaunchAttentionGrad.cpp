@@ -317,5 +317,6 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
 
 void attn::populateAttentionGradToGPUPattern(RewritePatternSet &patterns,
                                              const GPUTargetInfo &target) {
-  patterns.add<AttentionGradToGPULaunch>(patterns.getContext(), target);
+  if (target.lowersBackward())
+    patterns.add<AttentionGradToGPULaunch>(patterns.getContext(), target);
 }

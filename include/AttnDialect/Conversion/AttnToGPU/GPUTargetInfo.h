@@ -173,6 +173,10 @@ public:
   virtual std::unique_ptr<MmaEmitter>
   createMmaEmitter(const KernelSpec &spec) const = 0;
 
+  /// Whether attn.attention_grad lowers to this target's backward plan
+  /// (AttentionGradKernel.h); the driver reports it unlowered otherwise.
+  virtual bool lowersBackward() const { return false; }
+
   /// Value of `v` (32-bit) held by lane `lane ^ offset`.
   virtual Value emitShuffleXor(OpBuilder &b, Location loc, Value v,
                                int32_t offset) const;
