@@ -77,9 +77,10 @@ static bool isGPUBackward(const ChipSpec &chip, const TileCandidate &cand) {
   return cand.direction == Direction::Backward && chip.vendor != Vendor::Host;
 }
 
-BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
-    int64_t blockM, int64_t blockN, int64_t elemBytes, int64_t headDim,
-    int64_t headDimV, int64_t padElems) {
+BackwardSharedMemoryLayout
+mlir::attn::getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN,
+                                          int64_t elemBytes, int64_t headDim,
+                                          int64_t headDimV, int64_t padElems) {
   BackwardSharedMemoryLayout l;
   l.kRowStride = headDim + padElems;
   l.vRowStride = headDimV + padElems;
@@ -102,12 +103,12 @@ int64_t mlir::attn::backwardRegisterEstimate(int64_t rowsPerWarp,
   int64_t acc = llvm::divideCeil(rowsPerWarp * (headDim + headDimV), warpSize);
   int64_t scores = 2 * llvm::divideCeil(rowsPerWarp * blockM, warpSize);
   // The K or the V rows as packed 16-bit operands while a product runs.
-  int64_t frags = llvm::divideCeil(rowsPerWarp * std::max(headDim, headDimV),
-                                   2 * warpSize);
+  int64_t frags =
+      llvm::divideCeil(rowsPerWarp * std::max(headDim, headDimV), 2 * warpSize);
   // lse and delta of each query column a lane holds (a lane holds 8 rows'
   // worth of columns per row slot).
-  int64_t columns = 2 * llvm::divideCeil(rowsPerWarp * blockM,
-                                         warpSize * rowsPerWarp / 8);
+  int64_t columns =
+      2 * llvm::divideCeil(rowsPerWarp * blockM, warpSize * rowsPerWarp / 8);
   return acc + scores + frags + columns + overhead;
 }
 
@@ -425,9 +426,9 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   int64_t rows = std::max(instr.rowsPerWarp, cand.blockM / cand.warps);
   if (!isGPUBackward(chip, cand))
     regs = registerEstimate(rows, chip.warpSize, cand.blockN, problem.headDim,
-                          problem.headDimV, chip.regsOverhead,
-                          /*queryInRegisters=*/!instr.sharedOperands &&
-                              rows <= instr.rowsPerWarp);
+                            problem.headDimV, chip.regsOverhead,
+                            /*queryInRegisters=*/!instr.sharedOperands &&
+                                rows <= instr.rowsPerWarp);
   if (regs > chip.regsPerThreadMax)
     return formatv("registers: estimated {0} per thread > {1} max of {2}", regs,
                    chip.regsPerThreadMax, chip.name)

@@ -135,8 +135,8 @@ FailureOr<std::vector<BundleKernel>> attn::getBundleKernels(ModuleOp top) {
     kernel.file = module + (kernel.platform == "hip" ? ".hsaco" : ".cubin");
     kernel.binary = object.getObject().getValue();
     kernel.isPlan = getString(k, "kind") == "plan";
-    kernel.variant = kernel.isPlan ? getPlan(k, kernel.file)
-                                   : getVariant(k, kernel.file);
+    kernel.variant =
+        kernel.isPlan ? getPlan(k, kernel.file) : getVariant(k, kernel.file);
     out.push_back(std::move(kernel));
   }
   return out;
@@ -188,12 +188,10 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
   // Version 2 adds plans; a bundle without any stays readable by version 1
   // readers.
   bool hasPlans = !plans.empty();
-  llvm::json::Object bundle{{"schema", "attn-bundle"},
-                            {"version", hasPlans ? 2 : 1},
-                            {"platform", first.platform},
-                            {"chip", first.chip},
-                            {"abi", "attn-fwd-v1"},
-                            {"variants", std::move(variants)}};
+  llvm::json::Object bundle{
+      {"schema", "attn-bundle"},    {"version", hasPlans ? 2 : 1},
+      {"platform", first.platform}, {"chip", first.chip},
+      {"abi", "attn-fwd-v1"},       {"variants", std::move(variants)}};
   if (hasPlans)
     bundle["plans"] = std::move(plans);
   SmallString<256> path(dir);

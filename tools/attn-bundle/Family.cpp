@@ -305,31 +305,28 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   OpBuilder::InsertionGuard guard(b);
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
-  Value biasArg = variant.bias != BiasKind::None
-                      ? body->getArguments().back()
-                      : Value();
+  Value biasArg =
+      variant.bias != BiasKind::None ? body->getArguments().back() : Value();
   DenseI64ArrayAttr window;
   if (variant.mask == MaskKind::SlidingWindow)
     window = b.getDenseI64ArrayAttr({128, 0});
   // The cap itself is a kernel argument; any value makes the op soft-capped.
   FloatAttr softcap = variant.softcap ? b.getF32FloatAttr(1.0f) : FloatAttr();
-  ConfigAttr config = withAlignBytes(toConfigAttr(ctx, *variant.tile),
-                                     variant.alignBytes);
+  ConfigAttr config =
+      withAlignBytes(toConfigAttr(ctx, *variant.tile), variant.alignBytes);
   if (variant.direction == Direction::Backward) {
     auto arg = [&](unsigned i) { return body->getArgument(i); };
-    AttentionGradOp::create(b, loc, TypeRange(), arg(0), arg(1), arg(2),
-                            arg(3), arg(5), arg(4), biasArg, arg(6), arg(7),
-                            arg(8), /*grad_bias=*/Value(),
-                            /*scale=*/FloatAttr(), variant.mask, window,
-                            softcap, config);
+    AttentionGradOp::create(
+        b, loc, TypeRange(), arg(0), arg(1), arg(2), arg(3), arg(5), arg(4),
+        biasArg, arg(6), arg(7), arg(8), /*grad_bias=*/Value(),
+        /*scale=*/FloatAttr(), variant.mask, window, softcap, config);
     func::ReturnOp::create(b, loc);
     return;
   }
-  AttentionOp::create(b, loc, TypeRange(), body->getArgument(0),
-                      body->getArgument(1), body->getArgument(2), biasArg,
-                      body->getArgument(3), body->getArgument(4),
-                      /*scale=*/FloatAttr(), variant.mask, window, softcap,
-                      config);
+  AttentionOp::create(
+      b, loc, TypeRange(), body->getArgument(0), body->getArgument(1),
+      body->getArgument(2), biasArg, body->getArgument(3), body->getArgument(4),
+      /*scale=*/FloatAttr(), variant.mask, window, softcap, config);
   func::ReturnOp::create(b, loc);
 }
 

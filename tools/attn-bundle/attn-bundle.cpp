@@ -321,8 +321,8 @@ int main(int argc, char **argv) {
     return 1;
   if (llvm::Error e = writeBundle(outDir, *kernels))
     return fail(llvm::toString(std::move(e)));
-  size_t plans = llvm::count_if(
-      *kernels, [](const BundleKernel &k) { return k.isPlan; });
+  size_t plans =
+      llvm::count_if(*kernels, [](const BundleKernel &k) { return k.isPlan; });
   llvm::outs() << "attn-bundle: wrote " << outDir
                << "/bundle.json: " << kernels->size() - plans << " variants";
   if (plans)

@@ -195,8 +195,8 @@ int main(int argc, char **argv) {
   problem.wantsLse = lse;
   std::optional<Direction> dir = symbolizeDirection(direction);
   if (!dir)
-    return fail("--direction: expected forward or backward, got '" +
-                direction + "'");
+    return fail("--direction: expected forward or backward, got '" + direction +
+                "'");
   problem.direction = backward ? Direction::Backward : *dir;
   print(verdictsToJSON(*chip, problem,
                        evaluateCandidates(*chip, problem, profile), profile));

@@ -70,9 +70,9 @@ struct BackwardSharedMemoryLayout {
   int64_t totalBytes = 0;
 };
 BackwardSharedMemoryLayout
-getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN,
-                              int64_t elemBytes, int64_t headDim,
-                              int64_t headDimV, int64_t padElems);
+getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN, int64_t elemBytes,
+                              int64_t headDim, int64_t headDimV,
+                              int64_t padElems);
 
 /// 32-bit registers per thread of a backward kernel: the f32 dK and dV
 /// accumulators (rowsPerWarp key rows x D and Dv), the transposed scores

@@ -43,10 +43,9 @@ static KernelSpec getProductSpec(const KernelSpec &spec, int64_t rows,
   KernelSpec p = spec;
   p.headDim = inner;
   p.headDimV = outer;
-  p.config = ConfigAttr::get(c.getContext(), c.getName(), rows, cols,
-                             c.getWarps(), c.getStages(), c.getPipeline(),
-                             c.getAccInRegisters(), c.getMma(),
-                             c.getAlignBytes());
+  p.config = ConfigAttr::get(
+      c.getContext(), c.getName(), rows, cols, c.getWarps(), c.getStages(),
+      c.getPipeline(), c.getAccInRegisters(), c.getMma(), c.getAlignBytes());
   return p;
 }
 
@@ -119,12 +118,12 @@ protected:
   Value deltaPtr() { return arg(kBwdWorkspace); }
   /// dq_accum starts at the first multiple of 256 bytes after delta.
   Value dqAccumPtr() {
-    Value rows = mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))),
-                     ext(arg(kBwdSeqQ)));
+    Value rows =
+        mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))), ext(arg(kBwdSeqQ)));
     Value bytes = mul(rows, c64(4));
-    Value aligned = mul(
-        arith::DivUIOp::create(b, loc, add(bytes, c64(255)), c64(256)),
-        c64(256));
+    Value aligned =
+        mul(arith::DivUIOp::create(b, loc, add(bytes, c64(255)), c64(256)),
+            c64(256));
     return gep(arg(kBwdWorkspace), b.getI8Type(), aligned);
   }
   /// Runs `body(lane + c * warpSize)` for each c covering [0, n), guarded
@@ -197,8 +196,12 @@ public:
 private:
   SharedTile tile(int64_t offset, int64_t rows, int64_t cols,
                   int64_t rowStride) {
-    return {gep(smemBase, b.getI8Type(), c32(offset)), rows, cols, rowStride,
-            spec.elemType, SharedTileLayout::Padded};
+    return {gep(smemBase, b.getI8Type(), c32(offset)),
+            rows,
+            cols,
+            rowStride,
+            spec.elemType,
+            SharedTileLayout::Padded};
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
   /// One query block of head `h`: updates dK and dV in `acc`.
@@ -412,15 +415,16 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       p.push_back(arith::ExtFOp::create(b, loc, f32, x));
     }
     SmallVector<Value> zero(dqLayout.getNumElements(), cf(0.0));
-    SmallVector<Value> dq = dqMma->accumulateOutput(b, loc, lane, p, kTile, zero);
+    SmallVector<Value> dq =
+        dqMma->accumulateOutput(b, loc, lane, p, kTile, zero);
     Value qFirst = add(add(m0, rowBase), dqLayout.laneRow);
     for (unsigned slot = 0; slot < dqLayout.getNumRowSlots(); ++slot) {
       Value q = add(qFirst, c32(dqLayout.rowSlotOffsets[slot]));
       OpBuilder::InsertionGuard g(b);
       auto ifOp = scf::IfOp::create(b, loc, lt(q, sq), false);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      Value rowPtr = gep(accum, f32,
-                         mul(add(accumRow0, ext(q)), c64(spec.headDim)));
+      Value rowPtr =
+          gep(accum, f32, mul(add(accumRow0, ext(q)), c64(spec.headDim)));
       for (unsigned e = 0, ne = dq.size(); e < ne; ++e) {
         if (dqLayout.rowSlot[e] != slot)
           continue;
@@ -454,8 +458,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0,
       b, loc, lane, scoresMma->loadQuery(b, loc, lane, kTile, warpRow), qTile);
   SmallVector<Value> dsc;
   emitProbabilities(h, m0, s, dsc);
-  SmallVector<Value> next =
-      scoresMma->accumulateOutput(b, loc, lane, s, doTile, SmallVector<Value>(dv));
+  SmallVector<Value> next = scoresMma->accumulateOutput(b, loc, lane, s, doTile,
+                                                        SmallVector<Value>(dv));
   llvm::copy(next, dv.begin());
 
   SmallVector<Value> dp = dpMma->computeScores(
@@ -476,14 +480,14 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0,
     if (spec.softcap)
       s[e] = fmul(s[e], dsc[e]);
   }
-  next = dkMma->accumulateOutput(b, loc, lane, s, qTile, SmallVector<Value>(dk));
+  next =
+      dkMma->accumulateOutput(b, loc, lane, s, qTile, SmallVector<Value>(dk));
   llvm::copy(next, dk.begin());
 
   // dS^T -> dS in shared memory (query rows, key columns) for dQ = dS K.
   Value keyFirst = add(warpRow, sLayout.laneRow);
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
-    Value key =
-        add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
+    Value key = add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
     Value q = add(sLayout.laneCol, c32(sLayout.colOffsets[e]));
     store(arith::TruncFOp::create(b, loc, spec.elemType, s[e]),
           gep(dsTile.base, spec.elemType,
@@ -574,16 +578,16 @@ void MainStageEmitter::emit() {
 
   SmallVector<Value> init(dkLayout.getNumElements() + dvLayout.getNumElements(),
                           cf(0.0));
-  Value group = arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ),
-                                       arg(kBwdHeadsKV));
+  Value group =
+      arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV));
   Value hLo = mul(headKV, group);
   auto heads = scf::ForOp::create(b, loc, hLo, add(hLo, group), c32(1), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(heads.getBody());
     Value h = heads.getInductionVar();
-    auto blocks = scf::ForOp::create(b, loc, iLo, iHi, c32(1),
-                                     heads.getRegionIterArgs());
+    auto blocks =
+        scf::ForOp::create(b, loc, iLo, iHi, c32(1), heads.getRegionIterArgs());
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(blocks.getBody());
@@ -637,8 +641,8 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
   }
   if (config->getAlignBytes() != 16)
     return op.emitOpError("config '")
-           << config->getName() << "' has align_bytes = "
-           << config->getAlignBytes()
+           << config->getName()
+           << "' has align_bytes = " << config->getAlignBytes()
            << "; the backward kernels assume 16-byte aligned rows";
   if (failed(target.checkSupported(spec, Direction::Backward,
                                    [&] { return op.emitOpError(); })))

@@ -154,7 +154,7 @@ void KernelEmitter::waitCopies(int pending) {
 }
 
 void KernelEmitter::copyTile(const SharedTile &tile, Value src, Value rowStart,
-                            Value rowLimit, Value rowStride) {
+                             Value rowLimit, Value rowStride) {
   emitTileCopy(b, loc, target, tile, tid, threads, src, rowStart, rowLimit,
                rowStride, spec.config.getAlignBytes());
 }

@@ -33,8 +33,8 @@ DictionaryAttr getExtent(Builder &b, StringRef dim, int64_t block = 1) {
 }
 
 DictionaryAttr getStage(Builder &b, StringRef name, StringRef entry,
-                        ArrayRef<Attribute> grid, int64_t threads,
-                        int64_t smem, StringRef role, StringRef buffer) {
+                        ArrayRef<Attribute> grid, int64_t threads, int64_t smem,
+                        StringRef role, StringRef buffer) {
   NamedAttrList attrs;
   attrs.append("name", b.getStringAttr(name));
   attrs.append("entry", b.getStringAttr(entry));
@@ -45,8 +45,7 @@ DictionaryAttr getStage(Builder &b, StringRef name, StringRef entry,
   return attrs.getDictionary(b.getContext());
 }
 
-DictionaryAttr getBuffer(Builder &b, StringRef name,
-                         ArrayRef<StringRef> dims) {
+DictionaryAttr getBuffer(Builder &b, StringRef name, ArrayRef<StringRef> dims) {
   SmallVector<Attribute> d;
   for (StringRef dim : dims)
     d.push_back(b.getStringAttr(dim));
@@ -60,8 +59,7 @@ DictionaryAttr getBuffer(Builder &b, StringRef name,
 /// The plan's bundle.json entry (docs/BundleFormat.md, "Plans"), less the
 /// binary file name, which attn-write-bundle adds to each stage.
 DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
-                               BackwardKernels kernels,
-                               const KernelSpec &spec,
+                               BackwardKernels kernels, const KernelSpec &spec,
                                const GPUTargetInfo &target) {
   Builder b(ctx);
   std::string config;
@@ -94,11 +92,10 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("seqlen_k_multiple", b.getI64IntegerAttr(1));
   attrs.append("config", b.getStringAttr(config));
   attrs.append("workspace",
-               b.getArrayAttr({getBuffer(b, "delta",
-                                         {"batch", "heads_q", "seqlen_q"}),
-                               getBuffer(b, "dq_accum",
-                                         {"batch", "heads_q", "seqlen_q",
-                                          "head_dim"})}));
+               b.getArrayAttr(
+                   {getBuffer(b, "delta", {"batch", "heads_q", "seqlen_q"}),
+                    getBuffer(b, "dq_accum",
+                              {"batch", "heads_q", "seqlen_q", "head_dim"})}));
   Attribute rows[] = {getExtent(b, "seqlen_q", kBackwardRowWarps),
                       getExtent(b, "heads_q"), getExtent(b, "batch")};
   Attribute keys[] = {getExtent(b, "seqlen_k", spec.blockN()),
@@ -108,8 +105,7 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
       b.getArrayAttr(
           {getStage(b, "pre", kernels.pre.getName(), rows,
                     kBackwardRowWarps * ws, 0, "zeroes", "dq_accum"),
-           getStage(b, "main", kernels.main.getName(), keys,
-                    spec.warps() * ws,
+           getStage(b, "main", kernels.main.getName(), keys, spec.warps() * ws,
                     getBackwardSharedMemoryBytes(spec, target), "reduces",
                     "dq_accum"),
            getStage(b, "convert_dq", kernels.dq.getName(), rows,
@@ -263,8 +259,7 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
     llvm::copy(getStrides(b, loc, t.memref, 3), args.begin() + t.stride);
   }
   args[kBwdLse] = getDevicePointer(b, loc, op.getLse(), ptrType);
-  llvm::copy(getStrides(b, loc, op.getLse(), 2),
-             args.begin() + kBwdLseStrideB);
+  llvm::copy(getStrides(b, loc, op.getLse(), 2), args.begin() + kBwdLseStrideB);
   args[kBwdBias] = null;
   args[kBwdDBias] = null;
   for (unsigned i = 0; i < 4; ++i) {
@@ -301,14 +296,14 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
     gpu::KernelDim3 block{cIdx(threads), cIdx(1), cIdx(1)};
     gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, cI32(smem), args);
   };
-  Value rowBlocks = arith::CeilDivUIOp::create(b, loc, sq,
-                                               cIdx(kBackwardRowWarps));
+  Value rowBlocks =
+      arith::CeilDivUIOp::create(b, loc, sq, cIdx(kBackwardRowWarps));
   Value keyBlocks = arith::CeilDivUIOp::create(b, loc, dim(op.getKey(), 2),
                                                cIdx(spec.blockN()));
   launch(kernels.pre, rowBlocks, cIdx(qType.getDimSize(1)),
          kBackwardRowWarps * ws, 0);
-  launch(kernels.main, keyBlocks, cIdx(kType.getDimSize(1)),
-         spec.warps() * ws, getBackwardSharedMemoryBytes(spec, target));
+  launch(kernels.main, keyBlocks, cIdx(kType.getDimSize(1)), spec.warps() * ws,
+         getBackwardSharedMemoryBytes(spec, target));
   launch(kernels.dq, rowBlocks, cIdx(qType.getDimSize(1)),
          kBackwardRowWarps * ws, 0);
   gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(),

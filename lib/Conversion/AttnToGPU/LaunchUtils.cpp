@@ -9,7 +9,8 @@ using namespace mlir;
 
 /// Device pointer (aligned pointer + offset) of a memref, as the kernel's
 /// `!llvm.ptr<1>` argument.
-Value attn::getDevicePointer(OpBuilder &b, Location loc, Value memref, Type ptrType) {
+Value attn::getDevicePointer(OpBuilder &b, Location loc, Value memref,
+                             Type ptrType) {
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value aligned =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
@@ -22,7 +23,7 @@ Value attn::getDevicePointer(OpBuilder &b, Location loc, Value memref, Type ptrT
 }
 
 SmallVector<Value> attn::getStrides(OpBuilder &b, Location loc, Value memref,
-                              unsigned count) {
+                                    unsigned count) {
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   SmallVector<Value> out;
   for (unsigned i = 0; i < count; ++i)
@@ -42,9 +43,10 @@ SmallVector<Value> attn::getBroadcastStrides(OpBuilder &b, Location loc,
     if (biasType.getDimSize(i) == 1) {
       strides[i] = zero;
     } else if (biasType.isDynamicDim(i)) {
-      Value one = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq, memref::DimOp::create(b, loc, bias, i),
-          arith::ConstantIndexOp::create(b, loc, 1));
+      Value one =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                memref::DimOp::create(b, loc, bias, i),
+                                arith::ConstantIndexOp::create(b, loc, 1));
       strides[i] = arith::SelectOp::create(b, loc, one, zero, strides[i]);
     }
   }

@@ -55,7 +55,8 @@ Value attn::getSharedChunkAddress(OpBuilder &b, Location loc,
   };
   if (tile.layout == SharedTileLayout::Padded) {
     int64_t vec = 16 / (tile.elemType.getIntOrFloatBitWidth() / 8);
-    Value off = add(mul(r, c32(b, loc, tile.rowStride)), mul(c, c32(b, loc, vec)));
+    Value off =
+        add(mul(r, c32(b, loc, tile.rowStride)), mul(c, c32(b, loc, vec)));
     return LLVM::GEPOp::create(b, loc, tile.base.getType(), tile.elemType,
                                tile.base, ValueRange{off});
   }
@@ -64,9 +65,9 @@ Value attn::getSharedChunkAddress(OpBuilder &b, Location loc,
   Value chunk = arith::XOrIOp::create(
       b, loc, arith::AndIOp::create(b, loc, c, c32(b, loc, 7)),
       arith::AndIOp::create(b, loc, r, c32(b, loc, 7)));
-  Value off = add(add(mul(panel, c32(b, loc, tile.rows * 128)),
-                      mul(r, c32(b, loc, 128))),
-                  mul(chunk, c32(b, loc, 16)));
+  Value off = add(
+      add(mul(panel, c32(b, loc, tile.rows * 128)), mul(r, c32(b, loc, 128))),
+      mul(chunk, c32(b, loc, 16)));
   return LLVM::GEPOp::create(b, loc, tile.base.getType(), b.getI8Type(),
                              tile.base, ValueRange{off});
 }
@@ -95,12 +96,10 @@ void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rowLimit);
     Value gOff = arith::AddIOp::create(
         b, loc,
-        arith::MulIOp::create(b, loc,
-                              arith::ExtSIOp::create(b, loc, i64, row),
+        arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, i64, row),
                               rowStride),
         arith::ExtSIOp::create(
-            b, loc, i64,
-            arith::MulIOp::create(b, loc, c, c32(b, loc, vec))));
+            b, loc, i64, arith::MulIOp::create(b, loc, c, c32(b, loc, vec))));
     Value at = LLVM::GEPOp::create(b, loc, src.getType(), tile.elemType, src,
                                    ValueRange{gOff});
     Value from = arith::SelectOp::create(b, loc, valid, at, src);

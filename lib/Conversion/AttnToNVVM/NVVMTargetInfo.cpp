@@ -26,8 +26,8 @@ LogicalResult NVVMTargetInfo::checkSupported(
                        << " is not supported by convert-attn-to-nvvm: "
                           "expected f16 or bf16";
   ConfigAttr c = spec.config;
-  if (CheckResult r = checkConfig(chip, c, spec.headDim, spec.headDimV,
-                                  direction))
+  if (CheckResult r =
+          checkConfig(chip, c, spec.headDim, spec.headDimV, direction))
     return emitError() << "config '" << c.getName()
                        << "' is not supported on " << chip.name << ": " << *r;
   // Both matrix-instruction paths keep O in registers.

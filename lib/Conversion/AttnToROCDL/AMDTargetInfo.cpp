@@ -84,8 +84,8 @@ LogicalResult AMDTargetInfo::checkSupported(
   // Head dims, tile shape and wave count follow the instruction's entry in
   // the tile tables (block_n a multiple of both N and K: it is the reduction
   // dim of P V).
-  if (CheckResult r = checkConfig(chip, c, spec.headDim, spec.headDimV,
-                                  direction))
+  if (CheckResult r =
+          checkConfig(chip, c, spec.headDim, spec.headDimV, direction))
     return emitError() << "config '" << c.getName()
                        << "' is not supported on " << chip.name << ": " << *r;
   bool simple = c.getPipeline() == PipelineKind::Simple && c.getStages() == 1;

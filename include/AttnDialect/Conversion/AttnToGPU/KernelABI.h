@@ -1,4 +1,4 @@
-//===- KernelABI.h - the attn-fwd-v1 and attn-bwd-v1 kernel ABIs -*- C++ -*-===//
+//===- KernelABI.h - the attn-fwd-v1 and attn-bwd-v1 ABIs ------*- C++ -*-===//
 //
 // The argument lists every forward kernel and every stage of a backward plan
 // take (docs/BundleFormat.md), shared by the NVIDIA and AMD lowerings so the
@@ -70,9 +70,9 @@ enum BackwardKernelArg : unsigned {
   kBwdDQStrideB = kBwdDOStrideB + 3,
   kBwdDKStrideB = kBwdDQStrideB + 3,
   kBwdDVStrideB = kBwdDKStrideB + 3,
-  kBwdLseStrideB = kBwdDVStrideB + 3,      // lse: (b, h)
-  kBwdBiasStrideB = kBwdLseStrideB + 2,    // bias: (b, h, q, k)
-  kBwdDBiasStrideB = kBwdBiasStrideB + 4,  // dbias: (b, h, q, k)
+  kBwdLseStrideB = kBwdDVStrideB + 3,     // lse: (b, h)
+  kBwdBiasStrideB = kBwdLseStrideB + 2,   // bias: (b, h, q, k)
+  kBwdDBiasStrideB = kBwdBiasStrideB + 4, // dbias: (b, h, q, k)
   kBwdScale = kBwdDBiasStrideB + 4,
   kBwdSoftcap,
   kBwdWindowLeft,
