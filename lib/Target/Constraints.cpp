@@ -71,6 +71,47 @@ int64_t mlir::attn::registerEstimate(int64_t rowsPerWarp, int64_t warpSize,
   return sAcc + oAcc + qFrag + overhead;
 }
 
+/// The GPU backward kernel's rules apply: the host lowers its backward
+/// with the forward's loop nest and tiles.
+static bool isGPUBackward(const ChipSpec &chip, const TileCandidate &cand) {
+  return cand.direction == Direction::Backward && chip.vendor != Vendor::Host;
+}
+
+BackwardSharedMemoryLayout
+mlir::attn::getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN,
+                                          int64_t elemBytes, int64_t headDim,
+                                          int64_t headDimV, int64_t padElems) {
+  BackwardSharedMemoryLayout l;
+  l.kRowStride = headDim + padElems;
+  l.vRowStride = headDimV + padElems;
+  l.qRowStride = headDim + padElems;
+  l.doRowStride = headDimV + padElems;
+  l.dsRowStride = blockN + padElems;
+  l.kOffset = 0;
+  l.vOffset = l.kOffset + blockN * l.kRowStride * elemBytes;
+  l.qOffset = l.vOffset + blockN * l.vRowStride * elemBytes;
+  l.doOffset = l.qOffset + blockM * l.qRowStride * elemBytes;
+  l.dsOffset = l.doOffset + blockM * l.doRowStride * elemBytes;
+  l.totalBytes = l.dsOffset + blockM * l.dsRowStride * elemBytes;
+  return l;
+}
+
+int64_t mlir::attn::backwardRegisterEstimate(int64_t rowsPerWarp,
+                                             int64_t warpSize, int64_t blockM,
+                                             int64_t headDim, int64_t headDimV,
+                                             int64_t overhead) {
+  int64_t acc = llvm::divideCeil(rowsPerWarp * (headDim + headDimV), warpSize);
+  int64_t scores = 2 * llvm::divideCeil(rowsPerWarp * blockM, warpSize);
+  // The K or the V rows as packed 16-bit operands while a product runs.
+  int64_t frags =
+      llvm::divideCeil(rowsPerWarp * std::max(headDim, headDimV), 2 * warpSize);
+  // lse and delta of each query column a lane holds (a lane holds 8 rows'
+  // worth of columns per row slot).
+  int64_t columns =
+      2 * llvm::divideCeil(rowsPerWarp * blockM, warpSize * rowsPerWarp / 8);
+  return acc + scores + frags + columns + overhead;
+}
+
 int64_t mlir::attn::mmaPerIteration(const MatrixInstr &instr, int64_t blockN,
                                     int64_t headDim) {
   int64_t rows = std::max<int64_t>(instr.rowsPerWarp, instr.m);
@@ -293,6 +334,39 @@ CheckResult mlir::attn::checkMmaDivisibility(const TileCandidate &cand,
   return std::nullopt;
 }
 
+CheckResult mlir::attn::checkBackwardTile(const TileCandidate &cand,
+                                          const MatrixInstr &instr) {
+  if (instr.sharedOperands)
+    return formatv("backward: the backward kernel takes its operands from "
+                   "registers; {0} reads them from shared memory",
+                   instr.getName())
+        .str();
+  if (instr.rowsPerWarp <= 0 || cand.blockN % cand.warps != 0 ||
+      cand.blockN / cand.warps != instr.rowsPerWarp)
+    return formatv("tile: block_n {0} over {1} warps must give the {2} key "
+                   "rows per warp of {3}",
+                   cand.blockN, cand.warps, instr.rowsPerWarp, instr.getName())
+        .str();
+  // block_m is the width of the transposed scores (the forward's block_n)
+  // and the row count of the dQ product, 16 rows per warp at a time.
+  int64_t multiple = std::max<int64_t>(instr.blockNMultiple, 16);
+  if (cand.blockM % multiple != 0)
+    return formatv("tile: block_m {0} is not a multiple of {1} ({2} "
+                   "backward)",
+                   cand.blockM, multiple, instr.getName())
+        .str();
+  if (!instr.blockNAllowed.empty() &&
+      !llvm::is_contained(instr.blockNAllowed, cand.blockM))
+    return formatv("tile: block_m {0} is a score width {1} does not handle",
+                   cand.blockM, instr.getName())
+        .str();
+  if (cand.stages != 1)
+    return formatv("tile: the backward kernel has one stage, got {0}",
+                   cand.stages)
+        .str();
+  return std::nullopt;
+}
+
 CheckResult mlir::attn::checkThreads(const ChipSpec &chip,
                                      const TileCandidate &cand) {
   int64_t threads = cand.warps * chip.warpSize;
@@ -308,6 +382,20 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                           const MatrixInstr &instr,
                                           const AttentionProblem &problem,
                                           int64_t &bytes) {
+  if (isGPUBackward(chip, cand)) {
+    bytes = getBackwardSharedMemoryLayout(
+                cand.blockM, cand.blockN, getElementBytes(problem.elementType),
+                problem.headDim, problem.headDimV, chip.smemRowPadElems)
+                .totalBytes;
+    if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
+      return std::nullopt;
+    return formatv("shared memory: {0} bytes > {1} max of {2} (block_n {3} x "
+                   "(D {4} + Dv {5}) + block_m {6} x (D + Dv + block_n), "
+                   "rows padded)",
+                   bytes, chip.smemMaxBytes, chip.name, cand.blockN,
+                   problem.headDim, problem.headDimV, cand.blockM)
+        .str();
+  }
   // Operands read from shared memory by descriptor (wgmma) are swizzled.
   bytes = getSharedMemoryLayout(cand.blockM, cand.blockN, cand.stages,
                                 getElementBytes(problem.elementType),
@@ -331,11 +419,16 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   regs = 0;
   if (chip.regsPerThreadMax <= 0 || instr.rowsPerWarp <= 0)
     return std::nullopt;
+  if (isGPUBackward(chip, cand))
+    regs = backwardRegisterEstimate(instr.rowsPerWarp, chip.warpSize,
+                                    cand.blockM, problem.headDim,
+                                    problem.headDimV, chip.regsOverhead);
   int64_t rows = std::max(instr.rowsPerWarp, cand.blockM / cand.warps);
-  regs = registerEstimate(rows, chip.warpSize, cand.blockN, problem.headDim,
-                          problem.headDimV, chip.regsOverhead,
-                          /*queryInRegisters=*/!instr.sharedOperands &&
-                              rows <= instr.rowsPerWarp);
+  if (!isGPUBackward(chip, cand))
+    regs = registerEstimate(rows, chip.warpSize, cand.blockN, problem.headDim,
+                            problem.headDimV, chip.regsOverhead,
+                            /*queryInRegisters=*/!instr.sharedOperands &&
+                                rows <= instr.rowsPerWarp);
   if (regs > chip.regsPerThreadMax)
     return formatv("registers: estimated {0} per thread > {1} max of {2}", regs,
                    chip.regsPerThreadMax, chip.name)
@@ -378,7 +471,8 @@ CheckResult mlir::attn::checkBias(const TileCandidate &cand,
 }
 
 CheckResult mlir::attn::checkConfig(const ChipSpec &chip, ConfigAttr config,
-                                    int64_t headDim, int64_t headDimV) {
+                                    int64_t headDim, int64_t headDimV,
+                                    Direction direction) {
   const MatrixInstr *instr = chip.lookupInstr(config.getMma());
   if (!instr) {
     std::string known;
@@ -402,6 +496,12 @@ CheckResult mlir::attn::checkConfig(const ChipSpec &chip, ConfigAttr config,
   cand.headDimMax = instr->headDimMax;
   if (CheckResult r = checkHeadDim(chip, cand, *instr, headDim, headDimV))
     return r;
+  cand.direction = direction;
+  if (isGPUBackward(chip, cand)) {
+    if (CheckResult r = checkBackwardTile(cand, *instr))
+      return r;
+    return checkThreads(chip, cand);
+  }
   // The MMA-count rule is a speed heuristic for choosing, not a limit.
   if (CheckResult r = checkMmaDivisibility(cand, *instr, /*headDim=*/0))
     return r;

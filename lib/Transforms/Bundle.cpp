@@ -2,7 +2,8 @@
 //
 // Reads the serialized kernels of a module from its `attn.kernels` metadata
 // (which convert-attn-to-nvvm / convert-attn-to-rocdl leave) and writes a
-// bundle directory (docs/BundleFormat.md, schema version 1).
+// bundle directory (docs/BundleFormat.md): forward variants, and backward
+// plans (schema version 2) whose stage kernels share one code object.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +58,55 @@ static llvm::json::Object getVariant(DictionaryAttr k,
   return v;
 }
 
+/// Metadata attributes as JSON: dictionaries, arrays, strings, integers and
+/// booleans (all a plan's metadata holds).
+static llvm::json::Value toJSONValue(Attribute a) {
+  if (auto d = dyn_cast<DictionaryAttr>(a)) {
+    llvm::json::Object o;
+    for (NamedAttribute n : d)
+      o[n.getName().getValue().str()] = toJSONValue(n.getValue());
+    return o;
+  }
+  if (auto arr = dyn_cast<ArrayAttr>(a)) {
+    llvm::json::Array out;
+    for (Attribute e : arr)
+      out.push_back(toJSONValue(e));
+    return out;
+  }
+  if (auto s = dyn_cast<StringAttr>(a))
+    return s.getValue().str();
+  if (auto b = dyn_cast<BoolAttr>(a))
+    return b.getValue();
+  if (auto i = dyn_cast<IntegerAttr>(a))
+    return i.getInt();
+  return nullptr;
+}
+
+/// The bundle.json `plans` entry of a plan's metadata dictionary: its
+/// fields, conditions gathered as for variants, every stage naming `file`.
+static llvm::json::Object getPlan(DictionaryAttr k, const std::string &file) {
+  static constexpr StringLiteral kConditions[] = {
+      "align_bytes", "bias_align_bytes", "seqlen_q_multiple",
+      "seqlen_k_multiple"};
+  llvm::json::Object plan, conditions;
+  for (NamedAttribute n : k) {
+    // An owned key: json::ObjectKey keeps a StringRef's bytes by reference.
+    std::string key = n.getName().getValue().str();
+    if (key == "kind" || key == "module" || key == "platform" || key == "chip")
+      continue;
+    if (llvm::is_contained(kConditions, key))
+      conditions[key] = toJSONValue(n.getValue());
+    else
+      plan[key] = toJSONValue(n.getValue());
+  }
+  plan["conditions"] = std::move(conditions);
+  if (llvm::json::Array *stages = plan.getArray("stages"))
+    for (llvm::json::Value &stage : *stages)
+      if (llvm::json::Object *o = stage.getAsObject())
+        (*o)["binary"] = file;
+  return plan;
+}
+
 FailureOr<std::vector<BundleKernel>> attn::getBundleKernels(ModuleOp top) {
   auto kernels = top->getAttrOfType<ArrayAttr>("attn.kernels");
   if (!kernels || kernels.empty())
@@ -84,7 +134,9 @@ FailureOr<std::vector<BundleKernel>> attn::getBundleKernels(ModuleOp top) {
     kernel.chip = getString(k, "chip");
     kernel.file = module + (kernel.platform == "hip" ? ".hsaco" : ".cubin");
     kernel.binary = object.getObject().getValue();
-    kernel.variant = getVariant(k, kernel.file);
+    kernel.isPlan = getString(k, "kind") == "plan";
+    kernel.variant =
+        kernel.isPlan ? getPlan(k, kernel.file) : getVariant(k, kernel.file);
     out.push_back(std::move(kernel));
   }
   return out;
@@ -118,7 +170,7 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
   if (llvm::Error e = createBundleDirectory(dir))
     return e;
   const BundleKernel &first = kernels.front();
-  llvm::json::Array variants;
+  llvm::json::Array variants, plans;
   for (const BundleKernel &k : kernels) {
     if (k.platform != first.platform || k.chip != first.chip)
       return llvm::createStringError(
@@ -131,12 +183,17 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
     llvm::sys::path::append(path, k.file);
     if (llvm::Error e = writeFile(path, k.binary))
       return e;
-    variants.push_back(llvm::json::Object(k.variant));
+    (k.isPlan ? plans : variants).push_back(llvm::json::Object(k.variant));
   }
+  // Version 2 adds plans; a bundle without any stays readable by version 1
+  // readers.
+  bool hasPlans = !plans.empty();
   llvm::json::Object bundle{
-      {"schema", "attn-bundle"},    {"version", 1},
+      {"schema", "attn-bundle"},    {"version", hasPlans ? 2 : 1},
       {"platform", first.platform}, {"chip", first.chip},
       {"abi", "attn-fwd-v1"},       {"variants", std::move(variants)}};
+  if (hasPlans)
+    bundle["plans"] = std::move(plans);
   SmallString<256> path(dir);
   llvm::sys::path::append(path, "bundle.json");
   return writeFile(
@@ -148,6 +205,7 @@ llvm::json::Value attn::toJSON(const BundleKernel &kernel) {
   return llvm::json::Object{{"platform", kernel.platform},
                             {"chip", kernel.chip},
                             {"file", kernel.file},
+                            {"plan", kernel.isPlan},
                             {"binary", llvm::encodeBase64(kernel.binary)},
                             {"variant", llvm::json::Object(kernel.variant)}};
 }
@@ -158,7 +216,7 @@ bool attn::fromJSON(const llvm::json::Value &value, BundleKernel &kernel,
   std::string base64;
   if (!o || !o.map("platform", kernel.platform) ||
       !o.map("chip", kernel.chip) || !o.map("file", kernel.file) ||
-      !o.map("binary", base64))
+      !o.map("binary", base64) || !o.mapOptional("plan", kernel.isPlan))
     return false;
   std::vector<char> bytes;
   if (llvm::Error e = llvm::decodeBase64(base64, bytes)) {

@@ -43,7 +43,8 @@ StringRef attn::stringifyBiasKind(BiasKind kind) {
 }
 
 std::string Variant::describe() const {
-  return llvm::formatv("{0} D={1} mask={2} bias={3}{4}{5}",
+  return llvm::formatv("{0}{1} D={2} mask={3} bias={4}{5}{6}",
+                       direction == Direction::Backward ? "backward " : "",
                        stringifyElementType(dtype).lower(), headDim,
                        stringifyMaskKind(mask), stringifyBiasKind(bias),
                        softcap ? " softcap" : "",
@@ -90,9 +91,10 @@ static SmallVector<const TileCandidate *> getTiles(const FamilyRequest &request,
   return tiles;
 }
 
-SmallVector<Variant>
-attn::enumerateVariants(const FamilyRequest &request,
-                        SmallVectorImpl<UnsupportedVariant> &unsupported) {
+SmallVector<Variant> attn::enumerateVariants(
+    const FamilyRequest &request,
+    SmallVectorImpl<UnsupportedVariant> &unsupported,
+    SmallVectorImpl<UnsupportedVariant> *unsupportedBackward) {
   SmallVector<Variant> variants;
   SmallVector<bool> caps = {false};
   if (request.softcap)
@@ -135,6 +137,41 @@ attn::enumerateVariants(const FamilyRequest &request,
       variants.push_back(twin);
     }
   }
+  if (!request.backward)
+    return variants;
+  // One plan per combination: the first backward tile the tables accept.
+  // The serving profile excludes backward kernels; asking for plans means
+  // training, so a profile without them does not restrict the backward.
+  const Profile *profile = request.profile;
+  if (profile && !profile->includes(Direction::Backward))
+    profile = nullptr;
+  for (bool cap : caps)
+    for (BiasKind bias : request.biases)
+      for (ElementType dtype : request.dtypes)
+        for (int64_t d : request.headDims)
+          for (MaskKind mask : request.masks) {
+            Variant v{dtype, d, mask, bias, cap, nullptr};
+            v.direction = Direction::Backward;
+            AttentionProblem p;
+            p.elementType = dtype;
+            p.headDim = p.headDimV = d;
+            p.mask = mask;
+            p.hasBias = bias != BiasKind::None;
+            p.hasSoftcap = cap;
+            p.wantsLse = true;
+            p.direction = Direction::Backward;
+            SmallVector<Verdict> verdicts =
+                evaluateCandidates(*request.chip, p, profile);
+            auto *it = llvm::find_if(
+                verdicts, [](const Verdict &x) { return x.accepted; });
+            if (it == verdicts.end()) {
+              if (unsupportedBackward)
+                unsupportedBackward->push_back({v, std::move(verdicts)});
+              continue;
+            }
+            v.tile = it->candidate;
+            variants.push_back(v);
+          }
   return variants;
 }
 
@@ -258,6 +295,8 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
       MemRefType::get({dyn, dyn, dyn, dyn},
                       variant.bias == BiasKind::F32 ? b.getF32Type() : elem);
   SmallVector<Type> args = {qkvo, qkvo, qkvo, qkvo, lse};
+  if (variant.direction == Direction::Backward)
+    args.append({qkvo, qkvo, qkvo, qkvo}); // do, dq, dk, dv
   if (variant.bias != BiasKind::None)
     args.push_back(bias);
 
@@ -267,18 +306,27 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
   Value biasArg =
-      variant.bias != BiasKind::None ? body->getArgument(5) : Value();
+      variant.bias != BiasKind::None ? body->getArguments().back() : Value();
   DenseI64ArrayAttr window;
   if (variant.mask == MaskKind::SlidingWindow)
     window = b.getDenseI64ArrayAttr({128, 0});
   // The cap itself is a kernel argument; any value makes the op soft-capped.
   FloatAttr softcap = variant.softcap ? b.getF32FloatAttr(1.0f) : FloatAttr();
-  AttentionOp::create(b, loc, TypeRange(), body->getArgument(0),
-                      body->getArgument(1), body->getArgument(2), biasArg,
-                      body->getArgument(3), body->getArgument(4),
-                      /*scale=*/FloatAttr(), variant.mask, window, softcap,
-                      withAlignBytes(toConfigAttr(ctx, *variant.tile),
-                                     variant.alignBytes));
+  ConfigAttr config =
+      withAlignBytes(toConfigAttr(ctx, *variant.tile), variant.alignBytes);
+  if (variant.direction == Direction::Backward) {
+    auto arg = [&](unsigned i) { return body->getArgument(i); };
+    AttentionGradOp::create(
+        b, loc, TypeRange(), arg(0), arg(1), arg(2), arg(3), arg(5), arg(4),
+        biasArg, arg(6), arg(7), arg(8), /*grad_bias=*/Value(),
+        /*scale=*/FloatAttr(), variant.mask, window, softcap, config);
+    func::ReturnOp::create(b, loc);
+    return;
+  }
+  AttentionOp::create(
+      b, loc, TypeRange(), body->getArgument(0), body->getArgument(1),
+      body->getArgument(2), biasArg, body->getArgument(3), body->getArgument(4),
+      /*scale=*/FloatAttr(), variant.mask, window, softcap, config);
   func::ReturnOp::create(b, loc);
 }
 

@@ -43,6 +43,9 @@ struct FamilyRequest {
   /// view), after all the 16-byte-aligned ones so the runtime tries those
   /// first (xformers' aligned/unaligned kernel pairs).
   bool unaligned = false;
+  /// Also a backward plan (attn-bwd-v1) of every combination the chip's
+  /// table has a backward tile for, after the forward variants.
+  bool backward = false;
 };
 
 /// One kernel of the family.
@@ -55,6 +58,8 @@ struct Variant {
   const TileCandidate *tile;
   /// The #attn.config's align_bytes: 16, or the element size.
   int64_t alignBytes = 16;
+  /// A forward variant or a backward plan.
+  Direction direction = Direction::Forward;
 
   /// "bf16 D=64 mask=causal bias=f32 softcap", for diagnostics.
   std::string describe() const;
@@ -69,9 +74,13 @@ struct UnsupportedVariant {
 
 /// The variants of `request`, in priority order; the combinations the tables
 /// reject go to `unsupported`.
-llvm::SmallVector<Variant>
-enumerateVariants(const FamilyRequest &request,
-                  llvm::SmallVectorImpl<UnsupportedVariant> &unsupported);
+/// The forward variants of `request`, then its backward plans when asked
+/// for; combinations no forward tile fits go to `unsupported`, those no
+/// backward tile fits to `unsupportedBackward` (when not null).
+llvm::SmallVector<Variant> enumerateVariants(
+    const FamilyRequest &request,
+    llvm::SmallVectorImpl<UnsupportedVariant> &unsupported,
+    llvm::SmallVectorImpl<UnsupportedVariant> *unsupportedBackward = nullptr);
 
 /// One message per head dim for the combinations `chip` cannot compile:
 /// which they are, then each reason the candidates give (a reason the

@@ -73,6 +73,12 @@ static cl::opt<bool> unaligned(
              "that needs only element alignment of q, k, v and o (views "
              "that start anywhere); default on"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> backward(
+    "backward",
+    cl::desc("Also emit a backward plan (attn-bwd-v1: the gradients of "
+             "lib.attention) for every combination the chip's table has a "
+             "backward tile for; the others are named and left out"),
+    cl::cat(category));
 static cl::opt<bool> allowMissing(
     "allow-missing",
     cl::desc("Warn about, instead of failing on, combinations the chip's "
@@ -155,6 +161,7 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
   request.softcap = softcap;
   request.allCandidates = allCandidates;
   request.unaligned = unaligned;
+  request.backward = backward;
   auto types = parseList<ElementType>(dtypes, {"f16", "bf16"}, "dtypes",
                                       "f16, bf16 or f32",
       [](StringRef s) { return symbolizeElementType(s); });
@@ -182,6 +189,7 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
     for (int64_t d : {64, 96, 128, 256}) {
       FamilyRequest one = request;
       one.headDims = {d};
+      one.backward = false;
       SmallVector<UnsupportedVariant> missing;
       enumerateVariants(one, missing);
       if (missing.empty()) {
@@ -197,9 +205,13 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
   } else {
     request.headDims.assign(headDims.begin(), headDims.end());
   }
-  SmallVector<Variant> variants = enumerateVariants(request, unsupported);
-
+  SmallVector<UnsupportedVariant> noBackward;
+  SmallVector<Variant> variants =
+      enumerateVariants(request, unsupported, &noBackward);
   printUnsupported(llvm::errs(), chip, unsupported, allowMissing);
+  // Training is served where the tables have a backward tile; the rest of
+  // the family still serves inference.
+  printUnsupported(llvm::errs(), chip, noBackward, /*asWarning=*/true);
   if (!unsupported.empty() && !allowMissing) {
     llvm::errs() << "attn-bundle: --allow-missing leaves them out instead\n";
     return failure();
@@ -309,9 +321,13 @@ int main(int argc, char **argv) {
     return 1;
   if (llvm::Error e = writeBundle(outDir, *kernels))
     return fail(llvm::toString(std::move(e)));
+  size_t plans =
+      llvm::count_if(*kernels, [](const BundleKernel &k) { return k.isPlan; });
   llvm::outs() << "attn-bundle: wrote " << outDir
-               << "/bundle.json: " << kernels->size() << " variants ("
-               << stats.compiled << " modules compiled, " << stats.cached
-               << " from the cache)\n";
+               << "/bundle.json: " << kernels->size() - plans << " variants";
+  if (plans)
+    llvm::outs() << ", " << plans << " backward plans";
+  llvm::outs() << " (" << stats.compiled << " modules compiled, "
+               << stats.cached << " from the cache)\n";
   return 0;
 }

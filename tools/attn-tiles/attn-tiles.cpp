@@ -4,7 +4,8 @@
 //   attn-tiles --chip sm_90a                      chip spec and candidates
 //   attn-tiles --chip sm_90a --dtype bf16 --head-dim 128 [--head-dim-v N]
 //              [--seqlen-q N] [--seqlen-k N] [--mask causal] [--bias]
-//              [--backward] [--profile inference]  verdicts, priority order
+//              [--direction backward] [--profile inference]
+//                                                 verdicts, priority order
 //   attn-tiles --chip sm_90a --family --profile inference [--head-dims 64,128]
 //   attn-tiles --list-profiles | --dump-table
 //   --table FILE reads another table instead of the embedded one.
@@ -56,7 +57,13 @@ static cl::opt<bool> bias("bias", cl::desc("The op has a bias"),
                           cl::cat(category));
 static cl::opt<bool> lse("lse", cl::desc("The op returns lse"),
                          cl::cat(category));
-static cl::opt<bool> backward("backward", cl::desc("A backward problem"),
+static cl::opt<std::string>
+    direction("direction",
+              cl::desc("forward (default) or backward: which kernel the "
+                       "problem asks for"),
+              cl::init("forward"), cl::cat(category));
+static cl::opt<bool> backward("backward",
+                              cl::desc("Same as --direction backward"),
                               cl::cat(category));
 static cl::opt<std::string> profileName("profile",
                                         cl::desc("Restrict to a profile"),
@@ -186,7 +193,11 @@ int main(int argc, char **argv) {
   problem.mask = *maskKind;
   problem.hasBias = bias;
   problem.wantsLse = lse;
-  problem.direction = backward ? Direction::Backward : Direction::Forward;
+  std::optional<Direction> dir = symbolizeDirection(direction);
+  if (!dir)
+    return fail("--direction: expected forward or backward, got '" + direction +
+                "'");
+  problem.direction = backward ? Direction::Backward : *dir;
   print(verdictsToJSON(*chip, problem,
                        evaluateCandidates(*chip, problem, profile), profile));
   return 0;

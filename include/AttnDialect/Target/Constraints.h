@@ -57,6 +57,36 @@ int64_t registerEstimate(int64_t rowsPerWarp, int64_t warpSize, int64_t blockN,
                          int64_t headDim, int64_t headDimV, int64_t overhead,
                          bool queryInRegisters = true);
 
+/// The shared-memory (LDS) carving of a backward kernel, which keeps one key
+/// block (block_n rows) for the whole workgroup and walks the query blocks
+/// (block_m rows) that see it: K (block_n x D) and V (block_n x Dv), then Q
+/// (block_m x D) and dO (block_m x Dv), then dS (block_m x block_n, the
+/// score gradient handed from the dK to the dQ product). Every row is padded
+/// by `padElems`; offsets are in bytes, strides in elements.
+struct BackwardSharedMemoryLayout {
+  int64_t kRowStride = 0, vRowStride = 0, qRowStride = 0, doRowStride = 0,
+          dsRowStride = 0;
+  int64_t kOffset = 0, vOffset = 0, qOffset = 0, doOffset = 0, dsOffset = 0;
+  int64_t totalBytes = 0;
+};
+BackwardSharedMemoryLayout
+getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN, int64_t elemBytes,
+                              int64_t headDim, int64_t headDimV,
+                              int64_t padElems);
+
+/// 32-bit registers per thread of a backward kernel: the f32 dK and dV
+/// accumulators (rowsPerWarp key rows x D and Dv), the transposed scores
+/// and their gradient (rowsPerWarp x block_m each), the packed K or V
+/// operand of the product running, lse and delta of each query column a
+/// lane holds, plus the fixed overhead. For mma.m16n8k16 (16 rows, 32
+/// lanes): (D + Dv) / 2 + block_m + max(D, Dv) / 4 + block_m / 2 + overhead.
+/// Against ptxas 13.0 on sm_90a: D = 64, block_m 64: 216 estimated, 254 used,
+/// no spills; D = 128, block_m 32: 248 estimated, 4 bytes spilled;
+/// D = 128, block_m 64: 296 estimated, 140 bytes spilled.
+int64_t backwardRegisterEstimate(int64_t rowsPerWarp, int64_t warpSize,
+                                 int64_t blockM, int64_t headDim,
+                                 int64_t headDimV, int64_t overhead);
+
 /// Matrix instructions one warp issues per key block for S = Q K^T.
 int64_t mmaPerIteration(const MatrixInstr &instr, int64_t blockN,
                         int64_t headDim);
@@ -94,6 +124,13 @@ CheckResult checkHeadDim(const ChipSpec &chip, const TileCandidate &cand,
 /// allowed values of) the instruction, enough instructions per iteration.
 CheckResult checkMmaDivisibility(const TileCandidate &cand,
                                  const MatrixInstr &instr, int64_t headDim);
+/// The backward kernel's tile rules: a warp owns the instruction's
+/// rows_per_warp key rows (block_n = rows_per_warp x warps), block_m is a
+/// score width the instruction allows and a whole number of row tiles (the
+/// dQ product gives each warp 16 query rows at a time), one stage, and the
+/// instruction reads its operands from registers.
+CheckResult checkBackwardTile(const TileCandidate &cand,
+                              const MatrixInstr &instr);
 CheckResult checkThreads(const ChipSpec &chip, const TileCandidate &cand);
 CheckResult checkSharedMemory(const ChipSpec &chip, const TileCandidate &cand,
                               const MatrixInstr &instr,
@@ -113,8 +150,11 @@ CheckResult checkBias(const TileCandidate &cand,
 /// the tile and the threads follow that instruction's entry (checkHeadDim,
 /// checkMmaDivisibility without the MMA-count rule, checkThreads). The
 /// lowerings add only what their own implementation cannot do.
+/// A backward config follows checkBackwardTile instead of
+/// checkMmaDivisibility.
 CheckResult checkConfig(const ChipSpec &chip, ConfigAttr config,
-                        int64_t headDim, int64_t headDimV);
+                        int64_t headDim, int64_t headDimV,
+                        Direction direction = Direction::Forward);
 
 } // namespace attn
 } // namespace mlir

@@ -30,8 +30,10 @@ struct BundleKernel {
   std::string file;
   /// The code object (cubin or hsaco).
   std::string binary;
-  /// The `variants` entry of bundle.json.
+  /// The `variants` entry of bundle.json, or with `isPlan` its `plans`
+  /// entry (whose stages all name `file`).
   llvm::json::Object variant;
+  bool isPlan = false;
 };
 
 /// The kernels of `module`, in the order of its `attn.kernels` metadata (the
@@ -44,8 +46,8 @@ FailureOr<std::vector<BundleKernel>> getBundleKernels(ModuleOp module);
 llvm::Error createBundleDirectory(llvm::StringRef dir);
 
 /// Writes `kernels` (in priority order) and bundle.json into `dir`, which is
-/// created if needed. Fails, naming the kernel, when the kernels are for
-/// several chips.
+/// created if needed: schema version 1, or 2 when a plan is among them. Fails,
+/// naming the kernel, when the kernels are for several chips.
 llvm::Error writeBundle(llvm::StringRef dir, ArrayRef<BundleKernel> kernels);
 
 /// The JSON form of a kernel (the code object base64-encoded), and back: what

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
+#include "AttnDialect/Conversion/AttnToGPU/SharedMemory.h"
 #include "AttnDialect/Target/Constraints.h"
 #include "AttnDialect/Utils/MaskUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -20,8 +21,6 @@
 
 using namespace mlir;
 using namespace mlir::attn;
-
-static constexpr StringLiteral kSharedGlobalName = "attn_smem";
 
 namespace {
 /// Shared-memory carving of one kernel (lib/Target's formula, which the
@@ -94,7 +93,6 @@ private:
                                stage, smem.vStageBytes),
                       spec.blockN(), spec.headDimV, smem.vRowStride);
   }
-  Value sharedChunkAddress(const SharedTile &tile, Value r, Value c);
   /// Waits for `pending` copy groups, then publishes them to all threads.
   void waitCopies(int pending);
 
@@ -149,57 +147,16 @@ Value KernelEmitter::sharedAt(int64_t byteOffset, Value stage,
   return gep(smemBase, b.getI8Type(), off);
 }
 
-/// Address of the 16-byte chunk `c` of row `r` of `tile`.
-Value KernelEmitter::sharedChunkAddress(const SharedTile &tile, Value r,
-                                        Value c) {
-  if (tile.layout == SharedTileLayout::Padded)
-    return gep(tile.base, spec.elemType,
-               add(mul(r, c32(tile.rowStride)), mul(c, c32(16 / elemBytes))));
-  // Panel c / 8 (128-byte rows), chunk (c % 8) ^ (r % 8) within the row.
-  Value panel = arith::DivUIOp::create(b, loc, c, c32(8));
-  Value chunk =
-      arith::XOrIOp::create(b, loc, arith::AndIOp::create(b, loc, c, c32(7)),
-                            arith::AndIOp::create(b, loc, r, c32(7)));
-  Value off = add(add(mul(panel, c32(tile.rows * 128)), mul(r, c32(128))),
-                  mul(chunk, c32(16)));
-  return gep(tile.base, b.getI8Type(), off);
-}
-
 void KernelEmitter::waitCopies(int pending) {
   target.emitCopyWait(b, loc, pending);
   mma->emitSharedWritesVisible(b, loc);
   gpu::BarrierOp::create(b, loc);
 }
 
-/// Every thread copies 16-byte chunks of the tile, consecutive threads
-/// consecutive chunks of a row (coalesced); rows at or past `rowLimit` are
-/// zero-filled so the tails feed zeros, never garbage, to the MMAs.
 void KernelEmitter::copyTile(const SharedTile &tile, Value src, Value rowStart,
                              Value rowLimit, Value rowStride) {
-  int64_t vec = 16 / elemBytes;
-  int64_t chunksPerRow = tile.cols / vec;
-  int64_t total = tile.rows * chunksPerRow;
-  for (int64_t it = 0; it * threads < total; ++it) {
-    OpBuilder::InsertionGuard guard(b);
-    Value idx = add(tid, c32(it * threads));
-    if ((it + 1) * threads > total) {
-      Value inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           idx, c32(total));
-      auto ifOp = scf::IfOp::create(b, loc, inTile, /*withElse=*/false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-    }
-    Value r = arith::DivUIOp::create(b, loc, idx, c32(chunksPerRow));
-    Value c = arith::RemUIOp::create(b, loc, idx, c32(chunksPerRow));
-    Value row = add(rowStart, r);
-    Value valid =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rowLimit);
-    Value gOff = add(mul(ext(row), rowStride), ext(mul(c, c32(vec))));
-    Value from = arith::SelectOp::create(b, loc, valid,
-                                         gep(src, spec.elemType, gOff), src);
-    Value to = sharedChunkAddress(tile, r, c);
-    target.emitCopyToShared(b, loc, to, from, 16,
-                            spec.config.getAlignBytes(), valid);
-  }
+  emitTileCopy(b, loc, target, tile, tid, threads, src, rowStart, rowLimit,
+               rowStride, spec.config.getAlignBytes());
 }
 
 /// Scores become t * tScale + bias * log2(e) (the exp2 domain, after the
@@ -455,19 +412,9 @@ void KernelEmitter::emit() {
   maskParams.windowLeft = arg(kArgWindowLeft);
   maskParams.windowRight = arg(kArgWindowRight);
 
-  auto *module = entry.getParentOp()->getParentOp();
-  auto global = cast<LLVM::GlobalOp>(
-      SymbolTable::lookupSymbolIn(module, kSharedGlobalName));
-  smemBase = LLVM::AddressOfOp::create(b, loc, global);
-  if (smem.alignSlack) {
-    // Round the base up to the next multiple of the slack
-    // (kSwizzleAlignBytes).
-    Value addr = LLVM::PtrToIntOp::create(b, loc, i32, smemBase);
-    Value pad = arith::AndIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, c32(0), addr),
-        c32(smem.alignSlack - 1));
-    smemBase = gep(smemBase, b.getI8Type(), pad);
-  }
+  smemBase = getDynamicSharedMemoryBase(
+      b, loc, cast<gpu::GPUFuncOp>(entry.getParentOp()),
+      smem.alignSlack ? smem.alignSlack : 16);
 
   sLayout = mma->getScoreLayout(b, loc, lane);
   oLayout = mma->getOutputLayout(b, loc, lane);
@@ -586,13 +533,7 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
   MLIRContext *ctx = builder.getContext();
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(gpuModule.getBody());
-  if (!SymbolTable::lookupSymbolIn(gpuModule, kSharedGlobalName)) {
-    // The dynamic shared memory of the launch (extern __shared__).
-    LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
-                           /*isConstant=*/false, LLVM::Linkage::External,
-                           kSharedGlobalName, Attribute(), /*alignment=*/16,
-                           target.getSharedAddressSpace());
-  }
+  declareDynamicSharedMemory(b, loc, gpuModule, target);
   auto func = gpu::GPUFuncOp::create(
       b, loc, name, getKernelFunctionType(ctx, target.getGlobalAddressSpace()));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());

@@ -19,7 +19,7 @@ static void emitNotLowered(Operation *op, StringRef passName) {
   InFlightDiagnostic diag = op->emitOpError("is not lowered yet by ")
                             << passName;
   if (isa<AttentionGradOp>(op))
-    diag << " (the backward pass has no GPU lowering yet)";
+    diag << " (its backward plan is built for NVIDIA chips only so far)";
 }
 
 LogicalResult
@@ -35,8 +35,8 @@ attn::applyAttnToGPUConversion(Operation *root,
     if (!isa_and_present<AttnDialect>(op->getDialect()))
       return;
     lowered = false;
-    // The attn.attention pattern reported why it failed.
-    if (!isa<AttentionOp>(op))
+    // An op some pattern matches was reported by it.
+    if (!patterns.getOpSpecificNativePatterns().count(op->getName()))
       emitNotLowered(op, passName);
   });
   return success(lowered);

@@ -1,4 +1,4 @@
-//===- KernelABI.cpp - the attn-fwd-v1 kernel ABI ---------------*- C++ -*-===//
+//===- KernelABI.cpp - the attn-fwd-v1 and attn-bwd-v1 ABIs -----*- C++ -*-===//
 
 #include "AttnDialect/Conversion/AttnToGPU/KernelABI.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
@@ -43,6 +43,30 @@ std::string attn::getKernelName(const KernelSpec &spec) {
   if (spec.config.getAlignBytes() != 16)
     name += "_align" + std::to_string(spec.config.getAlignBytes());
   return name;
+}
+
+std::string attn::getBackwardPlanName(const KernelSpec &spec) {
+  return "bwd" + getKernelName(spec).substr(3);
+}
+
+FunctionType attn::getBackwardKernelFunctionType(MLIRContext *ctx,
+                                                 unsigned globalAddrSpace) {
+  Type ptr = LLVM::LLVMPointerType::get(ctx, globalAddrSpace);
+  Type i32 = IntegerType::get(ctx, 32);
+  Type i64 = IntegerType::get(ctx, 64);
+  Type f32 = Float32Type::get(ctx);
+  SmallVector<Type> args(kNumBackwardKernelArgs);
+  for (unsigned i = kBwdQ; i <= kBwdWorkspace; ++i)
+    args[i] = ptr;
+  for (unsigned i = kBwdBatch; i <= kBwdSeqK; ++i)
+    args[i] = i32;
+  for (unsigned i = kBwdQStrideB; i < kBwdScale; ++i)
+    args[i] = i64;
+  args[kBwdScale] = f32;
+  args[kBwdSoftcap] = f32;
+  args[kBwdWindowLeft] = i32;
+  args[kBwdWindowRight] = i32;
+  return FunctionType::get(ctx, args, {});
 }
 
 FunctionType attn::getKernelFunctionType(MLIRContext *ctx,

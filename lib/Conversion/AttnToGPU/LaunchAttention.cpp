@@ -9,6 +9,7 @@
 
 #include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
 #include "AttnDialect/Conversion/AttnToGPU/AttnToGPU.h"
+#include "LaunchUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -65,7 +66,8 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
            << spec.config.getName() << "' has align_bytes = "
            << spec.config.getAlignBytes() << ", below the " << elemBytes
            << "-byte elements of " << spec.elemType;
-  if (failed(target.checkSupported(spec, [&] { return op.emitOpError(); })))
+  if (failed(target.checkSupported(spec, Direction::Forward,
+                                   [&] { return op.emitOpError(); })))
     return failure();
   int64_t bytes = getDynamicSharedMemoryBytes(spec, target);
   if (bytes > target.getMaxSharedMemoryBytes())
@@ -77,30 +79,6 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
 }
 
 namespace {
-/// Device pointer (aligned pointer + offset) of a memref, as the kernel's
-/// `!llvm.ptr<1>` argument.
-Value getDevicePointer(OpBuilder &b, Location loc, Value memref, Type ptrType) {
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value aligned =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  int64_t eb = cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
-  Value bytes = arith::MulIOp::create(
-      b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, eb));
-  Value addr = arith::AddIOp::create(b, loc, aligned, bytes);
-  Value addr64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
-  return LLVM::IntToPtrOp::create(b, loc, ptrType, addr64);
-}
-
-SmallVector<Value> getStrides(OpBuilder &b, Location loc, Value memref,
-                              unsigned count) {
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  SmallVector<Value> out;
-  for (unsigned i = 0; i < count; ++i)
-    out.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                             meta.getStrides()[i]));
-  return out;
-}
-
 DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
                            const KernelSpec &spec,
                            const GPUTargetInfo &target) {
@@ -272,24 +250,8 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
     args[kArgLseStrideB + 1] = cI64(0);
   }
   if (Value bias = op.getBias()) {
-    // A dimension of size 1 broadcasts: stride 0, so the kernel reads index
-    // 0 whatever the row, key, head or batch. A dynamic one may be 1 at run
-    // time.
-    SmallVector<Value> strides = getStrides(b, loc, bias, 4);
-    auto biasType = cast<MemRefType>(bias.getType());
-    for (unsigned i = 0; i < 4; ++i) {
-      Value stride = strides[i];
-      if (biasType.getDimSize(i) == 1) {
-        stride = cI64(0);
-      } else if (biasType.isDynamicDim(i)) {
-        Value one =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                  memref::DimOp::create(b, loc, bias, i),
-                                  arith::ConstantIndexOp::create(b, loc, 1));
-        stride = arith::SelectOp::create(b, loc, one, cI64(0), stride);
-      }
-      args[kArgBiasStrideB + i] = stride;
-    }
+    llvm::copy(getBroadcastStrides(b, loc, bias),
+               args.begin() + kArgBiasStrideB);
   } else {
     for (unsigned i = 0; i < 4; ++i)
       args[kArgBiasStrideB + i] = cI64(0);
@@ -323,4 +285,5 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
 void attn::populateAttnToGPUConversionPatterns(RewritePatternSet &patterns,
                                                const GPUTargetInfo &target) {
   patterns.add<AttentionToGPULaunch>(patterns.getContext(), target);
+  populateAttentionGradToGPUPattern(patterns, target);
 }

@@ -19,14 +19,15 @@ Attribute NVVMTargetInfo::getTargetAttr(MLIRContext *ctx) const {
 }
 
 LogicalResult NVVMTargetInfo::checkSupported(
-    const KernelSpec &spec,
+    const KernelSpec &spec, Direction direction,
     function_ref<InFlightDiagnostic()> emitError) const {
   if (!spec.elemType.isF16() && !spec.elemType.isBF16())
     return emitError() << "element type " << spec.elemType
                        << " is not supported by convert-attn-to-nvvm: "
                           "expected f16 or bf16";
   ConfigAttr c = spec.config;
-  if (CheckResult r = checkConfig(chip, c, spec.headDim, spec.headDimV))
+  if (CheckResult r =
+          checkConfig(chip, c, spec.headDim, spec.headDimV, direction))
     return emitError() << "config '" << c.getName()
                        << "' is not supported on " << chip.name << ": " << *r;
   // Both matrix-instruction paths keep O in registers.

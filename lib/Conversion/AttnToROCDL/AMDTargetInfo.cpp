@@ -68,7 +68,7 @@ Attribute AMDTargetInfo::getTargetAttr(MLIRContext *ctx) const {
 }
 
 LogicalResult AMDTargetInfo::checkSupported(
-    const KernelSpec &spec,
+    const KernelSpec &spec, Direction direction,
     function_ref<InFlightDiagnostic()> emitError) const {
   if (!spec.elemType.isF16() && !spec.elemType.isBF16())
     return emitError() << "element type " << spec.elemType
@@ -84,7 +84,8 @@ LogicalResult AMDTargetInfo::checkSupported(
   // Head dims, tile shape and wave count follow the instruction's entry in
   // the tile tables (block_n a multiple of both N and K: it is the reduction
   // dim of P V).
-  if (CheckResult r = checkConfig(chip, c, spec.headDim, spec.headDimV))
+  if (CheckResult r =
+          checkConfig(chip, c, spec.headDim, spec.headDimV, direction))
     return emitError() << "config '" << c.getName()
                        << "' is not supported on " << chip.name << ": " << *r;
   bool simple = c.getPipeline() == PipelineKind::Simple && c.getStages() == 1;

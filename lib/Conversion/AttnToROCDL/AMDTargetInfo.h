@@ -56,7 +56,7 @@ public:
   StringRef getPlatform() const override { return "hip"; }
   Attribute getTargetAttr(MLIRContext *ctx) const override;
   LogicalResult
-  checkSupported(const KernelSpec &spec,
+  checkSupported(const KernelSpec &spec, Direction direction,
                  function_ref<InFlightDiagnostic()> emitError) const override;
   std::unique_ptr<MmaEmitter>
   createMmaEmitter(const KernelSpec &spec) const override;

@@ -5,12 +5,12 @@
 // pass fails (no attn op reaches the output). All of them are reported, not
 // only the first.
 
-// CHECK: error: 'attn.attention_grad' op is not lowered yet by convert-attn-to-rocdl (the backward pass has no GPU lowering yet)
+// CHECK: error: 'attn.attention_grad' op is not lowered yet by convert-attn-to-rocdl (its backward plan is built for NVIDIA chips only so far)
 // CHECK: error: 'attn.attention' op has no 'config' attribute
 // CHECK: error: 'attn.attention_grad' op is not lowered yet by convert-attn-to-rocdl
 
 func.func @grad(%q: memref<1x4x128x64xf16>, %k: memref<1x2x128x64xf16>, %lse: memref<1x4x128xf32>, %dq: memref<1x4x128x64xf16>, %dk: memref<1x2x128x64xf16>) {
-  // expected-error @below {{'attn.attention_grad' op is not lowered yet by convert-attn-to-rocdl (the backward pass has no GPU lowering yet)}}
+  // expected-error @below {{'attn.attention_grad' op is not lowered yet by convert-attn-to-rocdl (its backward plan is built for NVIDIA chips only so far)}}
   attn.attention_grad q(%q : memref<1x4x128x64xf16>) k(%k : memref<1x2x128x64xf16>) v(%k : memref<1x2x128x64xf16>) o(%q : memref<1x4x128x64xf16>) do(%q : memref<1x4x128x64xf16>) lse(%lse : memref<1x4x128xf32>) outs(%dq, %dk, %dk : memref<1x4x128x64xf16>, memref<1x2x128x64xf16>, memref<1x2x128x64xf16>)
   return
 }

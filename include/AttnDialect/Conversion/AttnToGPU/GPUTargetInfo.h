@@ -164,12 +164,18 @@ public:
 
   /// Fails, with a diagnostic naming what is unsupported, when this target
   /// cannot lower `spec` (element type, head dims, config's mma/pipeline).
+  /// `direction` says which kernel: the forward kernel or the backward
+  /// plan's (whose tile follows the table's backward rules).
   virtual LogicalResult
-  checkSupported(const KernelSpec &spec,
+  checkSupported(const KernelSpec &spec, Direction direction,
                  function_ref<InFlightDiagnostic()> emitError) const = 0;
 
   virtual std::unique_ptr<MmaEmitter>
   createMmaEmitter(const KernelSpec &spec) const = 0;
+
+  /// Whether attn.attention_grad lowers to this target's backward plan
+  /// (AttentionGradKernel.h); the driver reports it unlowered otherwise.
+  virtual bool lowersBackward() const { return false; }
 
   /// Value of `v` (32-bit) held by lane `lane ^ offset`.
   virtual Value emitShuffleXor(OpBuilder &b, Location loc, Value v,

@@ -1,7 +1,8 @@
-//===- KernelABI.h - the attn-fwd-v1 kernel ABI -----------------*- C++ -*-===//
+//===- KernelABI.h - the attn-fwd-v1 and attn-bwd-v1 ABIs ------*- C++ -*-===//
 //
-// The argument list every forward kernel takes (docs/BundleFormat.md), shared
-// by the NVIDIA and AMD lowerings so the runtime launches any variant alike.
+// The argument lists every forward kernel and every stage of a backward plan
+// take (docs/BundleFormat.md), shared by the NVIDIA and AMD lowerings so the
+// runtime launches any variant or plan alike.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,45 @@ enum KernelArg : unsigned {
   kNumKernelArgs
 };
 
+/// Positions of the attn-bwd-v1 kernel arguments: every stage of a backward
+/// plan takes all of them.
+enum BackwardKernelArg : unsigned {
+  kBwdQ = 0,
+  kBwdK,
+  kBwdV,
+  kBwdO,
+  kBwdDO,
+  kBwdLse,
+  kBwdBias,
+  kBwdDQ,
+  kBwdDK,
+  kBwdDV,
+  kBwdDBias,
+  kBwdWorkspace,
+  kBwdBatch,
+  kBwdHeadsQ,
+  kBwdHeadsKV,
+  kBwdSeqQ,
+  kBwdSeqK,
+  kBwdQStrideB, // q, k, v, o, do, dq, dk, dv: (b, h, s) strides in elements
+  kBwdKStrideB = kBwdQStrideB + 3,
+  kBwdVStrideB = kBwdKStrideB + 3,
+  kBwdOStrideB = kBwdVStrideB + 3,
+  kBwdDOStrideB = kBwdOStrideB + 3,
+  kBwdDQStrideB = kBwdDOStrideB + 3,
+  kBwdDKStrideB = kBwdDQStrideB + 3,
+  kBwdDVStrideB = kBwdDKStrideB + 3,
+  kBwdLseStrideB = kBwdDVStrideB + 3,     // lse: (b, h)
+  kBwdBiasStrideB = kBwdLseStrideB + 2,   // bias: (b, h, q, k)
+  kBwdDBiasStrideB = kBwdBiasStrideB + 4, // dbias: (b, h, q, k)
+  kBwdScale = kBwdDBiasStrideB + 4,
+  kBwdSoftcap,
+  kBwdWindowLeft,
+  kBwdWindowRight,
+  kNumBackwardKernelArgs
+};
+static_assert(kNumBackwardKernelArgs == 55, "attn-bwd-v1 has 55 arguments");
+
 /// What one compiled kernel computes; two ops with equal specs share a
 /// kernel. Heads, batch and sequence lengths are kernel arguments.
 struct KernelSpec {
@@ -75,9 +115,17 @@ std::string getBiasName(const KernelSpec &spec);
 /// the tile when the config assumes less than 16-byte alignment).
 std::string getKernelName(const KernelSpec &spec);
 
+/// The backward plan's name: the kernel name with `bwd_` for `fwd_`; its
+/// stage kernels append `_pre`, `_main` and `_dq`.
+std::string getBackwardPlanName(const KernelSpec &spec);
+
 /// The kernel's function type: pointers are `!llvm.ptr<globalAddrSpace>`
 /// (bare device pointers), then i32 / i64 / f32 scalars as in the ABI table.
 FunctionType getKernelFunctionType(MLIRContext *ctx, unsigned globalAddrSpace);
+
+/// The same for attn-bwd-v1.
+FunctionType getBackwardKernelFunctionType(MLIRContext *ctx,
+                                           unsigned globalAddrSpace);
 
 } // namespace attn
 } // namespace mlir

@@ -1,0 +1,61 @@
+//===- AttentionGradKernel.h - the kernels of a backward plan ---*- C++ -*-===//
+//
+// Builds the three stage kernels (ABI attn-bwd-v1, docs/BundleFormat.md) of
+// the backward plan of a memref-form, configured attn.attention_grad:
+//
+//  * pre:  delta = rowsum(dO * O) (f32) into the workspace, and dq_accum
+//          zeroed; one warp per query row.
+//  * main: FlashAttention-2's backward. One workgroup per (key block,
+//          key/value head, batch); each warp owns rows_per_warp key rows and
+//          keeps their dK and dV in registers while the query blocks that
+//          see the key block stream through shared memory, for every query
+//          head of the group (GQA sums in registers). Per query block:
+//          S^T = K Q^T, P^T = exp(S^T - lse), dV += P^T dO, dP^T = V dO^T,
+//          dS^T = P^T (dP^T - delta), dK += dS^T Q; dS goes through shared
+//          memory to dQ = dS K, which is added to dq_accum (f32) atomically.
+//          Every product is one of the forward's MmaEmitter products on
+//          transposed roles, so each target's matrix instructions serve it.
+//  * dq:   dq = dq_accum in the input type; one warp per query row.
+//
+// The workspace holds delta f32 [B, Hq, Sq], then dq_accum f32
+// [B, Hq, Sq, D] at the next multiple of 256 bytes; the kernels compute the
+// offsets from their arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNDIALECT_CONVERSION_ATTNTOGPU_ATTENTIONGRADKERNEL_H
+#define ATTNDIALECT_CONVERSION_ATTNTOGPU_ATTENTIONGRADKERNEL_H
+
+#include "AttnDialect/Conversion/AttnToGPU/GPUTargetInfo.h"
+#include "AttnDialect/IR/AttnOps.h"
+
+namespace mlir {
+namespace attn {
+
+/// Warps (query rows) per workgroup of the pre and dq stages.
+inline constexpr int64_t kBackwardRowWarps = 4;
+
+/// The spec of `op` (the bias type included), or failure with a diagnostic
+/// on `op` naming what the GPU backward does not lower.
+FailureOr<KernelSpec> getBackwardKernelSpec(AttentionGradOp op,
+                                            const GPUTargetInfo &target);
+
+/// Bytes of dynamic shared memory the main kernel of `spec` uses.
+int64_t getBackwardSharedMemoryBytes(const KernelSpec &spec,
+                                     const GPUTargetInfo &target);
+
+/// The plan's stage kernels, in launch order.
+struct BackwardKernels {
+  gpu::GPUFuncOp pre, main, dq;
+};
+
+/// Emits the kernels `<planName>_pre`, `_main` and `_dq` into `gpuModule`.
+BackwardKernels buildBackwardKernels(OpBuilder &b, Location loc,
+                                     gpu::GPUModuleOp gpuModule,
+                                     StringRef planName, const KernelSpec &spec,
+                                     const GPUTargetInfo &target);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTNDIALECT_CONVERSION_ATTNTOGPU_ATTENTIONGRADKERNEL_H

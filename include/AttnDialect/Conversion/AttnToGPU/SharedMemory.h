@@ -1,0 +1,49 @@
+//===- SharedMemory.h - the kernels' dynamic shared memory ------*- C++ -*-===//
+//
+// Every kernel carves one dynamic shared-memory buffer (extern __shared__)
+// into tiles, and the forward kernel and the backward plan's main kernel
+// stage their tiles into it the same way: 16-byte chunks, consecutive
+// threads on consecutive chunks of a row (coalesced), rows past the end
+// zero-filled so the matrix instructions read zeros, never garbage.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNDIALECT_CONVERSION_ATTNTOGPU_SHAREDMEMORY_H
+#define ATTNDIALECT_CONVERSION_ATTNTOGPU_SHAREDMEMORY_H
+
+#include "AttnDialect/Conversion/AttnToGPU/GPUTargetInfo.h"
+
+namespace mlir {
+namespace attn {
+
+/// Declares the dynamic shared-memory buffer in `gpuModule` unless it is
+/// there already.
+void declareDynamicSharedMemory(OpBuilder &b, Location loc,
+                                gpu::GPUModuleOp gpuModule,
+                                const GPUTargetInfo &target);
+
+/// The buffer's base inside a kernel of that module, rounded up to
+/// `alignment` bytes when `alignment` > 16 (the base is only 16-byte
+/// aligned: the kernel reserves alignment slack for it).
+Value getDynamicSharedMemoryBase(OpBuilder &b, Location loc,
+                                 gpu::GPUFuncOp kernel, int64_t alignment);
+
+/// Address (`!llvm.ptr<3>`) of the 16-byte chunk `c` of row `r` of `tile`,
+/// padded or swizzled as the tile says. `r` and `c` are i32.
+Value getSharedChunkAddress(OpBuilder &b, Location loc, const SharedTile &tile,
+                            Value r, Value c);
+
+/// Copies rows [rowStart, rowStart + tile.rows) of the row-major global
+/// matrix `src` (rows `rowStride` elements apart, an i64) into `tile`, by the
+/// `threads` threads of the workgroup (this one is `tid`); rows at or past
+/// `rowLimit` are zero-filled. Issued with target.emitCopyToShared: the
+/// caller commits, waits and adds the barrier. `src` is `alignBytes`-aligned.
+void emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
+                  const SharedTile &tile, Value tid, int64_t threads, Value src,
+                  Value rowStart, Value rowLimit, Value rowStride,
+                  int64_t alignBytes);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTNDIALECT_CONVERSION_ATTNTOGPU_SHAREDMEMORY_H

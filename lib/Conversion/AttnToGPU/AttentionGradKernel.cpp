@@ -1,0 +1,703 @@
+//===- AttentionGradKernel.cpp - the kernels of a backward plan -----------===//
+//
+// All per-tile work is unrolled here in C++, as in the forward kernel: the
+// register arrays (scores, dK and dV accumulators) are SSA values indexed by
+// constants only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttnDialect/Conversion/AttnToGPU/AttentionGradKernel.h"
+#include "AttnDialect/Conversion/AttnToGPU/SharedMemory.h"
+#include "AttnDialect/Target/Constraints.h"
+#include "AttnDialect/Utils/MaskUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static BackwardSharedMemoryLayout getLayout(const KernelSpec &spec,
+                                            const GPUTargetInfo &target) {
+  return getBackwardSharedMemoryLayout(
+      spec.blockM(), spec.blockN(), spec.elemType.getIntOrFloatBitWidth() / 8,
+      spec.headDim, spec.headDimV, target.getSharedRowPadding());
+}
+
+int64_t attn::getBackwardSharedMemoryBytes(const KernelSpec &spec,
+                                           const GPUTargetInfo &target) {
+  return getLayout(spec, target).totalBytes;
+}
+
+/// `spec` with its tile read as one product of the backward: `rows` rows
+/// (the forward's block_m) by `cols` score columns (its block_n), a
+/// contraction of `inner` (its D) and an output of `outer` columns (its Dv).
+static KernelSpec getProductSpec(const KernelSpec &spec, int64_t rows,
+                                 int64_t cols, int64_t inner, int64_t outer) {
+  ConfigAttr c = spec.config;
+  KernelSpec p = spec;
+  p.headDim = inner;
+  p.headDimV = outer;
+  p.config = ConfigAttr::get(
+      c.getContext(), c.getName(), rows, cols, c.getWarps(), c.getStages(),
+      c.getPipeline(), c.getAccInRegisters(), c.getMma(), c.getAlignBytes());
+  return p;
+}
+
+namespace {
+/// What every stage kernel needs: the builder at the kernel's entry and
+/// small arithmetic helpers.
+class StageEmitter {
+public:
+  StageEmitter(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
+               const KernelSpec &spec, const GPUTargetInfo &target)
+      : b(b), loc(loc), func(func), spec(spec), target(target) {
+    i32 = b.getI32Type();
+    i64 = b.getI64Type();
+    f32 = b.getF32Type();
+    elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
+  }
+
+protected:
+  Value arg(unsigned i) { return func.getArgument(i); }
+  Value c32(int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); }
+  Value c64(int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v); }
+  Value cf(double v) {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                          APFloat(static_cast<float>(v)));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value ext(Value v) { return arith::ExtSIOp::create(b, loc, i64, v); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value toI32(Value index) {
+    return arith::IndexCastUIOp::create(b, loc, i32, index);
+  }
+  Value blockId(gpu::Dimension d) {
+    return toI32(gpu::BlockIdOp::create(b, loc, d));
+  }
+  Value gep(Value ptr, Type elem, Value offset) {
+    return LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr,
+                               ValueRange{offset});
+  }
+  Value load(Type t, Value ptr, int64_t align) {
+    return LLVM::LoadOp::create(b, loc, t, ptr, align);
+  }
+  void store(Value v, Value ptr, int64_t align) {
+    LLVM::StoreOp::create(b, loc, v, ptr, align);
+  }
+  /// Element (b, h, s) of a [B, H, S, ...] operand whose (b, h, s) strides
+  /// are arguments `strideArg`..+2.
+  Value rowPtr(unsigned ptrArg, unsigned strideArg, Value batch, Value head,
+               Value row) {
+    Value off = add(add(mul(ext(batch), arg(strideArg)),
+                        mul(ext(head), arg(strideArg + 1))),
+                    mul(ext(row), arg(strideArg + 2)));
+    return gep(arg(ptrArg), spec.elemType, off);
+  }
+  /// (b * Hq + h) * Sq + i: the row of delta and dq_accum.
+  Value workspaceRow(Value batch, Value head, Value i) {
+    return add(mul(add(mul(ext(batch), ext(arg(kBwdHeadsQ))), ext(head)),
+                   ext(arg(kBwdSeqQ))),
+               ext(i));
+  }
+  Value deltaPtr() { return arg(kBwdWorkspace); }
+  /// dq_accum starts at the first multiple of 256 bytes after delta.
+  Value dqAccumPtr() {
+    Value rows =
+        mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))), ext(arg(kBwdSeqQ)));
+    Value bytes = mul(rows, c64(4));
+    Value aligned =
+        mul(arith::DivUIOp::create(b, loc, add(bytes, c64(255)), c64(256)),
+            c64(256));
+    return gep(arg(kBwdWorkspace), b.getI8Type(), aligned);
+  }
+  /// Runs `body(lane + c * warpSize)` for each c covering [0, n), guarded
+  /// where the last step passes n.
+  void forEachLaneElement(Value lane, int64_t n,
+                          function_ref<void(Value)> body) {
+    int64_t ws = target.getWarpSize();
+    for (int64_t c = 0; c * ws < n; ++c) {
+      OpBuilder::InsertionGuard guard(b);
+      Value d = add(lane, c32(c * ws));
+      if ((c + 1) * ws > n) {
+        auto ifOp = scf::IfOp::create(b, loc, lt(d, c32(n)), false);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+      }
+      body(d);
+    }
+  }
+
+  OpBuilder &b;
+  Location loc;
+  gpu::GPUFuncOp func;
+  const KernelSpec &spec;
+  const GPUTargetInfo &target;
+  Type i32, i64, f32;
+  int64_t elemBytes;
+};
+
+/// pre and dq: one warp per query row of one (head, batch).
+class RowStageEmitter : public StageEmitter {
+public:
+  using StageEmitter::StageEmitter;
+
+  void emitPre();
+  void emitConvertDq();
+
+private:
+  /// The row's (batch, head, i) and the guard i < Sq; the builder is left
+  /// inside the guard.
+  void enterRow();
+
+  Value lane, batch, head, row;
+};
+
+/// The main stage.
+class MainStageEmitter : public StageEmitter {
+public:
+  MainStageEmitter(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
+                   const KernelSpec &spec, const GPUTargetInfo &target)
+      : StageEmitter(b, loc, func, spec, target),
+        smem(getLayout(spec, target)) {
+    int64_t bm = spec.blockM(), bn = spec.blockN(), d = spec.headDim,
+            dv = spec.headDimV;
+    rowsPerWarp = bn / spec.warps();
+    // Key rows x query columns for S^T = K Q^T, dV += P^T dO,
+    // dP^T = V dO^T and dK += dS^T Q; query rows x key columns for
+    // dQ = dS K, whose warps take rowsPerWarp query rows at a time.
+    specs[0] = getProductSpec(spec, bn, bm, d, dv);
+    specs[1] = getProductSpec(spec, bn, bm, dv, dv);
+    specs[2] = getProductSpec(spec, bn, bm, d, d);
+    specs[3] = getProductSpec(spec, bn, bn, d, d);
+    scoresMma = target.createMmaEmitter(specs[0]);
+    dpMma = target.createMmaEmitter(specs[1]);
+    dkMma = target.createMmaEmitter(specs[2]);
+    dqMma = target.createMmaEmitter(specs[3]);
+    threads = spec.warps() * target.getWarpSize();
+  }
+
+  void emit();
+
+private:
+  SharedTile tile(int64_t offset, int64_t rows, int64_t cols,
+                  int64_t rowStride) {
+    return {gep(smemBase, b.getI8Type(), c32(offset)),
+            rows,
+            cols,
+            rowStride,
+            spec.elemType,
+            SharedTileLayout::Padded};
+  }
+  void barrier() { gpu::BarrierOp::create(b, loc); }
+  /// One query block of head `h`: updates dK and dV in `acc`.
+  void emitQueryBlock(Value h, Value m0, MutableArrayRef<Value> acc);
+  /// P^T and (with a softcap) the derivative factor 1 - t^2 per element of
+  /// the transposed scores `s`.
+  void emitProbabilities(Value h, Value m0, MutableArrayRef<Value> s,
+                         SmallVectorImpl<Value> &dsc);
+  /// dq_accum += scale * dS K for the query rows of this block.
+  void emitDq(Value h, Value m0);
+  void emitEpilogue(ArrayRef<Value> acc);
+
+  BackwardSharedMemoryLayout smem;
+  std::array<KernelSpec, 4> specs;
+  std::unique_ptr<MmaEmitter> scoresMma, dpMma, dkMma, dqMma;
+  int64_t rowsPerWarp, threads;
+
+  Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase;
+  Value scaleLog2, softcapScale, softcapLog2;
+  MaskParams maskParams;
+  SharedTile kTile, vTile, qTile, doTile, dsTile;
+  AccLayout sLayout, dkLayout, dvLayout, pLayout, dqLayout;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// pre and dq
+//===----------------------------------------------------------------------===//
+
+void RowStageEmitter::enterRow() {
+  Value tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  int64_t ws = target.getWarpSize();
+  lane = arith::RemUIOp::create(b, loc, tid, c32(ws));
+  Value warp = arith::DivUIOp::create(b, loc, tid, c32(ws));
+  row = add(mul(blockId(gpu::Dimension::x), c32(kBackwardRowWarps)), warp);
+  head = blockId(gpu::Dimension::y);
+  batch = blockId(gpu::Dimension::z);
+  auto ifOp = scf::IfOp::create(b, loc, lt(row, arg(kBwdSeqQ)), false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+}
+
+void RowStageEmitter::emitPre() {
+  OpBuilder::InsertionGuard guard(b);
+  enterRow();
+  Value o = rowPtr(kBwdO, kBwdOStrideB, batch, head, row);
+  Value dout = rowPtr(kBwdDO, kBwdDOStrideB, batch, head, row);
+  int64_t ws = target.getWarpSize(), dv = spec.headDimV;
+  Value sum = cf(0.0);
+  for (int64_t c = 0; c * ws < dv; ++c) {
+    // Lanes past Dv read element 0 and add nothing.
+    Value d = add(lane, c32(c * ws));
+    Value valid = lt(d, c32(dv));
+    Value at = ext(select(valid, d, c32(0)));
+    Value x = arith::ExtFOp::create(
+        b, loc, f32, load(spec.elemType, gep(o, spec.elemType, at), elemBytes));
+    Value y = arith::ExtFOp::create(
+        b, loc, f32,
+        load(spec.elemType, gep(dout, spec.elemType, at), elemBytes));
+    sum = fadd(sum, select(valid, fmul(x, y), cf(0.0)));
+  }
+  for (int64_t off = ws / 2; off >= 1; off /= 2)
+    sum = fadd(sum, target.emitShuffleXor(b, loc, sum, off));
+  Value r = workspaceRow(batch, head, row);
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto ifOp = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, c32(0)),
+        false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    store(sum, gep(deltaPtr(), f32, r), 4);
+  }
+  Value accum = gep(dqAccumPtr(), f32, mul(r, c64(spec.headDim)));
+  forEachLaneElement(lane, spec.headDim, [&](Value d) {
+    store(cf(0.0), gep(accum, f32, ext(d)), 4);
+  });
+}
+
+void RowStageEmitter::emitConvertDq() {
+  OpBuilder::InsertionGuard guard(b);
+  enterRow();
+  Value r = workspaceRow(batch, head, row);
+  Value accum = gep(dqAccumPtr(), f32, mul(r, c64(spec.headDim)));
+  Value dq = rowPtr(kBwdDQ, kBwdDQStrideB, batch, head, row);
+  forEachLaneElement(lane, spec.headDim, [&](Value d) {
+    Value x = load(f32, gep(accum, f32, ext(d)), 4);
+    store(arith::TruncFOp::create(b, loc, spec.elemType, x),
+          gep(dq, spec.elemType, ext(d)), elemBytes);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// main
+//===----------------------------------------------------------------------===//
+
+void MainStageEmitter::emitProbabilities(Value h, Value m0,
+                                         MutableArrayRef<Value> s,
+                                         SmallVectorImpl<Value> &dsc) {
+  Value negInf = cf(-std::numeric_limits<double>::infinity());
+  Value lastQ = sub(sq, c32(1)), lastK = sub(sk, c32(1));
+  Value lseBase = gep(arg(kBwdLse), f32,
+                      add(mul(ext(batch), arg(kBwdLseStrideB)),
+                          mul(ext(h), arg(kBwdLseStrideB + 1))));
+  Value biasBase;
+  if (spec.biasType)
+    biasBase = gep(arg(kBwdBias), spec.biasType,
+                   add(mul(ext(batch), arg(kBwdBiasStrideB)),
+                       mul(ext(h), arg(kBwdBiasStrideB + 1))));
+  Value log2e = cf(M_LOG2E);
+
+  // Per key row slot and per query column, loaded once each.
+  SmallVector<Value> keyOfSlot;
+  for (int64_t off : sLayout.rowSlotOffsets)
+    keyOfSlot.push_back(add(add(n0, warpRow), add(sLayout.laneRow, c32(off))));
+  llvm::DenseMap<int64_t, std::pair<Value, Value>> columns; // (query, lse2)
+  auto column = [&](int64_t off) {
+    auto it = columns.find(off);
+    if (it != columns.end())
+      return it->second;
+    Value q = add(add(m0, sLayout.laneCol), c32(off));
+    Value qc = arith::MinSIOp::create(b, loc, q, lastQ);
+    Value lse = load(f32, gep(lseBase, f32, ext(qc)), 4);
+    // Rows that saw no key have lse = -inf and contribute nothing.
+    Value lse2 = fmul(lse, log2e);
+    return columns[off] = {q, lse2};
+  };
+
+  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+    Value key = keyOfSlot[sLayout.rowSlot[e]];
+    auto [q, lse2] = column(sLayout.colOffsets[e]);
+    // The score in the exp2 domain, as the forward computed it.
+    Value x;
+    if (spec.softcap) {
+      Value t = math::TanhOp::create(b, loc, fmul(s[e], softcapScale));
+      x = fmul(t, softcapLog2);
+      dsc.push_back(fsub(cf(1.0), fmul(t, t)));
+    } else {
+      x = fmul(s[e], scaleLog2);
+    }
+    if (spec.biasType) {
+      Value qc = arith::MinSIOp::create(b, loc, q, lastQ);
+      Value kc = arith::MinSIOp::create(b, loc, key, lastK);
+      Value off = add(mul(ext(qc), arg(kBwdBiasStrideB + 2)),
+                      mul(ext(kc), arg(kBwdBiasStrideB + 3)));
+      Value bias = load(spec.biasType, gep(biasBase, spec.biasType, off),
+                        spec.biasType.getIntOrFloatBitWidth() / 8);
+      if (bias.getType() != f32)
+        bias = arith::ExtFOp::create(b, loc, f32, bias);
+      x = math::FmaOp::create(b, loc, bias, log2e, x);
+    }
+    s[e] = target.emitExp2(b, loc, fsub(x, lse2));
+  }
+
+  // Mask only tiles crossing a mask edge or a tail, tested at the corners
+  // of this warp's key rows x the block's queries (masks are bands);
+  // uniform per warp. Inside, every row sees a key, so its lse is finite.
+  Value keyFirst = add(n0, warpRow);
+  Value qLast = add(m0, c32(spec.blockM() - 1));
+  Value inside = arith::AndIOp::create(
+      b, loc, lt(qLast, sq),
+      arith::AndIOp::create(
+          b, loc,
+          emitKeyVisible(b, loc, maskParams, m0,
+                         add(keyFirst, c32(rowsPerWarp - 1)), sq, sk),
+          emitKeyVisible(b, loc, maskParams, qLast, keyFirst, sq, sk)));
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(s).getTypes(), inside,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, SmallVector<Value>(s));
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  SmallVector<Value> masked;
+  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+    Value key = keyOfSlot[sLayout.rowSlot[e]];
+    auto [q, lse2] = column(sLayout.colOffsets[e]);
+    Value visible = arith::AndIOp::create(
+        b, loc,
+        arith::AndIOp::create(
+            b, loc, lt(q, sq),
+            emitKeyVisible(b, loc, maskParams, q, key, sq, sk)),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lse2, negInf));
+    masked.push_back(select(visible, s[e], cf(0.0)));
+  }
+  scf::YieldOp::create(b, loc, masked);
+  llvm::copy(ifOp.getResults(), s.begin());
+}
+
+void MainStageEmitter::emitDq(Value h, Value m0) {
+  Value scale = arg(kBwdScale);
+  Value accumRow0 = workspaceRow(batch, h, c32(0));
+  Value accum = dqAccumPtr();
+  int64_t bm = spec.blockM(), rowsPerPass = rowsPerWarp * spec.warps();
+  for (int64_t pass = 0; pass * rowsPerPass < bm; ++pass) {
+    OpBuilder::InsertionGuard guard(b);
+    Value rowBase = add(c32(pass * rowsPerPass), warpRow);
+    if ((pass + 1) * rowsPerPass > bm) {
+      // Whole warps drop out: the condition is uniform per warp.
+      auto ifOp = scf::IfOp::create(b, loc, lt(rowBase, c32(bm)), false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    // This warp's rows of dS, read back in the score layout of dS K.
+    SmallVector<Value> p;
+    Value first = add(rowBase, pLayout.laneRow);
+    for (unsigned e = 0, ne = pLayout.getNumElements(); e < ne; ++e) {
+      Value r = add(first, c32(pLayout.rowSlotOffsets[pLayout.rowSlot[e]]));
+      Value c = add(pLayout.laneCol, c32(pLayout.colOffsets[e]));
+      Value x = load(spec.elemType,
+                     gep(dsTile.base, spec.elemType,
+                         add(mul(r, c32(dsTile.rowStride)), c)),
+                     elemBytes);
+      p.push_back(arith::ExtFOp::create(b, loc, f32, x));
+    }
+    SmallVector<Value> zero(dqLayout.getNumElements(), cf(0.0));
+    SmallVector<Value> dq =
+        dqMma->accumulateOutput(b, loc, lane, p, kTile, zero);
+    Value qFirst = add(add(m0, rowBase), dqLayout.laneRow);
+    for (unsigned slot = 0; slot < dqLayout.getNumRowSlots(); ++slot) {
+      Value q = add(qFirst, c32(dqLayout.rowSlotOffsets[slot]));
+      OpBuilder::InsertionGuard g(b);
+      auto ifOp = scf::IfOp::create(b, loc, lt(q, sq), false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value rowPtr =
+          gep(accum, f32, mul(add(accumRow0, ext(q)), c64(spec.headDim)));
+      for (unsigned e = 0, ne = dq.size(); e < ne; ++e) {
+        if (dqLayout.rowSlot[e] != slot)
+          continue;
+        Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
+        LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::fadd,
+                                  gep(rowPtr, f32, ext(c)), fmul(dq[e], scale),
+                                  LLVM::AtomicOrdering::monotonic);
+      }
+    }
+  }
+}
+
+void MainStageEmitter::emitQueryBlock(Value h, Value m0,
+                                      MutableArrayRef<Value> acc) {
+  unsigned nk = dkLayout.getNumElements();
+  MutableArrayRef<Value> dk = acc.take_front(nk), dv = acc.drop_front(nk);
+
+  // Q and dO of this block; the previous block is done with the tiles.
+  barrier();
+  emitTileCopy(b, loc, target, qTile, tid, threads,
+               rowPtr(kBwdQ, kBwdQStrideB, batch, h, c32(0)), m0, sq,
+               arg(kBwdQStrideB + 2), spec.config.getAlignBytes());
+  emitTileCopy(b, loc, target, doTile, tid, threads,
+               rowPtr(kBwdDO, kBwdDOStrideB, batch, h, c32(0)), m0, sq,
+               arg(kBwdDOStrideB + 2), spec.config.getAlignBytes());
+  target.emitCopyCommit(b, loc);
+  target.emitCopyWait(b, loc, 0);
+  barrier();
+
+  SmallVector<Value> s = scoresMma->computeScores(
+      b, loc, lane, scoresMma->loadQuery(b, loc, lane, kTile, warpRow), qTile);
+  SmallVector<Value> dsc;
+  emitProbabilities(h, m0, s, dsc);
+  SmallVector<Value> next = scoresMma->accumulateOutput(b, loc, lane, s, doTile,
+                                                        SmallVector<Value>(dv));
+  llvm::copy(next, dv.begin());
+
+  SmallVector<Value> dp = dpMma->computeScores(
+      b, loc, lane, dpMma->loadQuery(b, loc, lane, vTile, warpRow), doTile);
+  Value deltaBase = gep(deltaPtr(), f32, workspaceRow(batch, h, c32(0)));
+  Value lastQ = sub(sq, c32(1));
+  llvm::DenseMap<int64_t, Value> deltas;
+  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+    int64_t off = sLayout.colOffsets[e];
+    Value &delta = deltas[off];
+    if (!delta) {
+      Value q = arith::MinSIOp::create(
+          b, loc, add(add(m0, sLayout.laneCol), c32(off)), lastQ);
+      delta = load(f32, gep(deltaBase, f32, ext(q)), 4);
+    }
+    // dS = P (dP - delta), times d(capped)/d(uncapped) under a softcap.
+    s[e] = fmul(s[e], fsub(dp[e], delta));
+    if (spec.softcap)
+      s[e] = fmul(s[e], dsc[e]);
+  }
+  next =
+      dkMma->accumulateOutput(b, loc, lane, s, qTile, SmallVector<Value>(dk));
+  llvm::copy(next, dk.begin());
+
+  // dS^T -> dS in shared memory (query rows, key columns) for dQ = dS K.
+  Value keyFirst = add(warpRow, sLayout.laneRow);
+  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+    Value key = add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
+    Value q = add(sLayout.laneCol, c32(sLayout.colOffsets[e]));
+    store(arith::TruncFOp::create(b, loc, spec.elemType, s[e]),
+          gep(dsTile.base, spec.elemType,
+              add(mul(q, c32(dsTile.rowStride)), key)),
+          elemBytes);
+  }
+  barrier();
+  emitDq(h, m0);
+}
+
+void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
+  unsigned nk = dkLayout.getNumElements();
+  Value scale = arg(kBwdScale);
+  auto storeRows = [&](const AccLayout &layout, ArrayRef<Value> vals,
+                       unsigned ptrArg, unsigned strideArg, bool scaled) {
+    Value keyFirst = add(add(n0, warpRow), layout.laneRow);
+    for (unsigned slot = 0; slot < layout.getNumRowSlots(); ++slot) {
+      Value key = add(keyFirst, c32(layout.rowSlotOffsets[slot]));
+      OpBuilder::InsertionGuard guard(b);
+      auto ifOp = scf::IfOp::create(b, loc, lt(key, sk), false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value rowBase = rowPtr(ptrArg, strideArg, batch, headKV, key);
+      for (unsigned e = 0, ne = vals.size(); e < ne; ++e) {
+        if (layout.rowSlot[e] != slot)
+          continue;
+        Value x = scaled ? fmul(vals[e], scale) : vals[e];
+        Value c = add(layout.laneCol, c32(layout.colOffsets[e]));
+        store(arith::TruncFOp::create(b, loc, spec.elemType, x),
+              gep(rowBase, spec.elemType, ext(c)), elemBytes);
+      }
+    }
+  };
+  storeRows(dkLayout, acc.take_front(nk), kBwdDK, kBwdDKStrideB, true);
+  storeRows(dvLayout, acc.drop_front(nk), kBwdDV, kBwdDVStrideB, false);
+}
+
+void MainStageEmitter::emit() {
+  int64_t ws = target.getWarpSize();
+  tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  lane = arith::RemUIOp::create(b, loc, tid, c32(ws));
+  warp = arith::DivUIOp::create(b, loc, tid, c32(ws));
+  warpRow = mul(warp, c32(rowsPerWarp));
+  n0 = mul(blockId(gpu::Dimension::x), c32(spec.blockN()));
+  headKV = blockId(gpu::Dimension::y);
+  batch = blockId(gpu::Dimension::z);
+  sq = arg(kBwdSeqQ);
+  sk = arg(kBwdSeqK);
+
+  Value scale = arg(kBwdScale);
+  scaleLog2 = fmul(scale, cf(M_LOG2E));
+  if (spec.softcap) {
+    softcapScale = arith::DivFOp::create(b, loc, scale, arg(kBwdSoftcap));
+    softcapLog2 = fmul(arg(kBwdSoftcap), cf(M_LOG2E));
+  }
+  maskParams.kind = spec.mask;
+  maskParams.windowLeft = arg(kBwdWindowLeft);
+  maskParams.windowRight = arg(kBwdWindowRight);
+
+  smemBase = getDynamicSharedMemoryBase(b, loc, func, 16);
+  int64_t bm = spec.blockM(), bn = spec.blockN();
+  kTile = tile(smem.kOffset, bn, spec.headDim, smem.kRowStride);
+  vTile = tile(smem.vOffset, bn, spec.headDimV, smem.vRowStride);
+  qTile = tile(smem.qOffset, bm, spec.headDim, smem.qRowStride);
+  doTile = tile(smem.doOffset, bm, spec.headDimV, smem.doRowStride);
+  dsTile = tile(smem.dsOffset, bm, bn, smem.dsRowStride);
+
+  sLayout = scoresMma->getScoreLayout(b, loc, lane);
+  dvLayout = scoresMma->getOutputLayout(b, loc, lane);
+  dkLayout = dkMma->getOutputLayout(b, loc, lane);
+  pLayout = dqMma->getScoreLayout(b, loc, lane);
+  dqLayout = dqMma->getOutputLayout(b, loc, lane);
+
+  // K and V of this key block stay in shared memory throughout.
+  emitTileCopy(b, loc, target, kTile, tid, threads,
+               rowPtr(kBwdK, kBwdKStrideB, batch, headKV, c32(0)), n0, sk,
+               arg(kBwdKStrideB + 2), spec.config.getAlignBytes());
+  emitTileCopy(b, loc, target, vTile, tid, threads,
+               rowPtr(kBwdV, kBwdVStrideB, batch, headKV, c32(0)), n0, sk,
+               arg(kBwdVStrideB + 2), spec.config.getAlignBytes());
+  target.emitCopyCommit(b, loc);
+  target.emitCopyWait(b, loc, 0);
+
+  // Query blocks that see a key of this block (the same for every head).
+  Value n1 = arith::MinSIOp::create(b, loc, add(n0, c32(bn)), sk);
+  auto [lo, hi] = emitVisibleRowRange(b, loc, maskParams, n0, n1, sq, sk);
+  Value iLo = arith::DivUIOp::create(b, loc, lo, c32(bm));
+  Value iHi = arith::DivUIOp::create(b, loc, add(hi, c32(bm - 1)), c32(bm));
+
+  SmallVector<Value> init(dkLayout.getNumElements() + dvLayout.getNumElements(),
+                          cf(0.0));
+  Value group =
+      arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV));
+  Value hLo = mul(headKV, group);
+  auto heads = scf::ForOp::create(b, loc, hLo, add(hLo, group), c32(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(heads.getBody());
+    Value h = heads.getInductionVar();
+    auto blocks =
+        scf::ForOp::create(b, loc, iLo, iHi, c32(1), heads.getRegionIterArgs());
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(blocks.getBody());
+      SmallVector<Value> acc(blocks.getRegionIterArgs());
+      emitQueryBlock(h, mul(blocks.getInductionVar(), c32(bm)), acc);
+      scf::YieldOp::create(b, loc, acc);
+    }
+    scf::YieldOp::create(b, loc, blocks.getResults());
+  }
+  emitEpilogue(SmallVector<Value>(heads.getResults()));
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
+                                                  const GPUTargetInfo &target) {
+  auto qType = dyn_cast<MemRefType>(op.getQuery().getType());
+  if (!qType || !isa<MemRefType>(op.getGradQuery().getType()))
+    return op.emitOpError(
+        "expected memref operands (run one-shot-bufferize first)");
+  std::optional<ConfigAttr> config = op.getConfig();
+  if (!config)
+    return op.emitOpError("has no 'config' attribute: run "
+                          "attn-select-config or attach a #attn.config");
+  if (op.getGradBias())
+    return op.emitOpError("asks for the bias gradient, which the ")
+           << target.getPlatform()
+           << " backward kernels do not compute yet (the CPU pipeline does)";
+  KernelSpec spec;
+  spec.elemType = qType.getElementType();
+  spec.headDim = qType.getDimSize(3);
+  spec.headDimV = cast<MemRefType>(op.getValue().getType()).getDimSize(3);
+  spec.mask = op.getMask();
+  spec.softcap = op.getSoftcap().has_value();
+  spec.config = *config;
+  if (Value bias = op.getBias())
+    spec.biasType = cast<MemRefType>(bias.getType()).getElementType();
+  for (Value v : {op.getQuery(), op.getKey(), op.getValue(), op.getOutput(),
+                  op.getGradOutput(), op.getGradQuery(), op.getGradKey(),
+                  op.getGradValue()}) {
+    auto t = cast<MemRefType>(v.getType());
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    if (failed(t.getStridesAndOffset(strides, offset)) ||
+        (!ShapedType::isDynamic(strides.back()) && strides.back() != 1))
+      return op.emitOpError("expected operands whose last dimension is "
+                            "contiguous (stride 1), got ")
+             << t;
+  }
+  if (config->getAlignBytes() != 16)
+    return op.emitOpError("config '")
+           << config->getName()
+           << "' has align_bytes = " << config->getAlignBytes()
+           << "; the backward kernels assume 16-byte aligned rows";
+  if (failed(target.checkSupported(spec, Direction::Backward,
+                                   [&] { return op.emitOpError(); })))
+    return failure();
+  int64_t bytes = getBackwardSharedMemoryBytes(spec, target);
+  if (bytes > target.getMaxSharedMemoryBytes())
+    return op.emitOpError("config '")
+           << config->getName() << "' needs " << bytes
+           << " bytes of shared memory; " << target.getChip() << " has "
+           << target.getMaxSharedMemoryBytes();
+  return spec;
+}
+
+static gpu::GPUFuncOp createStage(OpBuilder &b, Location loc, StringRef name,
+                                  int64_t threads,
+                                  const GPUTargetInfo &target) {
+  MLIRContext *ctx = b.getContext();
+  auto func = gpu::GPUFuncOp::create(
+      b, loc, name,
+      getBackwardKernelFunctionType(ctx, target.getGlobalAddressSpace()));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  return func;
+}
+
+BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
+                                           gpu::GPUModuleOp gpuModule,
+                                           StringRef planName,
+                                           const KernelSpec &spec,
+                                           const GPUTargetInfo &target) {
+  OpBuilder b(builder.getContext());
+  b.setInsertionPointToEnd(gpuModule.getBody());
+  declareDynamicSharedMemory(b, loc, gpuModule, target);
+  int64_t rowThreads = kBackwardRowWarps * target.getWarpSize();
+  BackwardKernels k;
+  auto body = [&](gpu::GPUFuncOp func, auto emitFn) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&func.getBody().front());
+    emitFn(func);
+    gpu::ReturnOp::create(b, loc);
+  };
+  k.pre = createStage(b, loc, (planName + "_pre").str(), rowThreads, target);
+  body(k.pre, [&](gpu::GPUFuncOp f) {
+    RowStageEmitter(b, loc, f, spec, target).emitPre();
+  });
+  k.main = createStage(b, loc, (planName + "_main").str(),
+                       spec.warps() * target.getWarpSize(), target);
+  target.annotateKernel(k.main, spec);
+  body(k.main, [&](gpu::GPUFuncOp f) {
+    MainStageEmitter(b, loc, f, spec, target).emit();
+  });
+  k.dq = createStage(b, loc, (planName + "_dq").str(), rowThreads, target);
+  body(k.dq, [&](gpu::GPUFuncOp f) {
+    RowStageEmitter(b, loc, f, spec, target).emitConvertDq();
+  });
+  return k;
+}

@@ -1,0 +1,317 @@
+//===- LaunchAttentionGrad.cpp - attn.attention_grad to a plan --*- C++ -*-===//
+//
+// The backward pattern of populateAttnToGPUConversionPatterns: replaces a
+// memref-form attn.attention_grad by its backward plan, a workspace
+// (gpu.alloc) and the launches of the plan's three stages in order, and
+// records the plan's bundle metadata on the module (attn.kernels, with
+// kind = "plan").
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttnDialect/Conversion/AttnToGPU/AttentionGradKernel.h"
+#include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
+#include "AttnDialect/Conversion/AttnToGPU/AttnToGPU.h"
+#include "LaunchUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// A grid extent of a plan stage: ceil(dim / block), as bundle.json writes
+/// it.
+DictionaryAttr getExtent(Builder &b, StringRef dim, int64_t block = 1) {
+  NamedAttrList attrs;
+  attrs.append("dim", b.getStringAttr(dim));
+  if (block != 1)
+    attrs.append("block", b.getI64IntegerAttr(block));
+  return attrs.getDictionary(b.getContext());
+}
+
+DictionaryAttr getStage(Builder &b, StringRef name, StringRef entry,
+                        ArrayRef<Attribute> grid, int64_t threads, int64_t smem,
+                        StringRef role, StringRef buffer) {
+  NamedAttrList attrs;
+  attrs.append("name", b.getStringAttr(name));
+  attrs.append("entry", b.getStringAttr(entry));
+  attrs.append("grid", b.getArrayAttr(grid));
+  attrs.append("threads", b.getI64IntegerAttr(threads));
+  attrs.append("dynamic_smem", b.getI64IntegerAttr(smem));
+  attrs.append(role, b.getArrayAttr({b.getStringAttr(buffer)}));
+  return attrs.getDictionary(b.getContext());
+}
+
+DictionaryAttr getBuffer(Builder &b, StringRef name, ArrayRef<StringRef> dims) {
+  SmallVector<Attribute> d;
+  for (StringRef dim : dims)
+    d.push_back(b.getStringAttr(dim));
+  NamedAttrList attrs;
+  attrs.append("name", b.getStringAttr(name));
+  attrs.append("dtype", b.getStringAttr("f32"));
+  attrs.append("dims", b.getArrayAttr(d));
+  return attrs.getDictionary(b.getContext());
+}
+
+/// The plan's bundle.json entry (docs/BundleFormat.md, "Plans"), less the
+/// binary file name, which attn-write-bundle adds to each stage.
+DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
+                               BackwardKernels kernels, const KernelSpec &spec,
+                               const GPUTargetInfo &target) {
+  Builder b(ctx);
+  std::string config;
+  llvm::raw_string_ostream os(config);
+  Attribute(spec.config).print(os);
+  int64_t ws = target.getWarpSize();
+  NamedAttrList attrs;
+  attrs.append("kind", b.getStringAttr("plan"));
+  attrs.append("name", b.getStringAttr(name));
+  attrs.append("module", b.getStringAttr(name));
+  attrs.append("platform", b.getStringAttr(target.getPlatform()));
+  attrs.append("chip", b.getStringAttr(target.getChip()));
+  attrs.append("op", b.getStringAttr("backward"));
+  attrs.append("abi", b.getStringAttr("attn-bwd-v1"));
+  attrs.append("dtype", b.getStringAttr(getDTypeName(spec.elemType)));
+  attrs.append("head_dim", b.getI64IntegerAttr(spec.headDim));
+  attrs.append("head_dim_v", b.getI64IntegerAttr(spec.headDimV));
+  attrs.append("mask", b.getStringAttr(getMaskName(spec.mask)));
+  attrs.append("bias", b.getStringAttr(getBiasName(spec)));
+  attrs.append("bias_grad", b.getBoolAttr(false));
+  attrs.append("softcap", b.getBoolAttr(spec.softcap));
+  // dq_accum is summed by atomic adds in whatever order the blocks run.
+  attrs.append("deterministic", b.getBoolAttr(false));
+  attrs.append("align_bytes", b.getI64IntegerAttr(16));
+  if (spec.biasType)
+    attrs.append(
+        "bias_align_bytes",
+        b.getI64IntegerAttr(spec.biasType.getIntOrFloatBitWidth() / 8));
+  attrs.append("seqlen_q_multiple", b.getI64IntegerAttr(1));
+  attrs.append("seqlen_k_multiple", b.getI64IntegerAttr(1));
+  attrs.append("config", b.getStringAttr(config));
+  attrs.append("workspace",
+               b.getArrayAttr(
+                   {getBuffer(b, "delta", {"batch", "heads_q", "seqlen_q"}),
+                    getBuffer(b, "dq_accum",
+                              {"batch", "heads_q", "seqlen_q", "head_dim"})}));
+  Attribute rows[] = {getExtent(b, "seqlen_q", kBackwardRowWarps),
+                      getExtent(b, "heads_q"), getExtent(b, "batch")};
+  Attribute keys[] = {getExtent(b, "seqlen_k", spec.blockN()),
+                      getExtent(b, "heads_kv"), getExtent(b, "batch")};
+  attrs.append(
+      "stages",
+      b.getArrayAttr(
+          {getStage(b, "pre", kernels.pre.getName(), rows,
+                    kBackwardRowWarps * ws, 0, "zeroes", "dq_accum"),
+           getStage(b, "main", kernels.main.getName(), keys, spec.warps() * ws,
+                    getBackwardSharedMemoryBytes(spec, target), "reduces",
+                    "dq_accum"),
+           getStage(b, "convert_dq", kernels.dq.getName(), rows,
+                    kBackwardRowWarps * ws, 0, "reads", "dq_accum")}));
+  return attrs.getDictionary(ctx);
+}
+
+class AttentionGradToGPULaunch : public OpRewritePattern<AttentionGradOp> {
+public:
+  AttentionGradToGPULaunch(MLIRContext *ctx, const GPUTargetInfo &target)
+      : OpRewritePattern(ctx), target(target) {}
+
+  LogicalResult matchAndRewrite(AttentionGradOp op,
+                                PatternRewriter &rewriter) const override;
+
+private:
+  /// The plan `name` of `top`, its kernels built for `spec` and its
+  /// metadata appended to attn.kernels unless `top` already has it.
+  BackwardKernels getOrCreatePlan(PatternRewriter &rewriter, ModuleOp top,
+                                  Location loc, StringRef name,
+                                  const KernelSpec &spec) const;
+  /// The workspace and the stage launches replacing `op`, before `op`.
+  void createLaunches(PatternRewriter &rewriter, AttentionGradOp op,
+                      const BackwardKernels &kernels,
+                      const KernelSpec &spec) const;
+
+  const GPUTargetInfo &target;
+};
+} // namespace
+
+LogicalResult
+AttentionGradToGPULaunch::matchAndRewrite(AttentionGradOp op,
+                                          PatternRewriter &rewriter) const {
+  auto top = op->getParentOfType<ModuleOp>();
+  if (!top)
+    return op.emitOpError("expected a builtin.module around the op to hold "
+                          "its kernels' gpu.module");
+  FailureOr<KernelSpec> spec = getBackwardKernelSpec(op, target);
+  if (failed(spec))
+    return failure();
+  std::string name = getBackwardPlanName(*spec);
+  if (Operation *existing = top.lookupSymbol(name)) {
+    auto gpuModule = dyn_cast<gpu::GPUModuleOp>(existing);
+    if (!gpuModule || !gpuModule.lookupSymbol<gpu::GPUFuncOp>(name + "_main"))
+      return op.emitOpError("expected symbol @")
+             << name << " to be a gpu.module holding the kernels of the "
+             << "backward plan of this op's spec";
+  }
+  if (!top->hasAttr(gpu::GPUDialect::getContainerModuleAttrName()))
+    rewriter.modifyOpInPlace(top, [&] {
+      top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                   rewriter.getUnitAttr());
+    });
+  BackwardKernels kernels =
+      getOrCreatePlan(rewriter, top, op.getLoc(), name, *spec);
+  createLaunches(rewriter, op, kernels, *spec);
+  rewriter.eraseOp(op);
+  return success();
+}
+
+BackwardKernels AttentionGradToGPULaunch::getOrCreatePlan(
+    PatternRewriter &rewriter, ModuleOp top, Location loc, StringRef name,
+    const KernelSpec &spec) const {
+  MLIRContext *ctx = rewriter.getContext();
+  if (auto gpuModule = top.lookupSymbol<gpu::GPUModuleOp>(name)) {
+    auto get = [&](StringRef suffix) {
+      return gpuModule.lookupSymbol<gpu::GPUFuncOp>((name + suffix).str());
+    };
+    return {get("_pre"), get("_main"), get("_dq")};
+  }
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToEnd(top.getBody());
+  auto gpuModule = gpu::GPUModuleOp::create(
+      rewriter, loc, name, rewriter.getArrayAttr({target.getTargetAttr(ctx)}));
+  BackwardKernels kernels =
+      buildBackwardKernels(rewriter, loc, gpuModule, name, spec, target);
+  rewriter.modifyOpInPlace(top, [&] {
+    SmallVector<Attribute> entries;
+    if (auto old = top->getAttrOfType<ArrayAttr>(kKernelsAttrName))
+      entries.append(old.begin(), old.end());
+    entries.push_back(getPlanMetadata(ctx, name, kernels, spec, target));
+    top->setAttr(kKernelsAttrName, rewriter.getArrayAttr(entries));
+  });
+  return kernels;
+}
+
+void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
+                                              AttentionGradOp op,
+                                              const BackwardKernels &kernels,
+                                              const KernelSpec &spec) const {
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  Type ptrType =
+      LLVM::LLVMPointerType::get(ctx, target.getGlobalAddressSpace());
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto cI32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  auto cI64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  auto cIdx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto dim = [&](Value memref, int64_t d) -> Value {
+    return memref::DimOp::create(b, loc, memref, d);
+  };
+  auto toI32 = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(b, loc, i32, index);
+  };
+  auto qType = cast<MemRefType>(op.getQuery().getType());
+  auto kType = cast<MemRefType>(op.getKey().getType());
+  Value null = LLVM::ZeroOp::create(b, loc, ptrType);
+
+  // Workspace: delta f32 [B, Hq, Sq], dq_accum f32 [B, Hq, Sq, D] at the
+  // next multiple of 256 bytes (the kernels compute the same offsets).
+  Value batch = dim(op.getQuery(), 0), sq = dim(op.getQuery(), 2);
+  Value rows = arith::MulIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, batch, cIdx(qType.getDimSize(1))),
+      sq);
+  Value deltaBytes = arith::MulIOp::create(b, loc, rows, cIdx(4));
+  Value dqOffset = arith::MulIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, deltaBytes, cIdx(256)),
+      cIdx(256));
+  Value bytes = arith::AddIOp::create(
+      b, loc, dqOffset,
+      arith::MulIOp::create(b, loc, rows, cIdx(4 * spec.headDim)));
+  auto wsType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+  Value workspace =
+      gpu::AllocOp::create(b, loc, wsType, /*asyncToken=*/Type(),
+                           /*asyncDependencies=*/ValueRange(),
+                           ValueRange{bytes}, /*symbolOperands=*/ValueRange())
+          .getMemref();
+
+  SmallVector<Value> args(kNumBackwardKernelArgs);
+  struct Operand {
+    unsigned ptr, stride;
+    Value memref;
+  };
+  Operand tensors[] = {{kBwdQ, kBwdQStrideB, op.getQuery()},
+                       {kBwdK, kBwdKStrideB, op.getKey()},
+                       {kBwdV, kBwdVStrideB, op.getValue()},
+                       {kBwdO, kBwdOStrideB, op.getOutput()},
+                       {kBwdDO, kBwdDOStrideB, op.getGradOutput()},
+                       {kBwdDQ, kBwdDQStrideB, op.getGradQuery()},
+                       {kBwdDK, kBwdDKStrideB, op.getGradKey()},
+                       {kBwdDV, kBwdDVStrideB, op.getGradValue()}};
+  for (const Operand &t : tensors) {
+    args[t.ptr] = getDevicePointer(b, loc, t.memref, ptrType);
+    llvm::copy(getStrides(b, loc, t.memref, 3), args.begin() + t.stride);
+  }
+  args[kBwdLse] = getDevicePointer(b, loc, op.getLse(), ptrType);
+  llvm::copy(getStrides(b, loc, op.getLse(), 2), args.begin() + kBwdLseStrideB);
+  args[kBwdBias] = null;
+  args[kBwdDBias] = null;
+  for (unsigned i = 0; i < 4; ++i) {
+    args[kBwdBiasStrideB + i] = cI64(0);
+    args[kBwdDBiasStrideB + i] = cI64(0);
+  }
+  if (Value bias = op.getBias()) {
+    args[kBwdBias] = getDevicePointer(b, loc, bias, ptrType);
+    llvm::copy(getBroadcastStrides(b, loc, bias),
+               args.begin() + kBwdBiasStrideB);
+  }
+  args[kBwdWorkspace] = getDevicePointer(b, loc, workspace, ptrType);
+  args[kBwdBatch] = toI32(batch);
+  args[kBwdHeadsQ] = cI32(qType.getDimSize(1));
+  args[kBwdHeadsKV] = cI32(kType.getDimSize(1));
+  args[kBwdSeqQ] = toI32(sq);
+  args[kBwdSeqK] = toI32(dim(op.getKey(), 2));
+  auto cF32 = [&](float v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(v));
+  };
+  args[kBwdScale] = cF32(op.getScaleValue());
+  args[kBwdSoftcap] =
+      cF32(op.getSoftcap() ? op.getSoftcap()->convertToFloat() : 0.0f);
+  auto [left, right] = op.getMask() == MaskKind::SlidingWindow
+                           ? op.getWindowBounds()
+                           : std::pair<int64_t, int64_t>{-1, -1};
+  args[kBwdWindowLeft] = cI32(left);
+  args[kBwdWindowRight] = cI32(right);
+
+  int64_t ws = target.getWarpSize();
+  auto launch = [&](gpu::GPUFuncOp kernel, Value gridX, Value gridY,
+                    int64_t threads, int64_t smem) {
+    gpu::KernelDim3 grid{gridX, gridY, batch};
+    gpu::KernelDim3 block{cIdx(threads), cIdx(1), cIdx(1)};
+    gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, cI32(smem), args);
+  };
+  Value rowBlocks =
+      arith::CeilDivUIOp::create(b, loc, sq, cIdx(kBackwardRowWarps));
+  Value keyBlocks = arith::CeilDivUIOp::create(b, loc, dim(op.getKey(), 2),
+                                               cIdx(spec.blockN()));
+  launch(kernels.pre, rowBlocks, cIdx(qType.getDimSize(1)),
+         kBackwardRowWarps * ws, 0);
+  launch(kernels.main, keyBlocks, cIdx(kType.getDimSize(1)), spec.warps() * ws,
+         getBackwardSharedMemoryBytes(spec, target));
+  launch(kernels.dq, rowBlocks, cIdx(qType.getDimSize(1)),
+         kBackwardRowWarps * ws, 0);
+  gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(),
+                         workspace);
+}
+
+void attn::populateAttentionGradToGPUPattern(RewritePatternSet &patterns,
+                                             const GPUTargetInfo &target) {
+  if (target.lowersBackward())
+    patterns.add<AttentionGradToGPULaunch>(patterns.getContext(), target);
+}

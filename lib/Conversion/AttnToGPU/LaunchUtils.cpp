@@ -1,0 +1,54 @@
+//===- LaunchUtils.cpp - kernel arguments from memrefs --------------------===//
+
+#include "LaunchUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+/// Device pointer (aligned pointer + offset) of a memref, as the kernel's
+/// `!llvm.ptr<1>` argument.
+Value attn::getDevicePointer(OpBuilder &b, Location loc, Value memref,
+                             Type ptrType) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value aligned =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  int64_t eb = cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  Value bytes = arith::MulIOp::create(
+      b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, eb));
+  Value addr = arith::AddIOp::create(b, loc, aligned, bytes);
+  Value addr64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
+  return LLVM::IntToPtrOp::create(b, loc, ptrType, addr64);
+}
+
+SmallVector<Value> attn::getStrides(OpBuilder &b, Location loc, Value memref,
+                                    unsigned count) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  SmallVector<Value> out;
+  for (unsigned i = 0; i < count; ++i)
+    out.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                             meta.getStrides()[i]));
+  return out;
+}
+
+SmallVector<Value> attn::getBroadcastStrides(OpBuilder &b, Location loc,
+                                             Value bias) {
+  // A dimension of size 1 broadcasts: stride 0, so the kernel reads index 0
+  // whatever the row, key, head or batch. A dynamic one may be 1 at run time.
+  SmallVector<Value> strides = getStrides(b, loc, bias, 4);
+  auto biasType = cast<MemRefType>(bias.getType());
+  Value zero = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
+  for (unsigned i = 0; i < 4; ++i) {
+    if (biasType.getDimSize(i) == 1) {
+      strides[i] = zero;
+    } else if (biasType.isDynamicDim(i)) {
+      Value one =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                memref::DimOp::create(b, loc, bias, i),
+                                arith::ConstantIndexOp::create(b, loc, 1));
+      strides[i] = arith::SelectOp::create(b, loc, one, zero, strides[i]);
+    }
+  }
+  return strides;
+}

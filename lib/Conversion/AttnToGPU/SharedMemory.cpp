@@ -1,0 +1,109 @@
+//===- SharedMemory.cpp - the kernels' dynamic shared memory --------------===//
+
+#include "AttnDialect/Conversion/AttnToGPU/SharedMemory.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static Value c32(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+}
+
+static constexpr StringLiteral kSharedGlobalName = "attn_smem";
+
+void attn::declareDynamicSharedMemory(OpBuilder &builder, Location loc,
+                                      gpu::GPUModuleOp gpuModule,
+                                      const GPUTargetInfo &target) {
+  if (SymbolTable::lookupSymbolIn(gpuModule, kSharedGlobalName))
+    return;
+  OpBuilder b(builder.getContext());
+  b.setInsertionPointToStart(gpuModule.getBody());
+  LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                         /*isConstant=*/false, LLVM::Linkage::External,
+                         kSharedGlobalName, Attribute(), /*alignment=*/16,
+                         target.getSharedAddressSpace());
+}
+
+Value attn::getDynamicSharedMemoryBase(OpBuilder &b, Location loc,
+                                       gpu::GPUFuncOp kernel,
+                                       int64_t alignment) {
+  auto global = cast<LLVM::GlobalOp>(
+      SymbolTable::lookupSymbolIn(kernel->getParentOp(), kSharedGlobalName));
+  Value base = LLVM::AddressOfOp::create(b, loc, global);
+  if (alignment <= 16)
+    return base;
+  // Round up: base + (-base & (alignment - 1)).
+  Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), base);
+  Value pad = arith::AndIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, c32(b, loc, 0), addr),
+      c32(b, loc, alignment - 1));
+  return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
+                             ValueRange{pad});
+}
+
+Value attn::getSharedChunkAddress(OpBuilder &b, Location loc,
+                                  const SharedTile &tile, Value r, Value c) {
+  auto mul = [&](Value x, Value y) {
+    return arith::MulIOp::create(b, loc, x, y);
+  };
+  auto add = [&](Value x, Value y) {
+    return arith::AddIOp::create(b, loc, x, y);
+  };
+  if (tile.layout == SharedTileLayout::Padded) {
+    int64_t vec = 16 / (tile.elemType.getIntOrFloatBitWidth() / 8);
+    Value off =
+        add(mul(r, c32(b, loc, tile.rowStride)), mul(c, c32(b, loc, vec)));
+    return LLVM::GEPOp::create(b, loc, tile.base.getType(), tile.elemType,
+                               tile.base, ValueRange{off});
+  }
+  // Panel c / 8 (128-byte rows), chunk (c % 8) ^ (r % 8) within the row.
+  Value panel = arith::DivUIOp::create(b, loc, c, c32(b, loc, 8));
+  Value chunk = arith::XOrIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, c, c32(b, loc, 7)),
+      arith::AndIOp::create(b, loc, r, c32(b, loc, 7)));
+  Value off = add(
+      add(mul(panel, c32(b, loc, tile.rows * 128)), mul(r, c32(b, loc, 128))),
+      mul(chunk, c32(b, loc, 16)));
+  return LLVM::GEPOp::create(b, loc, tile.base.getType(), b.getI8Type(),
+                             tile.base, ValueRange{off});
+}
+
+void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
+                        const SharedTile &tile, Value tid, int64_t threads,
+                        Value src, Value rowStart, Value rowLimit,
+                        Value rowStride, int64_t alignBytes) {
+  Type i64 = b.getI64Type();
+  int64_t vec = 16 / (tile.elemType.getIntOrFloatBitWidth() / 8);
+  int64_t chunksPerRow = tile.cols / vec;
+  int64_t total = tile.rows * chunksPerRow;
+  for (int64_t it = 0; it * threads < total; ++it) {
+    OpBuilder::InsertionGuard guard(b);
+    Value idx = arith::AddIOp::create(b, loc, tid, c32(b, loc, it * threads));
+    if ((it + 1) * threads > total) {
+      Value inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           idx, c32(b, loc, total));
+      auto ifOp = scf::IfOp::create(b, loc, inTile, /*withElse=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    Value r = arith::DivUIOp::create(b, loc, idx, c32(b, loc, chunksPerRow));
+    Value c = arith::RemUIOp::create(b, loc, idx, c32(b, loc, chunksPerRow));
+    Value row = arith::AddIOp::create(b, loc, rowStart, r);
+    Value valid =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rowLimit);
+    Value gOff = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, i64, row),
+                              rowStride),
+        arith::ExtSIOp::create(
+            b, loc, i64, arith::MulIOp::create(b, loc, c, c32(b, loc, vec))));
+    Value at = LLVM::GEPOp::create(b, loc, src.getType(), tile.elemType, src,
+                                   ValueRange{gOff});
+    Value from = arith::SelectOp::create(b, loc, valid, at, src);
+    Value to = getSharedChunkAddress(b, loc, tile, r, c);
+    target.emitCopyToShared(b, loc, to, from, 16, alignBytes, valid);
+  }
+}

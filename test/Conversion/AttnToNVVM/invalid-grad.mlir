@@ -1,0 +1,54 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics --convert-attn-to-nvvm=chip=sm_90a
+
+// The backward plan's kernels read q, k, v, o and dO by 16-byte copies.
+
+#bwd = #attn.config<name = "bwd_d64_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mma.m16n8k16, align_bytes = 2>
+func.func @unaligned(%q: memref<1x4x128x64xf16>, %lse: memref<1x4x128xf32>) {
+  // expected-error @below {{config 'bwd_d64_m64n64w4' has align_bytes = 2; the backward kernels assume 16-byte aligned rows}}
+  attn.attention_grad q(%q : memref<1x4x128x64xf16>) k(%q : memref<1x4x128x64xf16>) v(%q : memref<1x4x128x64xf16>) o(%q : memref<1x4x128x64xf16>) do(%q : memref<1x4x128x64xf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x64xf16>, memref<1x4x128x64xf16>, memref<1x4x128x64xf16>) {config = #bwd}
+  return
+}
+
+// -----
+
+// wgmma reads its operands from shared memory; the backward kernel's
+// products take theirs from registers.
+
+#bwd = #attn.config<name = "wg", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = wgmma.m64nNk16>
+func.func @wgmma(%q: memref<1x4x128x64xf16>, %lse: memref<1x4x128xf32>) {
+  // expected-error @below {{config 'wg' is not supported on sm_90a: backward: the backward kernel takes its operands from registers; wgmma.m64nNk16 reads them from shared memory}}
+  attn.attention_grad q(%q : memref<1x4x128x64xf16>) k(%q : memref<1x4x128x64xf16>) v(%q : memref<1x4x128x64xf16>) o(%q : memref<1x4x128x64xf16>) do(%q : memref<1x4x128x64xf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x64xf16>, memref<1x4x128x64xf16>, memref<1x4x128x64xf16>) {config = #bwd}
+  return
+}
+
+// -----
+
+// Each warp owns 16 key rows: block_n = 16 x warps.
+
+#bwd = #attn.config<name = "w8", block_m = 64, block_n = 64, warps = 8, stages = 1, pipeline = simple, acc_in_registers = true, mma = mma.m16n8k16>
+func.func @rows(%q: memref<1x4x128x64xf16>, %lse: memref<1x4x128xf32>) {
+  // expected-error @below {{config 'w8' is not supported on sm_90a: tile: block_n 64 over 8 warps must give the 16 key rows per warp of mma.m16n8k16}}
+  attn.attention_grad q(%q : memref<1x4x128x64xf16>) k(%q : memref<1x4x128x64xf16>) v(%q : memref<1x4x128x64xf16>) o(%q : memref<1x4x128x64xf16>) do(%q : memref<1x4x128x64xf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x64xf16>, memref<1x4x128x64xf16>, memref<1x4x128x64xf16>) {config = #bwd}
+  return
+}
+
+// -----
+
+// block_m is the score width of the transposed products: one the
+// instruction handles.
+
+#bwd = #attn.config<name = "m48", block_m = 48, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mma.m16n8k16>
+func.func @width(%q: memref<1x4x128x64xf16>, %lse: memref<1x4x128xf32>) {
+  // expected-error @below {{config 'm48' is not supported on sm_90a: tile: block_m 48 is a score width mma.m16n8k16 does not handle}}
+  attn.attention_grad q(%q : memref<1x4x128x64xf16>) k(%q : memref<1x4x128x64xf16>) v(%q : memref<1x4x128x64xf16>) o(%q : memref<1x4x128x64xf16>) do(%q : memref<1x4x128x64xf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x64xf16>, memref<1x4x128x64xf16>, memref<1x4x128x64xf16>) {config = #bwd}
+  return
+}
+
+// -----
+
+#bwd = #attn.config<name = "bwd_d64_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mma.m16n8k16>
+func.func @tensors(%q: tensor<1x4x128x64xf16>, %lse: tensor<1x4x128xf32>) {
+  // expected-error @below {{expected memref operands (run one-shot-bufferize first)}}
+  %r:3 = attn.attention_grad q(%q : tensor<1x4x128x64xf16>) k(%q : tensor<1x4x128x64xf16>) v(%q : tensor<1x4x128x64xf16>) o(%q : tensor<1x4x128x64xf16>) do(%q : tensor<1x4x128x64xf16>) lse(%lse : tensor<1x4x128xf32>) outs(%q, %q, %q : tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>) {config = #bwd} -> tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>
+  return
+}

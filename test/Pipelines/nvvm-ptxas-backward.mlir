@@ -1,0 +1,41 @@
+// The backward plan's kernels through the whole attn-to-nvvm pipeline to
+// PTX, assembled by ptxas: the table's tiles for D = 64 (block_m 64) and
+// D = 128 (block_m 32) fit in registers (D = 64 without a spill; D = 128
+// spills 4 bytes with ptxas 13.0, allowed here up to 16), the main kernel
+// adds dQ into the f32 workspace with atomics (atom.global.add.f32) and
+// runs its products on mma.sync.
+// REQUIRES: ptxas
+// RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa" > %t.mlir
+// RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 1p \
+// RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.64.ptx
+// RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 2p \
+// RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.128.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t.64.ptx
+// RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.64.ptx -o %t.64.cubin 2>&1 | FileCheck %s --check-prefix=D64
+// RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.128.ptx -o %t.128.cubin 2>&1 | FileCheck %s --check-prefix=D128
+
+// PTX-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s1_pre(
+// PTX: shfl.sync.bfly
+// PTX-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s1_main(
+// PTX: cp.async.cg.shared.global
+// PTX: ldmatrix.sync.aligned
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX: atom.global.add.f32
+// PTX-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s1_dq(
+
+// D64-LABEL: Compiling entry function 'bwd_bf16_d64_causal_m64n64w4s1_main'
+// D64-NEXT: Function properties for bwd_bf16_d64_causal_m64n64w4s1_main
+// D64-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// D128-LABEL: Compiling entry function 'bwd_bf16_d128_causal_m32n64w4s1_main'
+// D128-NEXT: Function properties for bwd_bf16_d128_causal_m32n64w4s1_main
+// D128-NEXT: {{([0-9]|1[0-6])}} bytes stack frame, {{([0-9]|1[0-6])}} bytes spill stores
+
+func.func @d64(%q: tensor<2x8x1000x64xbf16>, %k: tensor<2x2x1000x64xbf16>, %lse: tensor<2x8x1000xf32>) -> (tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>) {
+  %r:3 = attn.attention_grad q(%q : tensor<2x8x1000x64xbf16>) k(%k : tensor<2x2x1000x64xbf16>) v(%k : tensor<2x2x1000x64xbf16>) o(%q : tensor<2x8x1000x64xbf16>) do(%q : tensor<2x8x1000x64xbf16>) lse(%lse : tensor<2x8x1000xf32>) outs(%q, %k, %k : tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>) {mask = #attn.mask<causal>} -> tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>
+  return %r#0, %r#1, %r#2 : tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>
+}
+
+func.func @d128(%q: tensor<2x8x1000x128xbf16>, %k: tensor<2x2x1000x128xbf16>, %lse: tensor<2x8x1000xf32>) -> (tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>) {
+  %r:3 = attn.attention_grad q(%q : tensor<2x8x1000x128xbf16>) k(%k : tensor<2x2x1000x128xbf16>) v(%k : tensor<2x2x1000x128xbf16>) o(%q : tensor<2x8x1000x128xbf16>) do(%q : tensor<2x8x1000x128xbf16>) lse(%lse : tensor<2x8x1000xf32>) outs(%q, %k, %k : tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>) {mask = #attn.mask<causal>} -> tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>
+  return %r#0, %r#1, %r#2 : tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>
+}
