@@ -91,6 +91,19 @@ static SmallVector<const TileCandidate *> getTiles(const FamilyRequest &request,
   return tiles;
 }
 
+/// The dynamic-length problem a variant's kernel serves.
+static AttentionProblem getProblem(const Variant &v) {
+  AttentionProblem p;
+  p.elementType = v.dtype;
+  p.headDim = p.headDimV = v.headDim;
+  p.mask = v.mask;
+  p.hasBias = v.bias != BiasKind::None;
+  p.hasSoftcap = v.softcap;
+  p.wantsLse = true;
+  p.direction = v.direction;
+  return p;
+}
+
 SmallVector<Variant> attn::enumerateVariants(
     const FamilyRequest &request,
     SmallVectorImpl<UnsupportedVariant> &unsupported,
@@ -107,15 +120,8 @@ SmallVector<Variant> attn::enumerateVariants(
         for (int64_t d : request.headDims) {
           for (MaskKind mask : request.masks) {
             Variant v{dtype, d, mask, bias, cap, nullptr};
-            AttentionProblem p;
-            p.elementType = dtype;
-            p.headDim = p.headDimV = d;
-            p.mask = mask;
-            p.hasBias = bias != BiasKind::None;
-            p.hasSoftcap = cap;
-            p.wantsLse = true;
-            SmallVector<Verdict> verdicts =
-                evaluateCandidates(*request.chip, p, request.profile);
+            SmallVector<Verdict> verdicts = evaluateCandidates(
+                *request.chip, getProblem(v), request.profile);
             SmallVector<const TileCandidate *> tiles =
                 getTiles(request, v, verdicts);
             if (tiles.empty())
@@ -152,16 +158,8 @@ SmallVector<Variant> attn::enumerateVariants(
           for (MaskKind mask : request.masks) {
             Variant v{dtype, d, mask, bias, cap, nullptr};
             v.direction = Direction::Backward;
-            AttentionProblem p;
-            p.elementType = dtype;
-            p.headDim = p.headDimV = d;
-            p.mask = mask;
-            p.hasBias = bias != BiasKind::None;
-            p.hasSoftcap = cap;
-            p.wantsLse = true;
-            p.direction = Direction::Backward;
             SmallVector<Verdict> verdicts =
-                evaluateCandidates(*request.chip, p, profile);
+                evaluateCandidates(*request.chip, getProblem(v), profile);
             auto *it = llvm::find_if(
                 verdicts, [](const Verdict &x) { return x.accepted; });
             if (it == verdicts.end()) {

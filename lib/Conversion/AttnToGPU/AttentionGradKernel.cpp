@@ -10,6 +10,8 @@
 #include "AttnDialect/Conversion/AttnToGPU/SharedMemory.h"
 #include "AttnDialect/Target/Constraints.h"
 #include "AttnDialect/Utils/MaskUtils.h"
+#include "KernelBuilder.h"
+#include "LaunchUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -52,48 +54,16 @@ static KernelSpec getProductSpec(const KernelSpec &spec, int64_t rows,
 namespace {
 /// What every stage kernel needs: the builder at the kernel's entry and
 /// small arithmetic helpers.
-class StageEmitter {
+class StageEmitter : protected KernelBuilder {
 public:
   StageEmitter(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
                const KernelSpec &spec, const GPUTargetInfo &target)
-      : b(b), loc(loc), func(func), spec(spec), target(target) {
-    i32 = b.getI32Type();
-    i64 = b.getI64Type();
-    f32 = b.getF32Type();
+      : KernelBuilder(b, loc), func(func), spec(spec), target(target) {
     elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
   }
 
 protected:
   Value arg(unsigned i) { return func.getArgument(i); }
-  Value c32(int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); }
-  Value c64(int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v); }
-  Value cf(double v) {
-    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
-                                          APFloat(static_cast<float>(v)));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value ext(Value v) { return arith::ExtSIOp::create(b, loc, i64, v); }
-  Value lt(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
-  }
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
-  Value toI32(Value index) {
-    return arith::IndexCastUIOp::create(b, loc, i32, index);
-  }
-  Value blockId(gpu::Dimension d) {
-    return toI32(gpu::BlockIdOp::create(b, loc, d));
-  }
-  Value gep(Value ptr, Type elem, Value offset) {
-    return LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr,
-                               ValueRange{offset});
-  }
   Value load(Type t, Value ptr, int64_t align) {
     return LLVM::LoadOp::create(b, loc, t, ptr, align);
   }
@@ -142,12 +112,9 @@ protected:
     }
   }
 
-  OpBuilder &b;
-  Location loc;
   gpu::GPUFuncOp func;
   const KernelSpec &spec;
   const GPUTargetInfo &target;
-  Type i32, i64, f32;
   int64_t elemBytes;
 };
 
@@ -204,6 +171,14 @@ private:
             SharedTileLayout::Padded};
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
+  /// Issues the copies of rows [rowStart, rowStart + tile.rows) of the
+  /// operand `ptrArg` (head `h`) into `tile`, zeros at or past `rowLimit`.
+  void copyRows(const SharedTile &tile, unsigned ptrArg, unsigned strideArg,
+                Value h, Value rowStart, Value rowLimit) {
+    emitTileCopy(b, loc, target, tile, tid, threads,
+                 rowPtr(ptrArg, strideArg, batch, h, c32(0)), rowStart,
+                 rowLimit, arg(strideArg + 2), spec.config.getAlignBytes());
+  }
   /// One query block of head `h`: updates dK and dV in `acc`.
   void emitQueryBlock(Value h, Value m0, MutableArrayRef<Value> acc);
   /// P^T and (with a softcap) the derivative factor 1 - t^2 per element of
@@ -444,12 +419,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0,
 
   // Q and dO of this block; the previous block is done with the tiles.
   barrier();
-  emitTileCopy(b, loc, target, qTile, tid, threads,
-               rowPtr(kBwdQ, kBwdQStrideB, batch, h, c32(0)), m0, sq,
-               arg(kBwdQStrideB + 2), spec.config.getAlignBytes());
-  emitTileCopy(b, loc, target, doTile, tid, threads,
-               rowPtr(kBwdDO, kBwdDOStrideB, batch, h, c32(0)), m0, sq,
-               arg(kBwdDOStrideB + 2), spec.config.getAlignBytes());
+  copyRows(qTile, kBwdQ, kBwdQStrideB, h, m0, sq);
+  copyRows(doTile, kBwdDO, kBwdDOStrideB, h, m0, sq);
   target.emitCopyCommit(b, loc);
   target.emitCopyWait(b, loc, 0);
   barrier();
@@ -561,12 +532,8 @@ void MainStageEmitter::emit() {
   dqLayout = dqMma->getOutputLayout(b, loc, lane);
 
   // K and V of this key block stay in shared memory throughout.
-  emitTileCopy(b, loc, target, kTile, tid, threads,
-               rowPtr(kBwdK, kBwdKStrideB, batch, headKV, c32(0)), n0, sk,
-               arg(kBwdKStrideB + 2), spec.config.getAlignBytes());
-  emitTileCopy(b, loc, target, vTile, tid, threads,
-               rowPtr(kBwdV, kBwdVStrideB, batch, headKV, c32(0)), n0, sk,
-               arg(kBwdVStrideB + 2), spec.config.getAlignBytes());
+  copyRows(kTile, kBwdK, kBwdKStrideB, headKV, n0, sk);
+  copyRows(vTile, kBwdV, kBwdVStrideB, headKV, n0, sk);
   target.emitCopyCommit(b, loc);
   target.emitCopyWait(b, loc, 0);
 
@@ -606,53 +573,29 @@ void MainStageEmitter::emit() {
 
 FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
                                                   const GPUTargetInfo &target) {
-  auto qType = dyn_cast<MemRefType>(op.getQuery().getType());
-  if (!qType || !isa<MemRefType>(op.getGradQuery().getType()))
-    return op.emitOpError(
-        "expected memref operands (run one-shot-bufferize first)");
-  std::optional<ConfigAttr> config = op.getConfig();
-  if (!config)
-    return op.emitOpError("has no 'config' attribute: run "
-                          "attn-select-config or attach a #attn.config");
-  if (op.getGradBias())
+  if (op.getGradBias() && isa<MemRefType>(op.getGradQuery().getType()))
     return op.emitOpError("asks for the bias gradient, which the ")
            << target.getPlatform()
            << " backward kernels do not compute yet (the CPU pipeline does)";
-  KernelSpec spec;
-  spec.elemType = qType.getElementType();
-  spec.headDim = qType.getDimSize(3);
-  spec.headDimV = cast<MemRefType>(op.getValue().getType()).getDimSize(3);
-  spec.mask = op.getMask();
-  spec.softcap = op.getSoftcap().has_value();
-  spec.config = *config;
-  if (Value bias = op.getBias())
-    spec.biasType = cast<MemRefType>(bias.getType()).getElementType();
-  for (Value v : {op.getQuery(), op.getKey(), op.getValue(), op.getOutput(),
-                  op.getGradOutput(), op.getGradQuery(), op.getGradKey(),
-                  op.getGradValue()}) {
-    auto t = cast<MemRefType>(v.getType());
-    int64_t offset;
-    SmallVector<int64_t> strides;
-    if (failed(t.getStridesAndOffset(strides, offset)) ||
-        (!ShapedType::isDynamic(strides.back()) && strides.back() != 1))
-      return op.emitOpError("expected operands whose last dimension is "
-                            "contiguous (stride 1), got ")
-             << t;
-  }
-  if (config->getAlignBytes() != 16)
-    return op.emitOpError("config '")
-           << config->getName()
-           << "' has align_bytes = " << config->getAlignBytes()
-           << "; the backward kernels assume 16-byte aligned rows";
-  if (failed(target.checkSupported(spec, Direction::Backward,
-                                   [&] { return op.emitOpError(); })))
+  FailureOr<KernelSpec> spec = getSharedKernelSpec(
+      op, op.getQuery(), op.getValue(), op.getGradQuery(), op.getBias(),
+      op.getConfig(), op.getMask(), op.getSoftcap().has_value(),
+      {op.getQuery(), op.getKey(), op.getValue(), op.getOutput(),
+       op.getGradOutput(), op.getGradQuery(), op.getGradKey(),
+       op.getGradValue()});
+  if (failed(spec))
     return failure();
-  int64_t bytes = getBackwardSharedMemoryBytes(spec, target);
-  if (bytes > target.getMaxSharedMemoryBytes())
+  ConfigAttr config = spec->config;
+  if (config.getAlignBytes() != 16)
     return op.emitOpError("config '")
-           << config->getName() << "' needs " << bytes
-           << " bytes of shared memory; " << target.getChip() << " has "
-           << target.getMaxSharedMemoryBytes();
+           << config.getName()
+           << "' has align_bytes = " << config.getAlignBytes()
+           << "; the backward kernels assume 16-byte aligned rows";
+  if (failed(target.checkSupported(*spec, Direction::Backward,
+                                   [&] { return op.emitOpError(); })) ||
+      failed(checkSharedMemoryFits(
+          op, *spec, getBackwardSharedMemoryBytes(*spec, target), target)))
+    return failure();
   return spec;
 }
 

@@ -11,6 +11,7 @@
 #include "AttnDialect/Conversion/AttnToGPU/SharedMemory.h"
 #include "AttnDialect/Target/Constraints.h"
 #include "AttnDialect/Utils/MaskUtils.h"
+#include "KernelBuilder.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -39,16 +40,13 @@ struct SharedLayout : SharedMemoryLayout {
 };
 
 /// Emission state of one kernel body.
-class KernelEmitter {
+class KernelEmitter : KernelBuilder {
 public:
   KernelEmitter(OpBuilder &b, Location loc, Block &entry,
                 const KernelSpec &spec, const GPUTargetInfo &target)
-      : b(b), loc(loc), entry(entry), spec(spec), target(target),
+      : KernelBuilder(b, loc), entry(entry), spec(spec), target(target),
         mma(target.createMmaEmitter(spec)),
         smem(spec, target, mma->getSharedTileLayout()) {
-    i32 = b.getI32Type();
-    i64 = b.getI64Type();
-    f32 = b.getF32Type();
     elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
     threads = spec.warps() * target.getWarpSize();
   }
@@ -57,28 +55,7 @@ public:
 
 private:
   Value arg(unsigned i) { return entry.getArgument(i); }
-  Value c32(int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); }
-  Value c64(int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v); }
-  Value cf(double v) {
-    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
-                                          APFloat(static_cast<float>(v)));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value ext(Value v) { return arith::ExtSIOp::create(b, loc, i64, v); }
-  Value toI32(Value index) {
-    return arith::IndexCastUIOp::create(b, loc, i32, index);
-  }
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value fmax(Value x, Value y) {
-    return arith::MaxNumFOp::create(b, loc, x, y);
-  }
   Value exp2(Value v) { return target.emitExp2(b, loc, v); }
-  Value gep(Value ptr, Type elem, Value offset) {
-    return LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr,
-                               ValueRange{offset});
-  }
   Value sharedAt(int64_t byteOffset, Value stage, int64_t stageBytes);
   SharedTile sharedTile(Value base, int64_t rows, int64_t cols,
                         int64_t rowStride) {
@@ -117,14 +94,11 @@ private:
   }
   void emitEpilogue(ValueRange state);
 
-  OpBuilder &b;
-  Location loc;
   Block &entry;
   const KernelSpec &spec;
   const GPUTargetInfo &target;
   std::unique_ptr<MmaEmitter> mma;
   SharedLayout smem;
-  Type i32, i64, f32;
   int64_t elemBytes, threads;
 
   // Values computed once at kernel entry.

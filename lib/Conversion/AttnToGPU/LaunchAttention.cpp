@@ -21,45 +21,13 @@ using namespace mlir::attn;
 
 FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
                                           const GPUTargetInfo &target) {
-  auto qType = dyn_cast<MemRefType>(op.getQuery().getType());
-  if (!qType || !isa<MemRefType>(op.getOutput().getType()))
-    return op.emitOpError(
-        "expected memref operands (run one-shot-bufferize first)");
-  std::optional<ConfigAttr> config = op.getConfig();
-  if (!config)
-    return op.emitOpError("has no 'config' attribute: run "
-                          "attn-select-config or attach a #attn.config");
-  auto vType = cast<MemRefType>(op.getValue().getType());
-  KernelSpec spec;
-  spec.elemType = qType.getElementType();
-  spec.headDim = qType.getDimSize(3);
-  spec.headDimV = vType.getDimSize(3);
-  spec.mask = op.getMask();
-  spec.softcap = op.getSoftcap().has_value();
-  spec.config = *config;
-  if (Value bias = op.getBias()) {
-    auto t = dyn_cast<MemRefType>(bias.getType());
-    int64_t offset;
-    SmallVector<int64_t> strides;
-    // Any strides will do (the kernel reads the bias one element at a
-    // time), but they must be expressible as the ABI's four strides.
-    if (!t || failed(t.getStridesAndOffset(strides, offset)))
-      return op.emitOpError("expected a strided memref bias, got ")
-             << bias.getType();
-    spec.biasType = t.getElementType();
-  }
-  for (Value v : {op.getQuery(), op.getKey(), op.getValue(), op.getOutput()}) {
-    auto t = cast<MemRefType>(v.getType());
-    int64_t offset;
-    SmallVector<int64_t> strides;
-    // A dynamic innermost stride is taken to be 1, as the kernel ABI
-    // requires; a static one must be.
-    if (failed(t.getStridesAndOffset(strides, offset)) ||
-        (!ShapedType::isDynamic(strides.back()) && strides.back() != 1))
-      return op.emitOpError("expected operands whose last dimension is "
-                            "contiguous (stride 1), got ")
-             << t;
-  }
+  FailureOr<KernelSpec> shared = getSharedKernelSpec(
+      op, op.getQuery(), op.getValue(), op.getOutput(), op.getBias(),
+      op.getConfig(), op.getMask(), op.getSoftcap().has_value(),
+      {op.getQuery(), op.getKey(), op.getValue(), op.getOutput()});
+  if (failed(shared))
+    return failure();
+  KernelSpec spec = *shared;
   int64_t elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
   if (spec.config.getAlignBytes() < elemBytes)
     return op.emitOpError("config '")
@@ -69,12 +37,9 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
   if (failed(target.checkSupported(spec, Direction::Forward,
                                    [&] { return op.emitOpError(); })))
     return failure();
-  int64_t bytes = getDynamicSharedMemoryBytes(spec, target);
-  if (bytes > target.getMaxSharedMemoryBytes())
-    return op.emitOpError("config '")
-           << spec.config.getName() << "' needs " << bytes
-           << " bytes of shared memory; " << target.getChip() << " has "
-           << target.getMaxSharedMemoryBytes();
+  if (failed(checkSharedMemoryFits(
+          op, spec, getDynamicSharedMemoryBytes(spec, target), target)))
+    return failure();
   return spec;
 }
 
@@ -256,17 +221,7 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
     for (unsigned i = 0; i < 4; ++i)
       args[kArgBiasStrideB + i] = cI64(0);
   }
-  auto cF32 = [&](float v) {
-    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(v));
-  };
-  args[kArgScale] = cF32(op.getScaleValue());
-  args[kArgSoftcap] =
-      cF32(op.getSoftcap() ? op.getSoftcap()->convertToFloat() : 0.0f);
-  auto [left, right] = op.getMask() == MaskKind::SlidingWindow
-                           ? op.getWindowBounds()
-                           : std::pair<int64_t, int64_t>{-1, -1};
-  args[kArgWindowLeft] = cI32(left);
-  args[kArgWindowRight] = cI32(right);
+  getScalarArgs(b, loc, op, MutableArrayRef<Value>(args).slice(kArgScale, 4));
 
   // Grid (ceil(Sq / block_m), Hq, B), block (threads, 1, 1).
   auto cIdx = [&](int64_t v) {

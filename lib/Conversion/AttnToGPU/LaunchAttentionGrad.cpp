@@ -277,17 +277,7 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
   args[kBwdHeadsKV] = cI32(kType.getDimSize(1));
   args[kBwdSeqQ] = toI32(sq);
   args[kBwdSeqK] = toI32(dim(op.getKey(), 2));
-  auto cF32 = [&](float v) {
-    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(v));
-  };
-  args[kBwdScale] = cF32(op.getScaleValue());
-  args[kBwdSoftcap] =
-      cF32(op.getSoftcap() ? op.getSoftcap()->convertToFloat() : 0.0f);
-  auto [left, right] = op.getMask() == MaskKind::SlidingWindow
-                           ? op.getWindowBounds()
-                           : std::pair<int64_t, int64_t>{-1, -1};
-  args[kBwdWindowLeft] = cI32(left);
-  args[kBwdWindowRight] = cI32(right);
+  getScalarArgs(b, loc, op, MutableArrayRef<Value>(args).slice(kBwdScale, 4));
 
   int64_t ws = target.getWarpSize();
   auto launch = [&](gpu::GPUFuncOp kernel, Value gridX, Value gridY,

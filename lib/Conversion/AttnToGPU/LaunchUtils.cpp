@@ -6,6 +6,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
+using namespace mlir::attn;
 
 /// Device pointer (aligned pointer + offset) of a memref, as the kernel's
 /// `!llvm.ptr<1>` argument.
@@ -51,4 +52,59 @@ SmallVector<Value> attn::getBroadcastStrides(OpBuilder &b, Location loc,
     }
   }
   return strides;
+}
+
+FailureOr<KernelSpec>
+attn::getSharedKernelSpec(Operation *op, Value query, Value value, Value output,
+                          Value bias, std::optional<ConfigAttr> config,
+                          MaskKind mask, bool softcap, ValueRange rows) {
+  auto qType = dyn_cast<MemRefType>(query.getType());
+  if (!qType || !isa<MemRefType>(output.getType()))
+    return op->emitOpError(
+        "expected memref operands (run one-shot-bufferize first)");
+  if (!config)
+    return op->emitOpError("has no 'config' attribute: run "
+                           "attn-select-config or attach a #attn.config");
+  KernelSpec spec;
+  spec.elemType = qType.getElementType();
+  spec.headDim = qType.getDimSize(3);
+  spec.headDimV = cast<MemRefType>(value.getType()).getDimSize(3);
+  spec.mask = mask;
+  spec.softcap = softcap;
+  spec.config = *config;
+  if (bias) {
+    auto t = dyn_cast<MemRefType>(bias.getType());
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    // Any strides will do (the kernels read the bias one element at a
+    // time), but they must be expressible as the ABI's four strides.
+    if (!t || failed(t.getStridesAndOffset(strides, offset)))
+      return op->emitOpError("expected a strided memref bias, got ")
+             << bias.getType();
+    spec.biasType = t.getElementType();
+  }
+  for (Value v : rows) {
+    auto t = cast<MemRefType>(v.getType());
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    // A dynamic innermost stride is taken to be 1, as the kernel ABIs
+    // require; a static one must be.
+    if (failed(t.getStridesAndOffset(strides, offset)) ||
+        (!ShapedType::isDynamic(strides.back()) && strides.back() != 1))
+      return op->emitOpError("expected operands whose last dimension is "
+                             "contiguous (stride 1), got ")
+             << t;
+  }
+  return spec;
+}
+
+LogicalResult attn::checkSharedMemoryFits(Operation *op, const KernelSpec &spec,
+                                          int64_t bytes,
+                                          const GPUTargetInfo &target) {
+  if (bytes <= target.getMaxSharedMemoryBytes())
+    return success();
+  return op->emitOpError("config '")
+         << spec.config.getName() << "' needs " << bytes
+         << " bytes of shared memory; " << target.getChip() << " has "
+         << target.getMaxSharedMemoryBytes();
 }

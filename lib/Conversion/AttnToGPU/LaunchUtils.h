@@ -9,6 +9,7 @@
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_LAUNCHUTILS_H
 
 #include "AttnDialect/Conversion/AttnToGPU/GPUTargetInfo.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -26,6 +27,44 @@ SmallVector<Value> getStrides(OpBuilder &b, Location loc, Value memref,
 /// The four strides of a bias memref with 0 on every dimension of size 1,
 /// static or found at run time (it broadcasts).
 SmallVector<Value> getBroadcastStrides(OpBuilder &b, Location loc, Value bias);
+
+/// The trailing scalars of both kernel ABIs: scale, softcap (0: none),
+/// window_left and window_right (-1 each unless the mask is a window),
+/// written to `out[0..3]`.
+template <typename OpT>
+void getScalarArgs(OpBuilder &b, Location loc, OpT op,
+                   MutableArrayRef<Value> out) {
+  auto f32 = [&](float v) -> Value {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(v));
+  };
+  auto i32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  auto [left, right] = op.getMask() == MaskKind::SlidingWindow
+                           ? op.getWindowBounds()
+                           : std::pair<int64_t, int64_t>{-1, -1};
+  out[0] = f32(op.getScaleValue());
+  out[1] = f32(op.getSoftcap() ? op.getSoftcap()->convertToFloat() : 0.0f);
+  out[2] = i32(left);
+  out[3] = i32(right);
+}
+
+/// What KernelSpec the forward and the backward op share, read from a
+/// memref-form op: element type, D (of `query`), Dv (of `value`), mask,
+/// softcap, config and bias type. Fails with an error on `op` for tensor
+/// operands (`query` or `output` not a memref), no config, a bias that is no
+/// strided memref, or an operand of `rows` whose last dimension is not
+/// contiguous.
+FailureOr<KernelSpec> getSharedKernelSpec(Operation *op, Value query,
+                                          Value value, Value output, Value bias,
+                                          std::optional<ConfigAttr> config,
+                                          MaskKind mask, bool softcap,
+                                          ValueRange rows);
+
+/// Fails with an error on `op` when a kernel of `spec` needs more than the
+/// target's `bytes` of shared memory.
+LogicalResult checkSharedMemoryFits(Operation *op, const KernelSpec &spec,
+                                    int64_t bytes, const GPUTargetInfo &target);
 
 /// Adds the attn.attention_grad pattern (LaunchAttentionGrad.cpp);
 /// populateAttnToGPUConversionPatterns calls it.
