@@ -77,10 +77,9 @@ static bool isGPUBackward(const ChipSpec &chip, const TileCandidate &cand) {
   return cand.direction == Direction::Backward && chip.vendor != Vendor::Host;
 }
 
-BackwardSharedMemoryLayout
-mlir::attn::getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN,
-                                          int64_t elemBytes, int64_t headDim,
-                                          int64_t headDimV, int64_t padElems) {
+BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
+    int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
+    int64_t headDim, int64_t headDimV, int64_t padElems) {
   BackwardSharedMemoryLayout l;
   l.kRowStride = headDim + padElems;
   l.vRowStride = headDimV + padElems;
@@ -90,8 +89,10 @@ mlir::attn::getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN,
   l.kOffset = 0;
   l.vOffset = l.kOffset + blockN * l.kRowStride * elemBytes;
   l.qOffset = l.vOffset + blockN * l.vRowStride * elemBytes;
-  l.doOffset = l.qOffset + blockM * l.qRowStride * elemBytes;
-  l.dsOffset = l.doOffset + blockM * l.doRowStride * elemBytes;
+  l.qStageBytes = blockM * l.qRowStride * elemBytes;
+  l.doStageBytes = blockM * l.doRowStride * elemBytes;
+  l.doOffset = l.qOffset + stages * l.qStageBytes;
+  l.dsOffset = l.doOffset + stages * l.doStageBytes;
   l.totalBytes = l.dsOffset + blockM * l.dsRowStride * elemBytes;
   return l;
 }
@@ -360,8 +361,9 @@ CheckResult mlir::attn::checkBackwardTile(const TileCandidate &cand,
     return formatv("tile: block_m {0} is a score width {1} does not handle",
                    cand.blockM, instr.getName())
         .str();
-  if (cand.stages != 1)
-    return formatv("tile: the backward kernel has one stage, got {0}",
+  if (cand.stages != 1 && cand.stages != 2)
+    return formatv("tile: the backward kernel has one or two stages (Q and "
+                   "dO buffers), got {0}",
                    cand.stages)
         .str();
   return std::nullopt;
@@ -383,17 +385,18 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                           const AttentionProblem &problem,
                                           int64_t &bytes) {
   if (isGPUBackward(chip, cand)) {
-    bytes = getBackwardSharedMemoryLayout(
-                cand.blockM, cand.blockN, getElementBytes(problem.elementType),
-                problem.headDim, problem.headDimV, chip.smemRowPadElems)
+    bytes = getBackwardSharedMemoryLayout(cand.blockM, cand.blockN, cand.stages,
+                                          getElementBytes(problem.elementType),
+                                          problem.headDim, problem.headDimV,
+                                          chip.smemRowPadElems)
                 .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;
     return formatv("shared memory: {0} bytes > {1} max of {2} (block_n {3} x "
-                   "(D {4} + Dv {5}) + block_m {6} x (D + Dv + block_n), "
-                   "rows padded)",
+                   "(D {4} + Dv {5}) + block_m {6} x ({7} x (D + Dv) + "
+                   "block_n), rows padded)",
                    bytes, chip.smemMaxBytes, chip.name, cand.blockN,
-                   problem.headDim, problem.headDimV, cand.blockM)
+                   problem.headDim, problem.headDimV, cand.blockM, cand.stages)
         .str();
   }
   // Operands read from shared memory by descriptor (wgmma) are swizzled.

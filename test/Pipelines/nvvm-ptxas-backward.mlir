@@ -1,7 +1,7 @@
 // The backward plan's kernels through the whole attn-to-nvvm pipeline to
 // PTX, assembled by ptxas: the table's tiles for D = 64 (block_m 64) and
-// D = 128 (block_m 32) fit in registers (D = 64 without a spill; D = 128
-// spills 4 bytes with ptxas 13.0, allowed here up to 16), the main kernel
+// D = 128 (block_m 32), Q and dO double-buffered, fit in registers
+// without spills (ptxas 13.0; up to 16 bytes allowed for D = 128), the main kernel
 // adds dQ into the f32 workspace with atomics (atom.global.add.f32) and
 // runs its products on mma.sync.
 // REQUIRES: ptxas
@@ -14,20 +14,20 @@
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.64.ptx -o %t.64.cubin 2>&1 | FileCheck %s --check-prefix=D64
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.128.ptx -o %t.128.cubin 2>&1 | FileCheck %s --check-prefix=D128
 
-// PTX-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s1_pre(
+// PTX-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s2_pre(
 // PTX: shfl.sync.bfly
-// PTX-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s1_main(
+// PTX-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s2_main(
 // PTX: cp.async.cg.shared.global
 // PTX: ldmatrix.sync.aligned
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX: atom.global.add.f32
-// PTX-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s1_dq(
+// PTX-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s2_dq(
 
-// D64-LABEL: Compiling entry function 'bwd_bf16_d64_causal_m64n64w4s1_main'
-// D64-NEXT: Function properties for bwd_bf16_d64_causal_m64n64w4s1_main
+// D64-LABEL: Compiling entry function 'bwd_bf16_d64_causal_m64n64w4s2_main'
+// D64-NEXT: Function properties for bwd_bf16_d64_causal_m64n64w4s2_main
 // D64-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// D128-LABEL: Compiling entry function 'bwd_bf16_d128_causal_m32n64w4s1_main'
-// D128-NEXT: Function properties for bwd_bf16_d128_causal_m32n64w4s1_main
+// D128-LABEL: Compiling entry function 'bwd_bf16_d128_causal_m32n64w4s2_main'
+// D128-NEXT: Function properties for bwd_bf16_d128_causal_m32n64w4s2_main
 // D128-NEXT: {{([0-9]|1[0-6])}} bytes stack frame, {{([0-9]|1[0-6])}} bytes spill stores
 
 func.func @d64(%q: tensor<2x8x1000x64xbf16>, %k: tensor<2x2x1000x64xbf16>, %lse: tensor<2x8x1000xf32>) -> (tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>) {

@@ -60,19 +60,22 @@ int64_t registerEstimate(int64_t rowsPerWarp, int64_t warpSize, int64_t blockN,
 /// The shared-memory (LDS) carving of a backward kernel, which keeps one key
 /// block (block_n rows) for the whole workgroup and walks the query blocks
 /// (block_m rows) that see it: K (block_n x D) and V (block_n x Dv), then Q
-/// (block_m x D) and dO (block_m x Dv), then dS (block_m x block_n, the
-/// score gradient handed from the dK to the dQ product). Every row is padded
-/// by `padElems`; offsets are in bytes, strides in elements.
+/// (block_m x D) and dO (block_m x Dv), `stages` buffers of each (the next
+/// query block's load overlaps this one's products), then dS (block_m x
+/// block_n, the score gradient handed from the dK to the dQ product). Every
+/// row is padded by `padElems`; offsets are in bytes, strides in elements.
 struct BackwardSharedMemoryLayout {
   int64_t kRowStride = 0, vRowStride = 0, qRowStride = 0, doRowStride = 0,
           dsRowStride = 0;
   int64_t kOffset = 0, vOffset = 0, qOffset = 0, doOffset = 0, dsOffset = 0;
+  /// Bytes of one Q and one dO buffer.
+  int64_t qStageBytes = 0, doStageBytes = 0;
   int64_t totalBytes = 0;
 };
 BackwardSharedMemoryLayout
-getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN, int64_t elemBytes,
-                              int64_t headDim, int64_t headDimV,
-                              int64_t padElems);
+getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN, int64_t stages,
+                              int64_t elemBytes, int64_t headDim,
+                              int64_t headDimV, int64_t padElems);
 
 /// 32-bit registers per thread of a backward kernel: the f32 dK and dV
 /// accumulators (rowsPerWarp key rows x D and Dv), the transposed scores
@@ -127,8 +130,9 @@ CheckResult checkMmaDivisibility(const TileCandidate &cand,
 /// The backward kernel's tile rules: a warp owns the instruction's
 /// rows_per_warp key rows (block_n = rows_per_warp x warps), block_m is a
 /// score width the instruction allows and a whole number of row tiles (the
-/// dQ product gives each warp 16 query rows at a time), one stage, and the
-/// instruction reads its operands from registers.
+/// dQ product gives each warp 16 query rows at a time), one or two stages
+/// (Q and dO buffers), and the instruction reads its operands from
+/// registers.
 CheckResult checkBackwardTile(const TileCandidate &cand,
                               const MatrixInstr &instr);
 CheckResult checkThreads(const ChipSpec &chip, const TileCandidate &cand);

@@ -27,8 +27,9 @@ using namespace mlir::attn;
 static BackwardSharedMemoryLayout getLayout(const KernelSpec &spec,
                                             const GPUTargetInfo &target) {
   return getBackwardSharedMemoryLayout(
-      spec.blockM(), spec.blockN(), spec.elemType.getIntOrFloatBitWidth() / 8,
-      spec.headDim, spec.headDimV, target.getSharedRowPadding());
+      spec.blockM(), spec.blockN(), spec.stages(),
+      spec.elemType.getIntOrFloatBitWidth() / 8, spec.headDim, spec.headDimV,
+      target.getSharedRowPadding());
 }
 
 int64_t attn::getBackwardSharedMemoryBytes(const KernelSpec &spec,
@@ -179,8 +180,32 @@ private:
                  rowPtr(ptrArg, strideArg, batch, h, c32(0)), rowStart,
                  rowLimit, arg(strideArg + 2), spec.config.getAlignBytes());
   }
-  /// One query block of head `h`: updates dK and dV in `acc`.
-  void emitQueryBlock(Value h, Value m0, MutableArrayRef<Value> acc);
+  /// Buffer `stage` (an i32) of the Q and dO tiles.
+  SharedTile queryTile(Value stage) {
+    SharedTile t = qTile;
+    t.base = gep(t.base, b.getI8Type(), mul(stage, c32(smem.qStageBytes)));
+    return t;
+  }
+  SharedTile gradOutputTile(Value stage) {
+    SharedTile t = doTile;
+    t.base = gep(t.base, b.getI8Type(), mul(stage, c32(smem.doStageBytes)));
+    return t;
+  }
+  /// Issues (and commits) the copies of query block `m0` of head `h` into
+  /// buffer `stage`.
+  void loadQueryBlock(Value h, Value m0, Value stage) {
+    copyRows(queryTile(stage), kBwdQ, kBwdQStrideB, h, m0, sq);
+    copyRows(gradOutputTile(stage), kBwdDO, kBwdDOStrideB, h, m0, sq);
+    target.emitCopyCommit(b, loc);
+  }
+  /// One query block of head `h`, its Q and dO in buffer `stage`: updates
+  /// dK and dV in `acc`.
+  void emitQueryBlock(Value h, Value m0, Value stage,
+                      MutableArrayRef<Value> acc);
+  /// The loop over (query head of the group, query block) pairs, flattened
+  /// so that the next pair's loads overlap this one's products.
+  scf::ForOp emitBlockLoop(Value hLo, Value group, Value iLo, Value iHi,
+                           ValueRange init);
   /// P^T and (with a softcap) the derivative factor 1 - t^2 per element of
   /// the transposed scores `s`.
   void emitProbabilities(Value h, Value m0, MutableArrayRef<Value> s,
@@ -412,18 +437,11 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
   }
 }
 
-void MainStageEmitter::emitQueryBlock(Value h, Value m0,
+void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
                                       MutableArrayRef<Value> acc) {
   unsigned nk = dkLayout.getNumElements();
   MutableArrayRef<Value> dk = acc.take_front(nk), dv = acc.drop_front(nk);
-
-  // Q and dO of this block; the previous block is done with the tiles.
-  barrier();
-  copyRows(qTile, kBwdQ, kBwdQStrideB, h, m0, sq);
-  copyRows(doTile, kBwdDO, kBwdDOStrideB, h, m0, sq);
-  target.emitCopyCommit(b, loc);
-  target.emitCopyWait(b, loc, 0);
-  barrier();
+  SharedTile qTile = queryTile(stage), doTile = gradOutputTile(stage);
 
   SmallVector<Value> s = scoresMma->computeScores(
       b, loc, lane, scoresMma->loadQuery(b, loc, lane, kTile, warpRow), qTile);
@@ -547,24 +565,57 @@ void MainStageEmitter::emit() {
                           cf(0.0));
   Value group =
       arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV));
-  Value hLo = mul(headKV, group);
-  auto heads = scf::ForOp::create(b, loc, hLo, add(hLo, group), c32(1), init);
-  {
+  scf::ForOp loop = emitBlockLoop(mul(headKV, group), group, iLo, iHi, init);
+  emitEpilogue(SmallVector<Value>(loop.getResults()));
+}
+
+scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
+                                           Value iHi, ValueRange init) {
+  // Pair t is query block iLo + t % blocks of head hLo + t / blocks.
+  Value blocks = sub(iHi, iLo);
+  Value total = mul(group, blocks);
+  auto pair = [&](Value t) -> std::pair<Value, Value> {
+    Value h = add(hLo, arith::DivUIOp::create(b, loc, t, blocks));
+    Value i = add(iLo, arith::RemUIOp::create(b, loc, t, blocks));
+    return {h, mul(i, c32(spec.blockM()))};
+  };
+  bool prefetch = spec.stages() > 1;
+  if (prefetch) {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(heads.getBody());
-    Value h = heads.getInductionVar();
-    auto blocks =
-        scf::ForOp::create(b, loc, iLo, iHi, c32(1), heads.getRegionIterArgs());
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(blocks.getBody());
-      SmallVector<Value> acc(blocks.getRegionIterArgs());
-      emitQueryBlock(h, mul(blocks.getInductionVar(), c32(bm)), acc);
-      scf::YieldOp::create(b, loc, acc);
-    }
-    scf::YieldOp::create(b, loc, blocks.getResults());
+    auto ifOp = scf::IfOp::create(b, loc, lt(c32(0), total), false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto [h, m0] = pair(c32(0));
+    loadQueryBlock(h, m0, c32(0));
   }
-  emitEpilogue(SmallVector<Value>(heads.getResults()));
+  auto loop = scf::ForOp::create(b, loc, c32(0), total, c32(1), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value t = loop.getInductionVar();
+  auto [h, m0] = pair(t);
+  Value stage = c32(0);
+  if (prefetch) {
+    // Pair t's tiles have landed; after the barrier every warp is done with
+    // pair t - 1, so its buffer takes pair t + 1.
+    target.emitCopyWait(b, loc, 0);
+    barrier();
+    stage = arith::AndIOp::create(b, loc, t, c32(1));
+    Value next = add(t, c32(1));
+    OpBuilder::InsertionGuard g(b);
+    auto ifOp = scf::IfOp::create(b, loc, lt(next, total), false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto [hn, m0n] = pair(next);
+    loadQueryBlock(hn, m0n, arith::AndIOp::create(b, loc, next, c32(1)));
+  } else {
+    // The previous pair is done with the tiles.
+    barrier();
+    loadQueryBlock(h, m0, stage);
+    target.emitCopyWait(b, loc, 0);
+    barrier();
+  }
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  emitQueryBlock(h, m0, stage, acc);
+  scf::YieldOp::create(b, loc, acc);
+  return loop;
 }
 
 //===----------------------------------------------------------------------===//
