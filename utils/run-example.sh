@@ -32,6 +32,17 @@ step "attn-to-nvvm{chip=sm_90a format=bin} + attn-write-bundle: cubin bundle in 
 ls -l "$OUT_DIR/bundle-sm_90a"
 cat "$OUT_DIR/bundle-sm_90a/bundle.json"
 
+GRAD=${GRAD_EXAMPLE:-$ROOT/examples/attention_grad.mlir}
+step "attn-to-nvvm{chip=sm_90a format=isa} on $GRAD: the backward plan's instructions (pre, main, convert_dq)"
+"$OPT" "$GRAD" --attn-to-nvvm="chip=sm_90a format=isa" -o "$OUT_DIR/attention_grad.sm_90a.mlir"
+grep -oE '(mma\.sync\.aligned|ldmatrix\.sync\.aligned|cp\.async\.cg|atom\.global\.add\.f32|shfl\.sync\.bfly)' \
+  "$OUT_DIR/attention_grad.sm_90a.mlir" | sort | uniq -c
+
+step "attn-to-nvvm{chip=sm_90a format=bin} + attn-write-bundle: the backward plan as a bundle in $OUT_DIR/bundle-grad-sm_90a"
+"$OPT" "$GRAD" --attn-to-nvvm="chip=sm_90a format=bin" \
+  --attn-write-bundle="dir=$OUT_DIR/bundle-grad-sm_90a" -o /dev/null
+ls -l "$OUT_DIR/bundle-grad-sm_90a"
+
 step "attn-to-rocdl{chip=gfx942 format=isa}: AMDGPU assembly -> $OUT_DIR/attention.gfx942.mlir"
 "$OPT" "$EXAMPLE" --attn-to-rocdl="chip=gfx942 format=isa" -o "$OUT_DIR/attention.gfx942.mlir"
 grep -o 'v_mfma[a-z0-9_]*' "$OUT_DIR/attention.gfx942.mlir" | sort | uniq -c | head
@@ -39,3 +50,7 @@ grep -o 'v_mfma[a-z0-9_]*' "$OUT_DIR/attention.gfx942.mlir" | sort | uniq -c | h
 step "attn-to-cpu: the same op run on the host against a float64 reference (small shape)"
 "$BUILD_DIR/bin/attn-cpu-runner" --batch 1 --hq 16 --hkv 4 --sq 257 --sk 257 \
   --d 128 --dv 128 --dtype bf16 --mask causal --lse --seed 1
+
+step "attn-to-cpu: the backward of the same op on the host against float64 gradients (small shape)"
+"$BUILD_DIR/bin/attn-cpu-runner" --backward --batch 1 --hq 8 --hkv 2 --sq 129 \
+  --sk 200 --d 64 --dtype bf16 --mask causal --seed 1
