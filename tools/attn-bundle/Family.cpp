@@ -206,7 +206,9 @@ static std::string describeGroup(ArrayRef<UnsupportedVariant> group) {
       each.push_back(u.variant.describe());
     return llvm::join(each, ", ");
   }
-  return llvm::formatv("D={0} ({1}; masks {2}; bias {3}; {4})",
+  bool backward = group.front().variant.direction == Direction::Backward;
+  return llvm::formatv("{0}D={1} ({2}; masks {3}; bias {4}; {5})",
+                       backward ? "the backward of " : "",
                        group.front().variant.headDim, parts[0], parts[1],
                        parts[2], parts[3]);
 }
@@ -265,6 +267,8 @@ void attn::printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
     os << "  (attn-tiles --chip " << chip.name << " --dtype "
        << stringifyElementType(first.dtype).lower() << " --head-dim " << d
        << " --mask " << stringifyMaskKind(first.mask)
+       << (first.direction == Direction::Backward ? " --direction backward"
+                                                  : "")
        << " gives each candidate's verdict)\n";
   }
 }
