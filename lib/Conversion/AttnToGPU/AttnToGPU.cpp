@@ -19,7 +19,7 @@ static void emitNotLowered(Operation *op, StringRef passName) {
   InFlightDiagnostic diag = op->emitOpError("is not lowered yet by ")
                             << passName;
   if (isa<AttentionGradOp>(op))
-    diag << " (its backward plan is built for NVIDIA chips only so far)";
+    diag << " (this target builds no backward plan)";
 }
 
 LogicalResult

@@ -60,6 +60,7 @@ public:
                  function_ref<InFlightDiagnostic()> emitError) const override;
   std::unique_ptr<MmaEmitter>
   createMmaEmitter(const KernelSpec &spec) const override;
+  bool lowersBackward() const override { return true; }
   void emitCopyToShared(OpBuilder &b, Location loc, Value dst, Value src,
                         int64_t bytes, int64_t alignBytes,
                         Value valid) const override;
