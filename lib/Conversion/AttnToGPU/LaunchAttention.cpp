@@ -94,11 +94,6 @@ public:
                                 PatternRewriter &rewriter) const override;
 
 private:
-  /// The kernel `name` of `top`, built for `spec` with its metadata appended
-  /// to attn.kernels unless `top` already has it.
-  gpu::GPUFuncOp getOrCreateKernel(PatternRewriter &rewriter, ModuleOp top,
-                                   Location loc, StringRef name,
-                                   const KernelSpec &spec) const;
   /// The gpu.launch_func of `kernel` replacing `op`, before `op`.
   void createLaunch(PatternRewriter &rewriter, AttentionOp op,
                     gpu::GPUFuncOp kernel, const KernelSpec &spec) const;
@@ -112,57 +107,21 @@ AttentionToGPULaunch::matchAndRewrite(AttentionOp op,
                                       PatternRewriter &rewriter) const {
   // Every failure is an error on the op: the driver counts on it
   // (applyAttnToGPUConversion reports only the other attn ops it finds).
-  auto top = op->getParentOfType<ModuleOp>();
-  if (!top)
-    return op.emitOpError("expected a builtin.module around the op to hold "
-                          "its kernel's gpu.module");
   FailureOr<KernelSpec> spec = getKernelSpec(op, target);
   if (failed(spec))
     return failure();
   std::string name = getKernelName(*spec);
-  // A symbol of the kernel's name that is not this lowering's kernel fails
-  // before anything is changed.
-  if (Operation *existing = top.lookupSymbol(name)) {
-    auto gpuModule = dyn_cast<gpu::GPUModuleOp>(existing);
-    if (!gpuModule || !gpuModule.lookupSymbol<gpu::GPUFuncOp>(name))
-      return op.emitOpError("expected symbol @")
-             << name << " to be a gpu.module with a kernel @" << name
-             << " (the kernel of this op's spec)";
-  }
-  if (!top->hasAttr(gpu::GPUDialect::getContainerModuleAttrName()))
-    rewriter.modifyOpInPlace(top, [&] {
-      top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                   rewriter.getUnitAttr());
-    });
-  gpu::GPUFuncOp kernel =
-      getOrCreateKernel(rewriter, top, op.getLoc(), name, *spec);
-  createLaunch(rewriter, op, kernel, *spec);
+  FailureOr<gpu::GPUModuleOp> gpuModule = getOrCreateKernelModule(
+      rewriter, op, name, name, target, [&](gpu::GPUModuleOp m) {
+        buildAttentionKernel(rewriter, op.getLoc(), m, name, *spec, target);
+        return getMetadata(op.getContext(), name, *spec, target);
+      });
+  if (failed(gpuModule))
+    return failure();
+  createLaunch(rewriter, op, gpuModule->lookupSymbol<gpu::GPUFuncOp>(name),
+               *spec);
   rewriter.eraseOp(op);
   return success();
-}
-
-gpu::GPUFuncOp
-AttentionToGPULaunch::getOrCreateKernel(PatternRewriter &rewriter, ModuleOp top,
-                                        Location loc, StringRef name,
-                                        const KernelSpec &spec) const {
-  MLIRContext *ctx = rewriter.getContext();
-  if (auto gpuModule = top.lookupSymbol<gpu::GPUModuleOp>(name))
-    return gpuModule.lookupSymbol<gpu::GPUFuncOp>(name);
-
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointToEnd(top.getBody());
-  auto gpuModule = gpu::GPUModuleOp::create(
-      rewriter, loc, name, rewriter.getArrayAttr({target.getTargetAttr(ctx)}));
-  gpu::GPUFuncOp kernel =
-      buildAttentionKernel(rewriter, loc, gpuModule, name, spec, target);
-  rewriter.modifyOpInPlace(top, [&] {
-    SmallVector<Attribute> kernels;
-    if (auto old = top->getAttrOfType<ArrayAttr>(kKernelsAttrName))
-      kernels.append(old.begin(), old.end());
-    kernels.push_back(getMetadata(ctx, name, spec, target));
-    top->setAttr(kKernelsAttrName, rewriter.getArrayAttr(kernels));
-  });
-  return kernel;
 }
 
 void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,

@@ -122,11 +122,6 @@ public:
                                 PatternRewriter &rewriter) const override;
 
 private:
-  /// The plan `name` of `top`, its kernels built for `spec` and its
-  /// metadata appended to attn.kernels unless `top` already has it.
-  BackwardKernels getOrCreatePlan(PatternRewriter &rewriter, ModuleOp top,
-                                  Location loc, StringRef name,
-                                  const KernelSpec &spec) const;
   /// The workspace and the stage launches replacing `op`, before `op`.
   void createLaunches(PatternRewriter &rewriter, AttentionGradOp op,
                       const BackwardKernels &kernels,
@@ -139,57 +134,24 @@ private:
 LogicalResult
 AttentionGradToGPULaunch::matchAndRewrite(AttentionGradOp op,
                                           PatternRewriter &rewriter) const {
-  auto top = op->getParentOfType<ModuleOp>();
-  if (!top)
-    return op.emitOpError("expected a builtin.module around the op to hold "
-                          "its kernels' gpu.module");
   FailureOr<KernelSpec> spec = getBackwardKernelSpec(op, target);
   if (failed(spec))
     return failure();
   std::string name = getBackwardPlanName(*spec);
-  if (Operation *existing = top.lookupSymbol(name)) {
-    auto gpuModule = dyn_cast<gpu::GPUModuleOp>(existing);
-    if (!gpuModule || !gpuModule.lookupSymbol<gpu::GPUFuncOp>(name + "_main"))
-      return op.emitOpError("expected symbol @")
-             << name << " to be a gpu.module holding the kernels of the "
-             << "backward plan of this op's spec";
-  }
-  if (!top->hasAttr(gpu::GPUDialect::getContainerModuleAttrName()))
-    rewriter.modifyOpInPlace(top, [&] {
-      top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                   rewriter.getUnitAttr());
-    });
-  BackwardKernels kernels =
-      getOrCreatePlan(rewriter, top, op.getLoc(), name, *spec);
-  createLaunches(rewriter, op, kernels, *spec);
+  FailureOr<gpu::GPUModuleOp> gpuModule = getOrCreateKernelModule(
+      rewriter, op, name, name + "_main", target, [&](gpu::GPUModuleOp m) {
+        BackwardKernels kernels =
+            buildBackwardKernels(rewriter, op.getLoc(), m, name, *spec, target);
+        return getPlanMetadata(op.getContext(), name, kernels, *spec, target);
+      });
+  if (failed(gpuModule))
+    return failure();
+  auto get = [&](StringRef suffix) {
+    return gpuModule->lookupSymbol<gpu::GPUFuncOp>((name + suffix).str());
+  };
+  createLaunches(rewriter, op, {get("_pre"), get("_main"), get("_dq")}, *spec);
   rewriter.eraseOp(op);
   return success();
-}
-
-BackwardKernels AttentionGradToGPULaunch::getOrCreatePlan(
-    PatternRewriter &rewriter, ModuleOp top, Location loc, StringRef name,
-    const KernelSpec &spec) const {
-  MLIRContext *ctx = rewriter.getContext();
-  if (auto gpuModule = top.lookupSymbol<gpu::GPUModuleOp>(name)) {
-    auto get = [&](StringRef suffix) {
-      return gpuModule.lookupSymbol<gpu::GPUFuncOp>((name + suffix).str());
-    };
-    return {get("_pre"), get("_main"), get("_dq")};
-  }
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointToEnd(top.getBody());
-  auto gpuModule = gpu::GPUModuleOp::create(
-      rewriter, loc, name, rewriter.getArrayAttr({target.getTargetAttr(ctx)}));
-  BackwardKernels kernels =
-      buildBackwardKernels(rewriter, loc, gpuModule, name, spec, target);
-  rewriter.modifyOpInPlace(top, [&] {
-    SmallVector<Attribute> entries;
-    if (auto old = top->getAttrOfType<ArrayAttr>(kKernelsAttrName))
-      entries.append(old.begin(), old.end());
-    entries.push_back(getPlanMetadata(ctx, name, kernels, spec, target));
-    top->setAttr(kKernelsAttrName, rewriter.getArrayAttr(entries));
-  });
-  return kernels;
 }
 
 void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,

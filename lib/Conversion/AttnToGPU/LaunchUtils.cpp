@@ -1,6 +1,7 @@
 //===- LaunchUtils.cpp - kernel arguments from memrefs --------------------===//
 
 #include "LaunchUtils.h"
+#include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -107,4 +108,41 @@ LogicalResult attn::checkSharedMemoryFits(Operation *op, const KernelSpec &spec,
          << spec.config.getName() << "' needs " << bytes
          << " bytes of shared memory; " << target.getChip() << " has "
          << target.getMaxSharedMemoryBytes();
+}
+
+FailureOr<gpu::GPUModuleOp> attn::getOrCreateKernelModule(
+    PatternRewriter &rewriter, Operation *op, StringRef name, StringRef kernel,
+    const GPUTargetInfo &target,
+    function_ref<DictionaryAttr(gpu::GPUModuleOp)> build) {
+  auto top = op->getParentOfType<ModuleOp>();
+  if (!top)
+    return op->emitOpError("expected a builtin.module around the op to hold "
+                           "its kernels' gpu.module");
+  if (Operation *existing = top.lookupSymbol(name)) {
+    auto gpuModule = dyn_cast<gpu::GPUModuleOp>(existing);
+    if (!gpuModule || !gpuModule.lookupSymbol<gpu::GPUFuncOp>(kernel))
+      return op->emitOpError("expected symbol @")
+             << name << " to be a gpu.module with a kernel @" << kernel
+             << " (a kernel of this op's spec)";
+    return gpuModule;
+  }
+  if (!top->hasAttr(gpu::GPUDialect::getContainerModuleAttrName()))
+    rewriter.modifyOpInPlace(top, [&] {
+      top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                   rewriter.getUnitAttr());
+    });
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToEnd(top.getBody());
+  auto gpuModule = gpu::GPUModuleOp::create(
+      rewriter, op->getLoc(), name,
+      rewriter.getArrayAttr({target.getTargetAttr(rewriter.getContext())}));
+  DictionaryAttr metadata = build(gpuModule);
+  rewriter.modifyOpInPlace(top, [&] {
+    SmallVector<Attribute> entries;
+    if (auto old = top->getAttrOfType<ArrayAttr>(kKernelsAttrName))
+      entries.append(old.begin(), old.end());
+    entries.push_back(metadata);
+    top->setAttr(kKernelsAttrName, rewriter.getArrayAttr(entries));
+  });
+  return gpuModule;
 }

@@ -66,6 +66,19 @@ FailureOr<KernelSpec> getSharedKernelSpec(Operation *op, Value query,
 LogicalResult checkSharedMemoryFits(Operation *op, const KernelSpec &spec,
                                     int64_t bytes, const GPUTargetInfo &target);
 
+/// The gpu.module `name`, at the end of the builtin.module around `op`, that
+/// holds the kernels of `op`'s spec: found, or created with the target's
+/// attribute, filled by `build` (which returns the bundle metadata appended
+/// to the module's attn.kernels). The module around becomes a
+/// gpu.container_module. Fails with an error on `op`, before changing
+/// anything, when no builtin.module is around it or `name` is a symbol that
+/// is not a gpu.module with a kernel `kernel`.
+FailureOr<gpu::GPUModuleOp>
+getOrCreateKernelModule(PatternRewriter &rewriter, Operation *op,
+                        StringRef name, StringRef kernel,
+                        const GPUTargetInfo &target,
+                        function_ref<DictionaryAttr(gpu::GPUModuleOp)> build);
+
 /// Adds the attn.attention_grad pattern (LaunchAttentionGrad.cpp);
 /// populateAttnToGPUConversionPatterns calls it.
 void populateAttentionGradToGPUPattern(RewritePatternSet &patterns,

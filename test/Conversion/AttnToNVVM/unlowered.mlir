@@ -37,7 +37,7 @@ func.func @mixed(%q: memref<1x4x128x64xf16>, %k: memref<1x2x128x64xf16>, %lse: m
 #cfg = #attn.config<name = "sm80_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mma.m16n8k16>
 func.func private @fwd_f16_d64_none_m64n64w4s1()
 func.func @name_taken(%q: memref<1x4x128x64xf16>) {
-  // expected-error @below {{expected symbol @fwd_f16_d64_none_m64n64w4s1 to be a gpu.module with a kernel @fwd_f16_d64_none_m64n64w4s1 (the kernel of this op's spec)}}
+  // expected-error @below {{expected symbol @fwd_f16_d64_none_m64n64w4s1 to be a gpu.module with a kernel @fwd_f16_d64_none_m64n64w4s1 (a kernel of this op's spec)}}
   attn.attention q(%q : memref<1x4x128x64xf16>) k(%q : memref<1x4x128x64xf16>) v(%q : memref<1x4x128x64xf16>) outs(%q : memref<1x4x128x64xf16>) {config = #cfg}
   return
 }
