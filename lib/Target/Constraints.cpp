@@ -369,6 +369,15 @@ CheckResult mlir::attn::checkBackwardTile(const TileCandidate &cand,
   return std::nullopt;
 }
 
+CheckResult mlir::attn::checkTileShape(const ChipSpec &chip,
+                                       const TileCandidate &cand,
+                                       const MatrixInstr &instr,
+                                       int64_t headDim) {
+  if (isGPUBackward(chip, cand))
+    return checkBackwardTile(cand, instr);
+  return checkMmaDivisibility(cand, instr, headDim);
+}
+
 CheckResult mlir::attn::checkThreads(const ChipSpec &chip,
                                      const TileCandidate &cand) {
   int64_t threads = cand.warps * chip.warpSize;
@@ -422,16 +431,17 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   regs = 0;
   if (chip.regsPerThreadMax <= 0 || instr.rowsPerWarp <= 0)
     return std::nullopt;
-  if (isGPUBackward(chip, cand))
+  if (isGPUBackward(chip, cand)) {
     regs = backwardRegisterEstimate(instr.rowsPerWarp, chip.warpSize,
                                     cand.blockM, problem.headDim,
                                     problem.headDimV, chip.regsOverhead);
-  int64_t rows = std::max(instr.rowsPerWarp, cand.blockM / cand.warps);
-  if (!isGPUBackward(chip, cand))
+  } else {
+    int64_t rows = std::max(instr.rowsPerWarp, cand.blockM / cand.warps);
     regs = registerEstimate(rows, chip.warpSize, cand.blockN, problem.headDim,
                             problem.headDimV, chip.regsOverhead,
                             /*queryInRegisters=*/!instr.sharedOperands &&
                                 rows <= instr.rowsPerWarp);
+  }
   if (regs > chip.regsPerThreadMax)
     return formatv("registers: estimated {0} per thread > {1} max of {2}", regs,
                    chip.regsPerThreadMax, chip.name)
@@ -500,13 +510,8 @@ CheckResult mlir::attn::checkConfig(const ChipSpec &chip, ConfigAttr config,
   if (CheckResult r = checkHeadDim(chip, cand, *instr, headDim, headDimV))
     return r;
   cand.direction = direction;
-  if (isGPUBackward(chip, cand)) {
-    if (CheckResult r = checkBackwardTile(cand, *instr))
-      return r;
-    return checkThreads(chip, cand);
-  }
   // The MMA-count rule is a speed heuristic for choosing, not a limit.
-  if (CheckResult r = checkMmaDivisibility(cand, *instr, /*headDim=*/0))
+  if (CheckResult r = checkTileShape(chip, cand, *instr, /*headDim=*/0))
     return r;
   return checkThreads(chip, cand);
 }

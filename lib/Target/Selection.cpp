@@ -39,11 +39,7 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
       add(checkElementType(chip, cand, *instr, problem.elementType));
       add(checkPipeline(chip, cand));
       add(checkHeadDim(chip, cand, *instr, problem.headDim, problem.headDimV));
-      // The host lowers its backward with the forward's tiles.
-      bool gpuBackward =
-          cand.direction == Direction::Backward && chip.vendor != Vendor::Host;
-      add(gpuBackward ? checkBackwardTile(cand, *instr)
-                      : checkMmaDivisibility(cand, *instr, problem.headDim));
+      add(checkTileShape(chip, cand, *instr, problem.headDim));
       add(checkThreads(chip, cand));
       add(checkSharedMemory(chip, cand, *instr, problem, v.smemBytes));
       add(checkRegisters(chip, cand, *instr, problem, v.registers));

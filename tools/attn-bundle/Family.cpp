@@ -104,35 +104,38 @@ static AttentionProblem getProblem(const Variant &v) {
   return p;
 }
 
+/// Every (softcap, bias, dtype, D, mask) of `request` as a forward variant
+/// without a tile. The runtime matches bias and softcap exactly, so this
+/// order only decides among equals.
+static SmallVector<Variant> getCombinations(const FamilyRequest &request) {
+  SmallVector<bool> caps = {false};
+  if (request.softcap)
+    caps.push_back(true);
+  SmallVector<Variant> out;
+  for (bool cap : caps)
+    for (BiasKind bias : request.biases)
+      for (ElementType dtype : request.dtypes)
+        for (int64_t d : request.headDims)
+          for (MaskKind mask : request.masks)
+            out.push_back({dtype, d, mask, bias, cap, nullptr});
+  return out;
+}
+
 SmallVector<Variant> attn::enumerateVariants(
     const FamilyRequest &request,
     SmallVectorImpl<UnsupportedVariant> &unsupported,
     SmallVectorImpl<UnsupportedVariant> *unsupportedBackward) {
   SmallVector<Variant> variants;
-  SmallVector<bool> caps = {false};
-  if (request.softcap)
-    caps.push_back(true);
-  // The runtime matches bias and softcap exactly, so this order only
-  // decides among equals; within a combination the tiles keep their order.
-  for (bool cap : caps) {
-    for (BiasKind bias : request.biases) {
-      for (ElementType dtype : request.dtypes) {
-        for (int64_t d : request.headDims) {
-          for (MaskKind mask : request.masks) {
-            Variant v{dtype, d, mask, bias, cap, nullptr};
-            SmallVector<Verdict> verdicts = evaluateCandidates(
-                *request.chip, getProblem(v), request.profile);
-            SmallVector<const TileCandidate *> tiles =
-                getTiles(request, v, verdicts);
-            if (tiles.empty())
-              unsupported.push_back({v, std::move(verdicts)});
-            for (const TileCandidate *tile : tiles) {
-              v.tile = tile;
-              variants.push_back(v);
-            }
-          }
-        }
-      }
+  // Within a combination the tiles keep their order.
+  for (Variant v : getCombinations(request)) {
+    SmallVector<Verdict> verdicts =
+        evaluateCandidates(*request.chip, getProblem(v), request.profile);
+    SmallVector<const TileCandidate *> tiles = getTiles(request, v, verdicts);
+    if (tiles.empty())
+      unsupported.push_back({v, std::move(verdicts)});
+    for (const TileCandidate *tile : tiles) {
+      v.tile = tile;
+      variants.push_back(v);
     }
   }
   if (request.unaligned) {
@@ -151,25 +154,20 @@ SmallVector<Variant> attn::enumerateVariants(
   const Profile *profile = request.profile;
   if (profile && !profile->includes(Direction::Backward))
     profile = nullptr;
-  for (bool cap : caps)
-    for (BiasKind bias : request.biases)
-      for (ElementType dtype : request.dtypes)
-        for (int64_t d : request.headDims)
-          for (MaskKind mask : request.masks) {
-            Variant v{dtype, d, mask, bias, cap, nullptr};
-            v.direction = Direction::Backward;
-            SmallVector<Verdict> verdicts =
-                evaluateCandidates(*request.chip, getProblem(v), profile);
-            auto *it = llvm::find_if(
-                verdicts, [](const Verdict &x) { return x.accepted; });
-            if (it == verdicts.end()) {
-              if (unsupportedBackward)
-                unsupportedBackward->push_back({v, std::move(verdicts)});
-              continue;
-            }
-            v.tile = it->candidate;
-            variants.push_back(v);
-          }
+  for (Variant v : getCombinations(request)) {
+    v.direction = Direction::Backward;
+    SmallVector<Verdict> verdicts =
+        evaluateCandidates(*request.chip, getProblem(v), profile);
+    auto *it =
+        llvm::find_if(verdicts, [](const Verdict &x) { return x.accepted; });
+    if (it == verdicts.end()) {
+      if (unsupportedBackward)
+        unsupportedBackward->push_back({v, std::move(verdicts)});
+      continue;
+    }
+    v.tile = it->candidate;
+    variants.push_back(v);
+  }
   return variants;
 }
 

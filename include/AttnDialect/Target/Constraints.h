@@ -135,6 +135,11 @@ CheckResult checkMmaDivisibility(const TileCandidate &cand,
 /// registers.
 CheckResult checkBackwardTile(const TileCandidate &cand,
                               const MatrixInstr &instr);
+/// The tile rules of the kernel `cand` is for: checkBackwardTile for a
+/// backward candidate of a GPU chip, checkMmaDivisibility otherwise (the
+/// host lowers its backward with the forward's loop nest and tiles).
+CheckResult checkTileShape(const ChipSpec &chip, const TileCandidate &cand,
+                           const MatrixInstr &instr, int64_t headDim);
 CheckResult checkThreads(const ChipSpec &chip, const TileCandidate &cand);
 CheckResult checkSharedMemory(const ChipSpec &chip, const TileCandidate &cand,
                               const MatrixInstr &instr,

@@ -87,7 +87,11 @@ protected:
                ext(i));
   }
   Value deltaPtr() { return arg(kBwdWorkspace); }
-  /// dq_accum starts at the first multiple of 256 bytes after delta.
+  /// dq_accum starts at the first multiple of 256 bytes after delta; its
+  /// rows are workspace rows (workspaceRow) of D floats.
+  Value dqAccumRow(Value dqAccum, Value row) {
+    return gep(dqAccum, f32, mul(row, c64(spec.headDim)));
+  }
   Value dqAccumPtr() {
     Value rows =
         mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))), ext(arg(kBwdSeqQ)));
@@ -219,7 +223,7 @@ private:
   std::unique_ptr<MmaEmitter> scoresMma, dpMma, dkMma, dqMma;
   int64_t rowsPerWarp, threads;
 
-  Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase;
+  Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase, dqAccum;
   Value scaleLog2, softcapScale, softcapLog2;
   MaskParams maskParams;
   SharedTile kTile, vTile, qTile, doTile, dsTile;
@@ -274,7 +278,7 @@ void RowStageEmitter::emitPre() {
     b.setInsertionPointToStart(ifOp.thenBlock());
     store(sum, gep(deltaPtr(), f32, r), 4);
   }
-  Value accum = gep(dqAccumPtr(), f32, mul(r, c64(spec.headDim)));
+  Value accum = dqAccumRow(dqAccumPtr(), r);
   forEachLaneElement(lane, spec.headDim, [&](Value d) {
     store(cf(0.0), gep(accum, f32, ext(d)), 4);
   });
@@ -284,7 +288,7 @@ void RowStageEmitter::emitConvertDq() {
   OpBuilder::InsertionGuard guard(b);
   enterRow();
   Value r = workspaceRow(batch, head, row);
-  Value accum = gep(dqAccumPtr(), f32, mul(r, c64(spec.headDim)));
+  Value accum = dqAccumRow(dqAccumPtr(), r);
   Value dq = rowPtr(kBwdDQ, kBwdDQStrideB, batch, head, row);
   forEachLaneElement(lane, spec.headDim, [&](Value d) {
     Value x = load(f32, gep(accum, f32, ext(d)), 4);
@@ -316,7 +320,12 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
   SmallVector<Value> keyOfSlot;
   for (int64_t off : sLayout.rowSlotOffsets)
     keyOfSlot.push_back(add(add(n0, warpRow), add(sLayout.laneRow, c32(off))));
-  llvm::DenseMap<int64_t, std::pair<Value, Value>> columns; // (query, lse2)
+  // A query column: its index, the index clamped into [0, Sq) for loads,
+  // and its lse in the exp2 domain.
+  struct Column {
+    Value q, qc, lse2;
+  };
+  llvm::DenseMap<int64_t, Column> columns;
   auto column = [&](int64_t off) {
     auto it = columns.find(off);
     if (it != columns.end())
@@ -325,13 +334,12 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
     Value qc = arith::MinSIOp::create(b, loc, q, lastQ);
     Value lse = load(f32, gep(lseBase, f32, ext(qc)), 4);
     // Rows that saw no key have lse = -inf and contribute nothing.
-    Value lse2 = fmul(lse, log2e);
-    return columns[off] = {q, lse2};
+    return columns[off] = {q, qc, fmul(lse, log2e)};
   };
 
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
     Value key = keyOfSlot[sLayout.rowSlot[e]];
-    auto [q, lse2] = column(sLayout.colOffsets[e]);
+    Column col = column(sLayout.colOffsets[e]);
     // The score in the exp2 domain, as the forward computed it.
     Value x;
     if (spec.softcap) {
@@ -342,9 +350,8 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
       x = fmul(s[e], scaleLog2);
     }
     if (spec.biasType) {
-      Value qc = arith::MinSIOp::create(b, loc, q, lastQ);
       Value kc = arith::MinSIOp::create(b, loc, key, lastK);
-      Value off = add(mul(ext(qc), arg(kBwdBiasStrideB + 2)),
+      Value off = add(mul(ext(col.qc), arg(kBwdBiasStrideB + 2)),
                       mul(ext(kc), arg(kBwdBiasStrideB + 3)));
       Value bias = load(spec.biasType, gep(biasBase, spec.biasType, off),
                         spec.biasType.getIntOrFloatBitWidth() / 8);
@@ -352,7 +359,7 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
         bias = arith::ExtFOp::create(b, loc, f32, bias);
       x = math::FmaOp::create(b, loc, bias, log2e, x);
     }
-    s[e] = target.emitExp2(b, loc, fsub(x, lse2));
+    s[e] = target.emitExp2(b, loc, fsub(x, col.lse2));
   }
 
   // Mask only tiles crossing a mask edge or a tail, tested at the corners
@@ -376,13 +383,14 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
   SmallVector<Value> masked;
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
     Value key = keyOfSlot[sLayout.rowSlot[e]];
-    auto [q, lse2] = column(sLayout.colOffsets[e]);
+    Column col = column(sLayout.colOffsets[e]);
     Value visible = arith::AndIOp::create(
         b, loc,
         arith::AndIOp::create(
-            b, loc, lt(q, sq),
-            emitKeyVisible(b, loc, maskParams, q, key, sq, sk)),
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lse2, negInf));
+            b, loc, lt(col.q, sq),
+            emitKeyVisible(b, loc, maskParams, col.q, key, sq, sk)),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, col.lse2,
+                              negInf));
     masked.push_back(select(visible, s[e], cf(0.0)));
   }
   scf::YieldOp::create(b, loc, masked);
@@ -392,7 +400,6 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
 void MainStageEmitter::emitDq(Value h, Value m0) {
   Value scale = arg(kBwdScale);
   Value accumRow0 = workspaceRow(batch, h, c32(0));
-  Value accum = dqAccumPtr();
   int64_t bm = spec.blockM(), rowsPerPass = rowsPerWarp * spec.warps();
   for (int64_t pass = 0; pass * rowsPerPass < bm; ++pass) {
     OpBuilder::InsertionGuard guard(b);
@@ -423,8 +430,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       OpBuilder::InsertionGuard g(b);
       auto ifOp = scf::IfOp::create(b, loc, lt(q, sq), false);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      Value rowPtr =
-          gep(accum, f32, mul(add(accumRow0, ext(q)), c64(spec.headDim)));
+      Value rowPtr = dqAccumRow(dqAccum, add(accumRow0, ext(q)));
       for (unsigned e = 0, ne = dq.size(); e < ne; ++e) {
         if (dqLayout.rowSlot[e] != slot)
           continue;
@@ -524,6 +530,7 @@ void MainStageEmitter::emit() {
   batch = blockId(gpu::Dimension::z);
   sq = arg(kBwdSeqQ);
   sk = arg(kBwdSeqK);
+  dqAccum = dqAccumPtr();
 
   Value scale = arg(kBwdScale);
   scaleLog2 = fmul(scale, cf(M_LOG2E));
