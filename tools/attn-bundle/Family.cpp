@@ -288,8 +288,12 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   int64_t dyn = ShapedType::kDynamic;
   // [B, H, S, D] with one head per tensor: the heads are strides of the
   // kernel ABI, not part of the kernel.
-  auto qkvo = MemRefType::get({dyn, 1, dyn, variant.headDim}, elem);
-  auto lse = MemRefType::get({dyn, 1, dyn}, b.getF32Type());
+  // A packed batch (varlen) is one [1, H, total, D] problem.
+  int64_t batch = variant.layout == SeqLayout::Varlen ? 1 : dyn;
+  auto qkvo = MemRefType::get({batch, 1, dyn, variant.headDim}, elem);
+  auto lse = MemRefType::get({batch, 1, dyn}, b.getF32Type());
+  auto i32s = MemRefType::get({dyn}, b.getI32Type());
+  auto table = MemRefType::get({dyn, dyn}, b.getI32Type());
   // All four bias dimensions dynamic: broadcasting is a stride of 0.
   auto bias =
       MemRefType::get({dyn, dyn, dyn, dyn},
@@ -299,6 +303,16 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     args.append({qkvo, qkvo, qkvo, qkvo}); // do, dq, dk, dv
   if (variant.bias != BiasKind::None)
     args.push_back(bias);
+  unsigned firstServing = args.size();
+  if (variant.layout == SeqLayout::Varlen)
+    args.append({i32s, i32s});
+  if (variant.layout == SeqLayout::KVCache)
+    args.push_back(i32s);
+  if (variant.layout == SeqLayout::Paged) {
+    // Pages: [num_pages, 1, page_size, D].
+    args[1] = args[2] = MemRefType::get({dyn, 1, dyn, variant.headDim}, elem);
+    args.append({i32s, table});
+  }
 
   auto func =
       func::FuncOp::create(b, loc, name, FunctionType::get(ctx, args, {}));
@@ -323,10 +337,22 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     func::ReturnOp::create(b, loc);
     return;
   }
-  AttentionOp::create(
-      b, loc, TypeRange(), body->getArgument(0), body->getArgument(1),
-      body->getArgument(2), biasArg, body->getArgument(3), body->getArgument(4),
-      /*scale=*/FloatAttr(), variant.mask, window, softcap, config);
+  Value serving[4]; // cu_seqlens_q, cu_seqlens_k, seqlens_k, block_table
+  auto servingArg = [&](unsigned i) { return body->getArgument(firstServing + i); };
+  if (variant.layout == SeqLayout::Varlen) {
+    serving[0] = servingArg(0);
+    serving[1] = servingArg(1);
+  } else if (variant.layout != SeqLayout::Dense) {
+    serving[2] = servingArg(0);
+    if (variant.layout == SeqLayout::Paged)
+      serving[3] = servingArg(1);
+  }
+  AttentionOp::create(b, loc, TypeRange(), body->getArgument(0),
+                      body->getArgument(1), body->getArgument(2), biasArg,
+                      serving[0], serving[1], serving[2], serving[3],
+                      body->getArgument(3), body->getArgument(4),
+                      /*scale=*/FloatAttr(), variant.mask, window, softcap,
+                      config);
   func::ReturnOp::create(b, loc);
 }
 

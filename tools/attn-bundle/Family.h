@@ -60,6 +60,8 @@ struct Variant {
   int64_t alignBytes = 16;
   /// A forward variant or a backward plan.
   Direction direction = Direction::Forward;
+  /// The serving form of a forward variant (docs/AttnBundle.md).
+  SeqLayout layout = SeqLayout::Dense;
 
   /// "bf16 D=64 mask=causal bias=f32 softcap", for diagnostics.
   std::string describe() const;

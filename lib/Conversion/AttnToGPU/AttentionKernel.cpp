@@ -74,7 +74,17 @@ private:
   void waitCopies(int pending);
 
   void copyTile(const SharedTile &tile, Value src, Value rowStart,
-                Value rowLimit, Value rowStride);
+                Value rowLimit, Value rowStride,
+                function_ref<Value(Value)> rowOffset = {});
+  /// Binds sq, sk and the sequence's row offsets for a serving layout.
+  void bindSequence();
+  /// i32 element `i` of the i32 array argument `array`, clamped to [lo, hi].
+  Value loadClamped(unsigned array, Value i, Value lo, Value hi);
+  /// Element offset of key `row` in a paged cache whose pages are
+  /// `pageStride` elements apart and rows `rowStride`.
+  Value pagedRowOffset(Value row, Value pageStride, Value rowStride);
+  /// Everything after the ids and lengths are bound.
+  void emitBody();
   void loadKV(Value block, Value stage);
   /// Adds the bias of the key block at n0 to this thread's scores.
   void addBias(MutableArrayRef<Value> s, Value tScale, Value n0);
@@ -102,7 +112,9 @@ private:
   int64_t elemBytes, threads;
 
   // Values computed once at kernel entry.
-  Value tid, lane, warpRow, m0, head, batch, sq, sk, smemBase;
+  Value tid, lane, warpRow, m0, head, headKV, batch, sq, sk, smemBase;
+  /// First query and key row of the sequence (packed batches; else 0).
+  Value qRow0, kRow0;
   Value qPtr, kPtr, vPtr, oPtr, biasPtr;
   Value scaleLog2, softcapScale, softcapLog2;
   MaskParams maskParams;
@@ -128,9 +140,62 @@ void KernelEmitter::waitCopies(int pending) {
 }
 
 void KernelEmitter::copyTile(const SharedTile &tile, Value src, Value rowStart,
-                             Value rowLimit, Value rowStride) {
+                             Value rowLimit, Value rowStride,
+                             function_ref<Value(Value)> rowOffset) {
   emitTileCopy(b, loc, target, tile, tid, threads, src, rowStart, rowLimit,
-               rowStride, spec.config.getAlignBytes());
+               rowStride, spec.config.getAlignBytes(), rowOffset);
+}
+
+Value KernelEmitter::loadClamped(unsigned array, Value i, Value lo, Value hi) {
+  Value v = LLVM::LoadOp::create(b, loc, b.getI32Type(),
+                                 gep(arg(array), b.getI32Type(), ext(i)), 4);
+  return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, v, lo),
+                                hi);
+}
+
+void KernelEmitter::bindSequence() {
+  qRow0 = kRow0 = c32(0);
+  switch (spec.layout) {
+  case SeqLayout::Dense:
+    return;
+  case SeqLayout::Varlen: {
+    // Sq and Sk arrive as the packed row counts; offsets are clamped into
+    // them so that bad offsets touch nothing outside the tensors.
+    Value next = add(batch, c32(1));
+    qRow0 = loadClamped(kArgCuSeqlensQ, batch, c32(0), sq);
+    kRow0 = loadClamped(kArgCuSeqlensK, batch, c32(0), sk);
+    sq = arith::SubIOp::create(b, loc,
+                               loadClamped(kArgCuSeqlensQ, next, qRow0, sq),
+                               qRow0);
+    sk = arith::SubIOp::create(b, loc,
+                               loadClamped(kArgCuSeqlensK, next, kRow0, sk),
+                               kRow0);
+    return;
+  }
+  case SeqLayout::KVCache:
+  case SeqLayout::Paged:
+    // Sk is the cache's capacity (pages per batch x page size when paged).
+    sk = loadClamped(kArgSeqlensK, batch, c32(0), sk);
+    return;
+  }
+}
+
+Value KernelEmitter::pagedRowOffset(Value row, Value pageStride,
+                                    Value rowStride) {
+  // Rows past Sk are not copied, but the table is read for them too: clamp.
+  Value last = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, sk, c32(1)), c32(0));
+  Value r = arith::MinSIOp::create(b, loc, row, last);
+  Value pageSize = arg(kArgPageSize);
+  Value slot = arith::DivUIOp::create(b, loc, r, pageSize);
+  Value at = add(mul(ext(batch), arg(kArgBlockTableStride)), ext(slot));
+  Value page = LLVM::LoadOp::create(
+      b, loc, b.getI32Type(), gep(arg(kArgBlockTable), b.getI32Type(), at), 4);
+  page = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, page, c32(0)),
+      arith::SubIOp::create(b, loc, arg(kArgNumPages), c32(1)));
+  Value inPage = arith::RemUIOp::create(b, loc, r, pageSize);
+  return add(mul(ext(page), pageStride), mul(ext(inPage), rowStride));
 }
 
 /// Scores become t * tScale + bias * log2(e) (the exp2 domain, after the
@@ -164,8 +229,18 @@ void KernelEmitter::addBias(MutableArrayRef<Value> s, Value tScale, Value n0) {
 void KernelEmitter::loadKV(Value block, Value stage) {
   Value n0 = mul(block, c32(spec.blockN()));
   SharedTile k = keyTile(stage), v = valueTile(stage);
-  copyTile(k, kPtr, n0, sk, arg(kArgKStrideB + 2));
-  copyTile(v, vPtr, n0, sk, arg(kArgVStrideB + 2));
+  if (spec.layout == SeqLayout::Paged) {
+    // Each row finds its page; kPtr and vPtr hold only the head's offset.
+    copyTile(k, kPtr, n0, sk, Value(), [&](Value row) {
+      return pagedRowOffset(row, arg(kArgKStrideB), arg(kArgKStrideB + 2));
+    });
+    copyTile(v, vPtr, n0, sk, Value(), [&](Value row) {
+      return pagedRowOffset(row, arg(kArgVStrideB), arg(kArgVStrideB + 2));
+    });
+  } else {
+    copyTile(k, kPtr, n0, sk, arg(kArgKStrideB + 2));
+    copyTile(v, vPtr, n0, sk, arg(kArgVStrideB + 2));
+  }
   target.emitCopyCommit(b, loc);
 }
 
@@ -323,7 +398,10 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
       LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, lsePtr, null);
   Value firstCol = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          sLayout.laneCol, c32(0));
-  Value lseBase = add(mul(ext(batch), arg(kArgLseStrideB)),
+  // A packed batch's lse rows follow its query rows.
+  Value lseBase = add(spec.layout == SeqLayout::Varlen
+                          ? ext(qRow0)
+                          : mul(ext(batch), arg(kArgLseStrideB)),
                       mul(ext(head), arg(kArgLseStrideB + 1)));
   for (unsigned slot = 0; slot < slots; ++slot) {
     Value row = rowOfSlot[slot];
@@ -360,17 +438,38 @@ void KernelEmitter::emit() {
   m0 = mul(mBlock, c32(spec.blockM()));
   Value group =
       arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
-  Value headKV = arith::DivSIOp::create(b, loc, head, group);
+  headKV = arith::DivSIOp::create(b, loc, head, group);
+  bindSequence();
+  if (spec.layout == SeqLayout::Dense) {
+    emitBody();
+    return;
+  }
+  // A block past its sequence's end (shorter sequences of a packed batch
+  // share the grid of the longest) has nothing to do.
+  Value rowsLeft =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, m0, sq);
+  OpBuilder::InsertionGuard guard(b);
+  auto ifOp = scf::IfOp::create(b, loc, rowsLeft, /*withElse=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  emitBody();
+}
 
-  auto base = [&](unsigned ptrArg, unsigned strideArg, Value h) {
-    Value off =
-        add(mul(ext(batch), arg(strideArg)), mul(ext(h), arg(strideArg + 1)));
+void KernelEmitter::emitBody() {
+  // The sequence's first row: batch * stride_b, or (packed) its offset
+  // times the row stride; a paged cache adds each row's page on copy.
+  auto base = [&](unsigned ptrArg, unsigned strideArg, Value h, Value row0,
+                  bool isCache) {
+    Value off = mul(ext(h), arg(strideArg + 1));
+    if (spec.layout == SeqLayout::Varlen)
+      off = add(off, mul(ext(row0), arg(strideArg + 2)));
+    else if (!isCache || spec.layout != SeqLayout::Paged)
+      off = add(off, mul(ext(batch), arg(strideArg)));
     return gep(arg(ptrArg), spec.elemType, off);
   };
-  qPtr = base(kArgQ, kArgQStrideB, head);
-  kPtr = base(kArgK, kArgKStrideB, headKV);
-  vPtr = base(kArgV, kArgVStrideB, headKV);
-  oPtr = base(kArgO, kArgOStrideB, head);
+  qPtr = base(kArgQ, kArgQStrideB, head, qRow0, false);
+  kPtr = base(kArgK, kArgKStrideB, headKV, kRow0, true);
+  vPtr = base(kArgV, kArgVStrideB, headKV, kRow0, true);
+  oPtr = base(kArgO, kArgOStrideB, head, qRow0, false);
   if (spec.biasType)
     biasPtr = gep(arg(kArgBias), spec.biasType,
                   add(mul(ext(batch), arg(kArgBiasStrideB)),
@@ -509,7 +608,8 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
   b.setInsertionPointToEnd(gpuModule.getBody());
   declareDynamicSharedMemory(b, loc, gpuModule, target);
   auto func = gpu::GPUFuncOp::create(
-      b, loc, name, getKernelFunctionType(ctx, target.getGlobalAddressSpace()));
+      b, loc, name,
+      getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   int32_t threads = spec.warps() * target.getWarpSize();
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));

@@ -39,8 +39,21 @@ enum KernelArg : unsigned {
   kArgSoftcap,
   kArgWindowLeft,
   kArgWindowRight,
-  kNumKernelArgs
+  kNumKernelArgs,
+  // Kernels of the serving forms (SeqLayout other than dense) take seven
+  // more: the i32 arrays cu_seqlens_q/k ([B + 1]), seqlens_k ([B]) and
+  // block_table ([B, P]; null unless paged), the block table's row stride
+  // (elements), page_size and num_pages (0 unless paged).
+  kArgCuSeqlensQ = kNumKernelArgs,
+  kArgCuSeqlensK,
+  kArgSeqlensK,
+  kArgBlockTable,
+  kArgBlockTableStride,
+  kArgPageSize,
+  kArgNumPages,
+  kNumServingKernelArgs
 };
+static_assert(kNumKernelArgs == 33, "attn-fwd-v1 has 33 arguments");
 
 /// Positions of the attn-bwd-v1 kernel arguments: every stage of a backward
 /// plan takes all of them.
@@ -92,6 +105,8 @@ struct KernelSpec {
   /// Element type of the additive bias (elemType or f32); null without one.
   Type biasType;
   ConfigAttr config;
+  /// Where the sequences live (attn.attention's serving operands).
+  SeqLayout layout = SeqLayout::Dense;
 
   int64_t blockM() const { return config.getBlockM(); }
   int64_t blockN() const { return config.getBlockN(); }
@@ -111,7 +126,8 @@ std::string getBiasName(const KernelSpec &spec);
 
 /// Deterministic kernel name from the problem and the config, e.g.
 /// fwd_bf16_d128_causal_m64n64w4s2 (Dv is spelled out only when != D;
-/// `_softcap`, `_bias` or `_biasf32` follow the mask when present, `_align<N>`
+/// `_softcap`, `_bias` or `_biasf32` follow the mask when present, then
+/// `_varlen`, `_kvcache` or `_paged` for a serving layout; `_align<N>` follows
 /// the tile when the config assumes less than 16-byte alignment).
 std::string getKernelName(const KernelSpec &spec);
 
@@ -120,8 +136,10 @@ std::string getKernelName(const KernelSpec &spec);
 std::string getBackwardPlanName(const KernelSpec &spec);
 
 /// The kernel's function type: pointers are `!llvm.ptr<globalAddrSpace>`
-/// (bare device pointers), then i32 / i64 / f32 scalars as in the ABI table.
-FunctionType getKernelFunctionType(MLIRContext *ctx, unsigned globalAddrSpace);
+/// (bare device pointers), then i32 / i64 / f32 scalars as in the ABI table;
+/// a serving layout appends its seven arguments.
+FunctionType getKernelFunctionType(MLIRContext *ctx, unsigned globalAddrSpace,
+                                   SeqLayout layout = SeqLayout::Dense);
 
 /// The same for attn-bwd-v1.
 FunctionType getBackwardKernelFunctionType(MLIRContext *ctx,
