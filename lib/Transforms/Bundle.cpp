@@ -55,6 +55,9 @@ static llvm::json::Object getVariant(DictionaryAttr k,
   if (k.get("bias_align_bytes"))
     conditions["bias_align_bytes"] = getInt(k, "bias_align_bytes");
   v["conditions"] = std::move(conditions);
+  // Only the serving layouts say so (schema version 3); absent is dense.
+  if (k.get("layout"))
+    v["layout"] = getString(k, "layout");
   return v;
 }
 
@@ -185,11 +188,15 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
       return e;
     (k.isPlan ? plans : variants).push_back(llvm::json::Object(k.variant));
   }
-  // Version 2 adds plans; a bundle without any stays readable by version 1
-  // readers.
+  // Version 2 adds plans, version 3 the serving layouts; a bundle without
+  // them stays readable by older readers.
   bool hasPlans = !plans.empty();
+  bool hasLayouts = llvm::any_of(variants, [](const llvm::json::Value &v) {
+    return v.getAsObject()->get("layout") != nullptr;
+  });
   llvm::json::Object bundle{
-      {"schema", "attn-bundle"},    {"version", hasPlans ? 2 : 1},
+      {"schema", "attn-bundle"},
+      {"version", hasLayouts ? 3 : hasPlans ? 2 : 1},
       {"platform", first.platform}, {"chip", first.chip},
       {"abi", "attn-fwd-v1"},       {"variants", std::move(variants)}};
   if (hasPlans)

@@ -30,8 +30,9 @@ extern "C" {
 
 /// Bumped whenever attn_fwd_params, attn_bwd_params or the meaning of a call
 /// changes, so a binding (the Python module) can refuse a library it was not
-/// written for. Version 2 added the backward pass.
-#define ATTN_RUNTIME_API_VERSION 3
+/// written for. Version 2 added the backward pass, version 4 the serving
+/// forms of attn_fwd_params (packed batches, KV caches, paged KV caches).
+#define ATTN_RUNTIME_API_VERSION 4
 
 typedef enum attn_status {
   ATTN_STATUS_SUCCESS = 0,
@@ -106,6 +107,28 @@ typedef struct attn_fwd_params {
   /// CUstream / hipStream_t to launch on; null is the legacy default stream
   /// of the thread's current context / device.
   void *stream;
+
+  /// The serving forms (runtime/README.md, "Serving forms"); all null or 0
+  /// for a dense call. No bias with any of them.
+  ///
+  /// Packed batch: cu_seqlens_q and cu_seqlens_k ([batch + 1] int32 row
+  /// offsets, non-decreasing) split q, o ([1, Hq, seqlen_q, D]), k and v
+  /// ([1, Hkv, seqlen_k, D]) and lse ([1, Hq, seqlen_q]) into `batch`
+  /// sequences; seqlen_q and seqlen_k count all rows, max_seqlen_q bounds
+  /// every sequence's query length (0: seqlen_q). Rows outside every
+  /// sequence are not written.
+  const int32_t *cu_seqlens_q, *cu_seqlens_k;
+  /// KV cache: batch b attends to its first seqlens_k[b] keys ([batch]
+  /// int32, clamped to [0, seqlen_k]).
+  const int32_t *seqlens_k;
+  /// Paged KV cache (with seqlens_k): k and v are [num_pages, Hkv,
+  /// page_size, D] (their strides[0] step pages) and key j of batch b is row
+  /// j % page_size of page block_table[b * block_table_stride + j /
+  /// page_size]; seqlen_k is the pages per batch times page_size.
+  const int32_t *block_table;
+  int64_t block_table_stride;
+  int32_t page_size, num_pages;
+  int32_t max_seqlen_q;
 } attn_fwd_params;
 
 /// One backward call: the gradients of attention with respect to q, k, v

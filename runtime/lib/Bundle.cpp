@@ -21,6 +21,20 @@ const char *attn::dtypeName(int dtype) {
   return "unknown";
 }
 
+const char *attn::layoutName(SeqLayout layout) {
+  switch (layout) {
+  case SeqLayout::Dense:
+    return "dense";
+  case SeqLayout::Varlen:
+    return "varlen";
+  case SeqLayout::KVCache:
+    return "kvcache";
+  case SeqLayout::Paged:
+    return "paged";
+  }
+  return "unknown";
+}
+
 const char *attn::maskName(int mask) {
   switch (mask) {
   case ATTN_MASK_NONE:
@@ -177,8 +191,8 @@ namespace {
 /// images already read (kernels naming one file share its bytes).
 class BundleReader {
 public:
-  BundleReader(const std::string &dir, bool readBinaries)
-      : dir(dir), readBinaries(readBinaries) {}
+  BundleReader(const std::string &dir, bool readBinaries, int version)
+      : dir(dir), readBinaries(readBinaries), version(version) {}
 
   Status fail(const std::string &what) const { return badBundle(dir, what); }
 
@@ -286,6 +300,21 @@ public:
       return s;
     r.integer("block_m", out.blockM, 1, 1 << 16);
     r.integer("threads", out.threads, 1, 1024);
+    std::string layout = "dense";
+    r.string("layout", layout, /*required=*/false);
+    bool known = false;
+    for (SeqLayout l : {SeqLayout::Dense, SeqLayout::Varlen, SeqLayout::KVCache,
+                        SeqLayout::Paged})
+      if (layout == layoutName(l)) {
+        out.layout = l;
+        known = true;
+      }
+    if (r.ok() && !known)
+      r.fail("field 'layout' is '" + layout +
+             "', expected 'dense', 'varlen', 'kvcache' or 'paged'");
+    if (r.ok() && out.layout != SeqLayout::Dense && version < 3)
+      r.fail("field 'layout' needs version 3, the bundle is version " +
+             std::to_string(version));
     return readKernel(r, where, out.kernel);
   }
 
@@ -457,6 +486,7 @@ public:
 private:
   const std::string &dir;
   bool readBinaries;
+  int version;
   /// Images already read, by file name.
   std::map<std::string, std::shared_ptr<const std::string>> images;
   int nextKernelId = 0;
@@ -507,7 +537,7 @@ Status attn::parseBundle(const std::string &jsonText, const std::string &dir,
     return badBundle(dir, "bundle.json: 'variants' is empty");
 
   out.dir = dir;
-  BundleReader reader(dir, readBinaries);
+  BundleReader reader(dir, readBinaries, out.version);
   out.variants.clear();
   out.variants.resize(variants->array.size());
   for (size_t i = 0; i < variants->array.size(); ++i) {

@@ -198,8 +198,12 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
   if (!s.isOk())
     return report(s);
   const Variant &v = bundle->info.variants[index];
-  KernelArgs args(*params);
-  LaunchGeometry g = {unsigned((params->seqlen_q + v.blockM - 1) / v.blockM),
+  KernelArgs args(*params, v.layout != SeqLayout::Dense);
+  // A packed batch's blocks cover its longest sequence.
+  int64_t rows = v.layout == SeqLayout::Varlen && params->max_seqlen_q
+                     ? params->max_seqlen_q
+                     : params->seqlen_q;
+  LaunchGeometry g = {unsigned((rows + v.blockM - 1) / v.blockM),
                       unsigned(params->heads_q), unsigned(params->batch),
                       unsigned(v.threads), unsigned(v.kernel.dynamicSmem)};
   return report(bundle->backend->launch(

@@ -71,6 +71,11 @@ struct Call {
   const int64_t *lseStride;
   const void *bias, *dbias;
   const int64_t *biasStride, *dbiasStride;
+  /// The serving form of a forward call and its fields (attn_fwd_params).
+  SeqLayout layout = SeqLayout::Dense;
+  const int32_t *cuSeqlensQ, *cuSeqlensK, *seqlensK, *blockTable;
+  int64_t blockTableStride;
+  int32_t pageSize, numPages, maxSeqlenQ;
 };
 
 Tensor makeTensor(const char *name, const void *ptr,
@@ -117,7 +122,9 @@ template <typename P> Call describeCommon(const P &p) {
 
 /// Appends lse, bias and dbias, the tensors that may be absent.
 void addOptionalTensors(Call &c, unsigned lseRoles) {
-  int64_t b = c.batch, hq = c.headsQ, sq = c.seqlenQ, sk = c.seqlenK;
+  // A packed batch is one [1, H, rows, D] problem.
+  int64_t b = c.layout == SeqLayout::Varlen ? 1 : c.batch;
+  int64_t hq = c.headsQ, sq = c.seqlenQ, sk = c.seqlenK;
   int64_t lseStride[4] = {c.lseStride[0], c.lseStride[1], 1, 0};
   if (c.lse)
     c.tensors.push_back(
@@ -136,8 +143,88 @@ void addOptionalTensors(Call &c, unsigned lseRoles) {
 Call describe(const attn_fwd_params &p) {
   Call c = describeCommon(p);
   c.tensors[3].roles |= kOutput;
+  c.cuSeqlensQ = p.cu_seqlens_q;
+  c.cuSeqlensK = p.cu_seqlens_k;
+  c.seqlensK = p.seqlens_k;
+  c.blockTable = p.block_table;
+  c.blockTableStride = p.block_table_stride;
+  c.pageSize = p.page_size;
+  c.numPages = p.num_pages;
+  c.maxSeqlenQ = p.max_seqlen_q;
+  if (p.block_table)
+    c.layout = SeqLayout::Paged;
+  else if (p.seqlens_k)
+    c.layout = SeqLayout::KVCache;
+  else if (p.cu_seqlens_q || p.cu_seqlens_k)
+    c.layout = SeqLayout::Varlen;
+  if (c.layout == SeqLayout::Varlen)
+    for (Tensor &t : c.tensors)
+      t.sizes[0] = 1;
+  if (c.layout == SeqLayout::Paged)
+    for (Tensor &t : c.tensors)
+      if (t.name[0] == 'k' || t.name[0] == 'v') {
+        t.sizes[0] = p.num_pages;
+        t.sizes[2] = p.page_size;
+      }
   addOptionalTensors(c, kOutput);
   return c;
+}
+
+/// The serving fields of a forward call: which combinations exist, and
+/// their sizes.
+Status validateServing(const Call &c) {
+  if (c.layout == SeqLayout::Dense) {
+    if (c.maxSeqlenQ || c.pageSize || c.numPages)
+      return invalid("max_seqlen_q, page_size and num_pages must be 0 "
+                     "without cu_seqlens or block_table");
+    return Status::ok();
+  }
+  std::string form = layoutName(c.layout);
+  if (c.bias)
+    return invalid("bias is not supported with the " + form +
+                   " form (cu_seqlens, seqlens_k or block_table)");
+  const std::pair<const char *, const int32_t *> arrays[] = {
+      {"cu_seqlens_q", c.cuSeqlensQ},
+      {"cu_seqlens_k", c.cuSeqlensK},
+      {"seqlens_k", c.seqlensK},
+      {"block_table", c.blockTable}};
+  for (const auto &[name, ptr] : arrays)
+    if (reinterpret_cast<uintptr_t>(ptr) % 4)
+      return invalid(std::string(name) + " pointer " + hex(ptr) +
+                     " is not 4-byte aligned");
+  if (c.layout == SeqLayout::Varlen) {
+    if (!c.cuSeqlensQ || !c.cuSeqlensK)
+      return invalid(std::string(c.cuSeqlensQ ? "cu_seqlens_k" : "cu_seqlens_q") +
+                     " is a null pointer; cu_seqlens_q and cu_seqlens_k come "
+                     "together");
+    if (c.maxSeqlenQ < 0 || c.maxSeqlenQ > c.seqlenQ)
+      return invalid("max_seqlen_q " + std::to_string(c.maxSeqlenQ) +
+                     " must be in [0, seqlen_q = " + std::to_string(c.seqlenQ) +
+                     "] (0: seqlen_q)");
+  } else if (c.cuSeqlensQ || c.cuSeqlensK) {
+    return invalid("seqlens_k is not supported with cu_seqlens (a packed "
+                   "batch has its key offsets)");
+  } else if (c.maxSeqlenQ) {
+    return invalid("max_seqlen_q must be 0 without cu_seqlens");
+  }
+  if (c.layout != SeqLayout::Paged) {
+    if (c.pageSize || c.numPages)
+      return invalid("page_size and num_pages must be 0 without block_table");
+    return Status::ok();
+  }
+  if (c.pageSize <= 0 || c.numPages <= 0)
+    return invalid("block_table needs a positive page_size and num_pages, got " +
+                   std::to_string(c.pageSize) + " and " +
+                   std::to_string(c.numPages));
+  if (c.seqlenK % c.pageSize)
+    return invalid("seqlen_k " + std::to_string(c.seqlenK) +
+                   " must be the pages per batch times page_size " +
+                   std::to_string(c.pageSize));
+  if (c.batch > 1 && c.blockTableStride < c.seqlenK / c.pageSize)
+    return invalid("block_table_stride " + std::to_string(c.blockTableStride) +
+                   " is below the pages per batch (" +
+                   std::to_string(c.seqlenK / c.pageSize) + ")");
+  return Status::ok();
 }
 
 Call describe(const attn_bwd_params &p) {
@@ -290,7 +377,8 @@ Status validate(const Call &c) {
                          "outputs overlap");
   if (c.lse) {
     const int64_t *s = c.lseStride;
-    if (s[0] < 0 || s[1] < 0 || (c.batch > 1 && s[0] == 0) ||
+    bool packed = c.layout == SeqLayout::Varlen;
+    if (s[0] < 0 || s[1] < 0 || (!packed && c.batch > 1 && s[0] == 0) ||
         (c.headsQ > 1 && s[1] == 0))
       return invalid("lse strides " + strides(s, 2) +
                      " must be positive on dimensions of size > 1");
@@ -397,6 +485,8 @@ std::string whyNotConditions(const Conditions &cond, const Call &c) {
 }
 
 std::string whyNot(const Variant &v, const Call &c) {
+  if (v.layout != c.layout)
+    return mismatch("layout", layoutName(v.layout), layoutName(c.layout));
   std::string why = whyNot(static_cast<const Signature &>(v), c);
   return why.empty() ? whyNotConditions(v.conditions, c) : why;
 }
@@ -438,6 +528,9 @@ std::string describeCall(const Call &c) {
     n += std::snprintf(call + n, sizeof(call) - n,
                        "bias_grad %s, deterministic %s, ",
                        boolName(c.dbias != nullptr), boolName(c.deterministic));
+  if (c.layout != SeqLayout::Dense)
+    n += std::snprintf(call + n, sizeof(call) - n, "layout %s, ",
+                       layoutName(c.layout));
   std::snprintf(call + n, sizeof(call) - n, "seqlen_q %d, seqlen_k %d",
                 c.seqlenQ, c.seqlenK);
   return call;
@@ -451,6 +544,8 @@ Status attn::selectVariant(const BundleInfo &bundle,
   index = -1;
   Call call = describe(params);
   Status s = validate(call);
+  if (s.isOk())
+    s = validateServing(call);
   if (!s.isOk())
     return s;
   std::string reasons;

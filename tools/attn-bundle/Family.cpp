@@ -43,13 +43,16 @@ StringRef attn::stringifyBiasKind(BiasKind kind) {
 }
 
 std::string Variant::describe() const {
-  return llvm::formatv("{0}{1} D={2} mask={3} bias={4}{5}{6}",
+  return llvm::formatv("{0}{1} D={2} mask={3} bias={4}{5}{6}{7}",
                        direction == Direction::Backward ? "backward " : "",
                        stringifyElementType(dtype).lower(), headDim,
                        stringifyMaskKind(mask), stringifyBiasKind(bias),
                        softcap ? " softcap" : "",
                        alignBytes != 16 ? " align=" + Twine(alignBytes).str()
-                                        : std::string())
+                                        : std::string(),
+                       layout != SeqLayout::Dense
+                           ? " layout=" + stringifySeqLayout(layout).str()
+                           : std::string())
       .str();
 }
 
@@ -146,6 +149,24 @@ SmallVector<Variant> attn::enumerateVariants(
       variants.push_back(twin);
     }
   }
+  // Serving layouts read and write like dense kernels (their tiles fit the
+  // same way); a bias has no meaning for them.
+  size_t dense = variants.size();
+  for (SeqLayout layout : request.layouts) {
+    if (layout == SeqLayout::Dense)
+      continue;
+    for (size_t i = 0; i < dense; ++i) {
+      Variant v = variants[i];
+      if (v.bias != BiasKind::None || v.alignBytes != 16)
+        continue;
+      v.layout = layout;
+      variants.push_back(v);
+    }
+  }
+  // Dense tiles were chosen either way; keep their variants only if asked.
+  if (!request.layouts.empty() &&
+      !llvm::is_contained(request.layouts, SeqLayout::Dense))
+    variants.erase(variants.begin(), variants.begin() + dense);
   if (!request.backward)
     return variants;
   // One plan per combination: the first backward tile the tables accept.

@@ -46,6 +46,10 @@ struct FamilyRequest {
   /// Also a backward plan (attn-bwd-v1) of every combination the chip's
   /// table has a backward tile for, after the forward variants.
   bool backward = false;
+  /// The serving layouts to emit forward variants for besides dense (the
+  /// combinations without a bias, with the dense variant's tiles, aligned
+  /// only).
+  llvm::SmallVector<SeqLayout> layouts;
 };
 
 /// One kernel of the family.
