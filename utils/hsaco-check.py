@@ -31,11 +31,12 @@ ARCH_VGPR_MAX = 256
 AGPR_MAX = 256
 
 # attn-fwd-v1 (docs/BundleFormat.md): argument kinds in order. Variants of a
-# serving layout (varlen, kvcache, paged) append seven.
+# serving layout (varlen, kvcache, paged) append nine.
 _FWD_V1 = ["ptr"] * 6 + ["i32"] * 5 + ["i64"] * 18 + ["f32"] * 2 + ["i32"] * 2
 ABI_ARGS = {
     "attn-fwd-v1": _FWD_V1,
-    "attn-fwd-v1-serving": _FWD_V1 + ["ptr"] * 4 + ["i64"] + ["i32"] * 2,
+    "attn-fwd-v1-serving": _FWD_V1 + ["ptr"] * 4 + ["i64"] + ["i32"] * 2 +
+    ["ptr", "i32"],
 }
 KIND_SIZE = {"ptr": 8, "i32": 4, "i64": 8, "f32": 4}
 

@@ -58,6 +58,12 @@ static llvm::json::Object getVariant(DictionaryAttr k,
   // Only the serving layouts say so (schema version 3); absent is dense.
   if (k.get("layout"))
     v["layout"] = getString(k, "layout");
+  // A KV-cache variant's split-KV combine kernel, in the same binary.
+  if (k.get("combine_entry")) {
+    v["combine_entry"] = getString(k, "combine_entry");
+    v["combine_threads"] = getInt(k, "combine_threads");
+    v["block_n"] = getInt(k, "block_n");
+  }
   return v;
 }
 

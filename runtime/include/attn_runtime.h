@@ -129,6 +129,16 @@ typedef struct attn_fwd_params {
   int64_t block_table_stride;
   int32_t page_size, num_pages;
   int32_t max_seqlen_q;
+
+  /// Split-KV (KV caches only: seqlens_k set): the keys of each batch are
+  /// split over num_splits workgroups whose partial results a second kernel
+  /// merges. 0 lets the runtime choose from the shape and the GPU's SM count
+  /// (1 when the grid fills the GPU); 1 never splits. A split call needs
+  /// attn_forward_workspace_size bytes of workspace (256-byte aligned; its
+  /// contents on entry do not matter); null with size 0 otherwise.
+  int32_t num_splits;
+  void *workspace;
+  size_t workspace_size;
 } attn_fwd_params;
 
 /// One backward call: the gradients of attention with respect to q, k, v
@@ -212,6 +222,15 @@ ATTN_API attn_status attn_bundle_force_variant(attn_bundle *bundle,
 ATTN_API attn_status attn_select_variant(const attn_bundle *bundle,
                                          const attn_fwd_params *params,
                                          int *index);
+
+/// The split count attn_forward would use for the call (1: no split) and
+/// the workspace it then needs (0 without a split). With num_splits = 0 it
+/// asks the driver for the SM count of the current device (or the stream's
+/// context's).
+ATTN_API attn_status attn_forward_workspace_size(attn_bundle *bundle,
+                                                 const attn_fwd_params *params,
+                                                 int *num_splits,
+                                                 size_t *bytes);
 
 /// Checks the call, picks a variant, loads its module for the current
 /// context/device (cached) and launches it on params->stream. Asynchronous:

@@ -315,7 +315,28 @@ public:
     if (r.ok() && out.layout != SeqLayout::Dense && version < 3)
       r.fail("field 'layout' needs version 3, the bundle is version " +
              std::to_string(version));
-    return readKernel(r, where, out.kernel);
+    std::string combineEntry;
+    r.string("combine_entry", combineEntry, /*required=*/false);
+    bool cache =
+        out.layout == SeqLayout::KVCache || out.layout == SeqLayout::Paged;
+    if (r.ok() && !combineEntry.empty()) {
+      if (!cache)
+        r.fail("field 'combine_entry' (split-KV) needs layout 'kvcache' or "
+               "'paged', the variant's is '" +
+               layout + "'");
+      r.integer("combine_threads", out.combineThreads, 1, 1024);
+      r.integer("block_n", out.blockN, 1, 1 << 16);
+    }
+    Status s2 = readKernel(r, where, out.kernel);
+    if (!s2.isOk() || combineEntry.empty())
+      return s2;
+    // The combine kernel lives in the variant's binary.
+    out.combine = out.kernel;
+    out.combine.entry = combineEntry;
+    out.combine.dynamicSmem = 0;
+    out.combine.label = where + " (split-KV combine)";
+    out.combine.id = nextKernelId++;
+    return Status::ok();
   }
 
   /// A dim symbol of a plan's grid or workspace.

@@ -69,6 +69,13 @@ struct Variant : Signature {
   int blockM = 0, threads = 0;
   SeqLayout layout = SeqLayout::Dense;
   Kernel kernel;
+  /// KV-cache variants: the split-KV combine kernel (same binary, grid (Sq,
+  /// Hq, B) of combineThreads); empty entry when the variant cannot split.
+  Kernel combine;
+  int combineThreads = 0;
+  /// Keys per block: splits are whole blocks.
+  int blockN = 64;
+  bool canSplit() const { return !combine.entry.empty(); }
 };
 
 /// The sizes a plan's grids and workspace buffers are written in. The bias_*

@@ -171,6 +171,26 @@ public:
     return Status::ok();
   }
 
+  Status multiprocessorCount(void *stream, int &count) override {
+    const CudaDriver *d = nullptr;
+    Status s = getDriver(d);
+    if (!s.isOk())
+      return s;
+    CUcontext ctx = nullptr;
+    s = findContext(*d, static_cast<CUstream>(stream), ctx);
+    if (!s.isOk())
+      return s;
+    ScopedContext scope(*d, ctx);
+    CUdevice dev;
+    CUresult r = d->cuCtxGetDevice(&dev);
+    if (r == kSuccess)
+      r = d->cuDeviceGetAttribute(&count, kAttrSmCount, dev);
+    if (r != kSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "cannot query the SM count: " + errorText(*d, r));
+    return Status::ok();
+  }
+
 private:
   /// The stream's context; with the default stream, the thread's current
   /// context, or the primary context of device 0 (made current, as the CUDA

@@ -9,6 +9,7 @@
 #include "Dispatch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -75,8 +76,11 @@ struct Call {
   SeqLayout layout = SeqLayout::Dense;
   const int32_t *cuSeqlensQ, *cuSeqlensK, *seqlensK, *blockTable;
   int64_t blockTableStride;
-  int32_t pageSize, numPages, maxSeqlenQ;
+  int32_t pageSize, numPages, maxSeqlenQ, numSplits;
 };
+
+/// The most splits of one batch's keys (FlashAttention caps them at 128).
+constexpr int kMaxSplits = 128;
 
 Tensor makeTensor(const char *name, const void *ptr,
                   std::initializer_list<int64_t> sizes, const int64_t *stride,
@@ -151,6 +155,7 @@ Call describe(const attn_fwd_params &p) {
   c.pageSize = p.page_size;
   c.numPages = p.num_pages;
   c.maxSeqlenQ = p.max_seqlen_q;
+  c.numSplits = p.num_splits;
   if (p.block_table)
     c.layout = SeqLayout::Paged;
   else if (p.seqlens_k)
@@ -177,6 +182,9 @@ Status validateServing(const Call &c) {
     if (c.maxSeqlenQ || c.pageSize || c.numPages)
       return invalid("max_seqlen_q, page_size and num_pages must be 0 "
                      "without cu_seqlens or block_table");
+    if (c.numSplits > 1)
+      return invalid("num_splits " + std::to_string(c.numSplits) +
+                     ": split-KV needs a KV cache (seqlens_k)");
     return Status::ok();
   }
   std::string form = layoutName(c.layout);
@@ -207,6 +215,16 @@ Status validateServing(const Call &c) {
   } else if (c.maxSeqlenQ) {
     return invalid("max_seqlen_q must be 0 without cu_seqlens");
   }
+  if (c.numSplits < 0 || c.numSplits > kMaxSplits)
+    return invalid("num_splits " + std::to_string(c.numSplits) +
+                   " must be in [0, " + std::to_string(kMaxSplits) +
+                   "] (0: chosen by the runtime)");
+  if (c.numSplits > 1 && c.layout != SeqLayout::KVCache &&
+      c.layout != SeqLayout::Paged)
+    return invalid("num_splits " + std::to_string(c.numSplits) +
+                   ": split-KV needs a KV cache (seqlens_k)");
+  if (int64_t(c.batch) * std::max(c.numSplits, 1) > 65535)
+    return invalid("batch x num_splits must be at most 65535 (grid limit)");
   if (c.layout != SeqLayout::Paged) {
     if (c.pageSize || c.numPages)
       return invalid("page_size and num_pages must be 0 without block_table");
@@ -616,6 +634,65 @@ Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
                        "no plan of bundle '" + bundle.dir +
                            "' matches the backward call (" +
                            describeCall(call) + "):" + reasons);
+}
+
+int attn::chooseSplits(const Variant &v, const attn_fwd_params &p,
+                       int multiprocessors) {
+  if (!v.canSplit() || p.num_splits == 1)
+    return 1;
+  int64_t keyBlocks = (int64_t(p.seqlen_k) + v.blockN - 1) / v.blockN;
+  int64_t most = std::min<int64_t>({kMaxSplits, keyBlocks, 65535 / p.batch});
+  if (p.num_splits > 1)
+    return int(std::min<int64_t>(p.num_splits, std::max<int64_t>(most, 1)));
+  // FlashAttention-2's heuristic: no split when one wave (nearly) fills the
+  // GPU; else the fewest splits whose waves are within 85% of the best
+  // fill, among split counts that give different blocks per split.
+  int64_t blocks = (int64_t(p.seqlen_q) + v.blockM - 1) / v.blockM *
+                   p.heads_q * p.batch;
+  if (multiprocessors <= 0 || blocks * 10 >= multiprocessors * 8)
+    return 1;
+  auto efficiency = [&](int64_t s) {
+    double waves = double(blocks * s) / multiprocessors;
+    return waves / std::ceil(waves);
+  };
+  auto distinct = [&](int64_t s) {
+    auto chunk = [&](int64_t n) { return (keyBlocks + n - 1) / n; };
+    return s == 1 || chunk(s) != chunk(s - 1);
+  };
+  double best = 0;
+  for (int64_t s = 1; s <= most; ++s)
+    if (distinct(s))
+      best = std::max(best, efficiency(s));
+  for (int64_t s = 1; s <= most; ++s)
+    if (distinct(s) && efficiency(s) >= 0.85 * best)
+      return int(s);
+  return 1;
+}
+
+size_t attn::splitWorkspaceBytes(const attn_fwd_params &p, int splits) {
+  if (splits <= 1)
+    return 0;
+  // Partial outputs [splits, B, Hq, Sq, Dv] f32, then the partial lse
+  // [splits, B, Hq, Sq] f32 at the next 256 bytes (CombineKernel.cpp).
+  uint64_t rows = uint64_t(splits) * p.batch * p.heads_q * p.seqlen_q;
+  uint64_t out = rows * p.head_dim_v * 4;
+  out = (out + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
+        kWorkspaceAlignment;
+  return size_t(out + rows * 4);
+}
+
+Status attn::checkSplitWorkspace(const attn_fwd_params &p, size_t bytes) {
+  std::string need = "split-KV needs " + std::to_string(bytes) +
+                     " bytes of workspace (attn_forward_workspace_size)";
+  if (!p.workspace)
+    return invalid("workspace is a null pointer but " + need);
+  if (p.workspace_size < bytes)
+    return invalid("workspace_size is " + std::to_string(p.workspace_size) +
+                   " bytes but " + need);
+  if (reinterpret_cast<uintptr_t>(p.workspace) % kWorkspaceAlignment)
+    return invalid("workspace pointer " + hex(p.workspace) + " is not " +
+                   std::to_string(kWorkspaceAlignment) + "-byte aligned");
+  return Status::ok();
 }
 
 DimValues attn::dimValues(const attn_bwd_params &p) {

@@ -112,6 +112,23 @@ public:
     return Status::ok();
   }
 
+  Status multiprocessorCount(void *, int &count) override {
+    const HipRuntime *hip = nullptr;
+    Status s = getRuntime(hip);
+    if (!s.isOk())
+      return s;
+    int device = 0;
+    hipError_t r = hip->hipGetDevice(&device);
+    // hipDeviceAttributeMultiprocessorCount in hip_runtime_api.h (ROCm 6).
+    constexpr int kAttrCuCount = 63;
+    if (r == kHipSuccess)
+      r = hip->hipDeviceGetAttribute(&count, kAttrCuCount, device);
+    if (r != kHipSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "cannot query the CU count: " + errorText(*hip, r));
+    return Status::ok();
+  }
+
 private:
   Status getFunction(const HipRuntime &hip, const BundleInfo &bundle,
                      const Kernel &kernel, int device, hipFunction_t &fn) {

@@ -3,7 +3,7 @@
 // The arguments of a kernel, in the order and with the sizes
 // docs/BundleFormat.md gives, plus the array of pointers to them that
 // cuLaunchKernel / hipModuleLaunchKernel take: 33 for every forward kernel
-// (40 for those of the serving layouts), 55 for every stage of a backward
+// (42 for those of the serving layouts), 55 for every stage of a backward
 // plan.
 //
 //===----------------------------------------------------------------------===//
@@ -24,12 +24,12 @@ static_assert(sizeof(void *) == 8, "the kernel ABIs need 64-bit pointers");
 class KernelArgs {
 public:
   static constexpr int kNumForwardArgs = 33;
-  static constexpr int kNumServingArgs = 40;
+  static constexpr int kNumServingArgs = 42;
   static constexpr int kNumBackwardArgs = 55;
 
-  /// ABI attn-fwd-v1; `serving` appends the seven arguments of the serving
-  /// layouts' kernels.
-  KernelArgs(const attn_fwd_params &p, bool serving) {
+  /// ABI attn-fwd-v1; `serving` appends the nine arguments of the serving
+  /// layouts' kernels, with `numSplits` splits.
+  KernelArgs(const attn_fwd_params &p, bool serving, int32_t numSplits = 1) {
     for (const void *ptr : {p.q, p.k, p.v, static_cast<const void *>(p.o),
                             static_cast<const void *>(p.lse), p.bias})
       add(ptr);
@@ -47,6 +47,8 @@ public:
     add(p.block_table_stride);
     add(p.page_size);
     add(p.num_pages);
+    add(numSplits > 1 ? p.workspace : nullptr);
+    add(numSplits);
   }
 
   /// ABI attn-bwd-v1.

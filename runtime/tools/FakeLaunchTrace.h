@@ -38,14 +38,16 @@ inline std::string describeArgs(void **params, const char *prefix) {
                   i32(7), i32(8), i32(9), i32(10));
     if (!abi || std::strcmp(abi, "attn-fwd-v1-serving") != 0)
       return buf;
-    // The serving layouts' seven more: four index arrays, the table's row
-    // stride, page_size and num_pages.
+    // The serving layouts' nine more: four index arrays, the table's row
+    // stride, page_size, num_pages, the split-KV workspace and splits.
     std::string out = buf;
     std::snprintf(buf, sizeof(buf),
                   "\n%s  serving cu_q 0x%llx cu_k 0x%llx lens 0x%llx table "
-                  "0x%llx stride %lld page %d pages %d",
+                  "0x%llx stride %lld page %d pages %d workspace 0x%llx "
+                  "splits %d",
                   prefix, ptr(33), ptr(34), ptr(35), ptr(36),
-                  static_cast<long long>(i64(37)), i32(38), i32(39));
+                  static_cast<long long>(i64(37)), i32(38), i32(39), ptr(40),
+                  i32(41));
     return out + buf;
   }
   // attn-bwd-v1: 12 pointers, 5 dims, 8 x 3 strides, lse (2), bias (4),

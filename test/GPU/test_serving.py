@@ -123,7 +123,7 @@ def varlen_case(lib, res, name, *, dtype, d, lens_q, lens_k, heads, mask,
 
 
 def kvcache_case(lib, res, name, *, dtype, d, sq, lens, capacity, heads, mask,
-                 causal, window, page_size=None):
+                 causal, window, page_size=None, splits=(0,)):
     import torch
     import attn_runtime as ar
 
@@ -150,30 +150,46 @@ def kvcache_case(lib, res, name, *, dtype, d, sq, lens, capacity, heads, mask,
             batch * per, hkv, page_size, d)
         v_cache[order] = paged(v).permute(0, 2, 1, 3, 4).reshape(
             batch * per, hkv, page_size, d)
-    lib.poison_outputs = True
-    try:
-        out, lse = lib.attention_kvcache(
-            q, k_cache, v_cache, seqlens, block_table=table, causal=causal,
-            window=window, return_lse=True)
-        torch.cuda.synchronize()
-    except ar.AttnError as e:
-        skip_or_fail(res, name, e)
-        return
-    finally:
-        lib.poison_outputs = False
     scale = d ** -0.5
+    refs = []
     for b, n in enumerate(lens):
         if n == 0:
-            ref = torch.zeros(1, hq, sq, d, device="cuda")
-            ref_lse = torch.full((1, hq, sq), float("-inf"), device="cuda")
+            refs.append((torch.zeros(1, hq, sq, d, device="cuda"),
+                         torch.full((1, hq, sq), float("-inf"),
+                                    device="cuda")))
         else:
-            ref, ref_lse = reference(q[b:b + 1], k[b:b + 1, :, :n],
-                                     v[b:b + 1, :, :n], mask, window, None,
-                                     scale)
-        if not compare(res, f"{name}-b{b}", dtype, out[b:b + 1], ref,
-                       lse[b:b + 1], ref_lse):
+            refs.append(reference(q[b:b + 1], k[b:b + 1, :, :n],
+                                  v[b:b + 1, :, :n], mask, window, None,
+                                  scale))
+    first = None
+    for n_splits in splits:
+        tag = f"{name}-splits{n_splits}" if len(splits) > 1 else name
+        lib.poison_outputs = True
+        try:
+            out, lse = lib.attention_kvcache(
+                q, k_cache, v_cache, seqlens, block_table=table,
+                causal=causal, window=window, return_lse=True,
+                num_splits=n_splits)
+            torch.cuda.synchronize()
+        except ar.AttnError as e:
+            skip_or_fail(res, tag, e)
             return
-    res.ok(name)
+        finally:
+            lib.poison_outputs = False
+        for b, (ref, ref_lse) in enumerate(refs):
+            if not compare(res, f"{tag}-b{b}", dtype, out[b:b + 1], ref,
+                           lse[b:b + 1], ref_lse):
+                return
+        # Any split count gives the same result within rounding (the
+        # partial outputs are f32; the combine rounds once).
+        if first is None:
+            first = out.float()
+        else:
+            diff = (out.float() - first).abs().max().item()
+            if diff > 2 * TOLERANCE[dtype] * first.abs().max().item():
+                res.fail(tag, f"differs from splits {splits[0]} by {diff:.2e}")
+                return
+        res.ok(tag)
 
 
 def correctness(lib, res, quick):
@@ -224,7 +240,21 @@ def correctness(lib, res, quick):
                         packed_qkv=True)
             kvcache_case(lib, res, f"kvcache-{dtype}-d{d}-top-left-causal",
                          dtype=dtype, d=d, sq=16, lens=[16, 2000], capacity=2048,
-                         heads=(8, 2), mask="causal", causal=True, window=None)
+                         heads=(8, 2), mask="causal", causal=True, window=None,
+                         splits=(1, 3))
+            # Split-KV: split counts that do and do not divide the key
+            # blocks, more splits than a short sequence has blocks, and the
+            # runtime's own choice, contiguous and paged.
+            for page in (None, 64):
+                for mask, causal, window in MASKS[1:]:
+                    if mask == "causal":
+                        mask, causal = "causal_bottom_right", "bottom_right"
+                    kvcache_case(
+                        lib, res, f"split-{dtype}-d{d}-{mask}-page{page}",
+                        dtype=dtype, d=d, sq=4, lens=[0, 1, 100, 5000, 8192],
+                        capacity=8192, heads=(32, 8), mask=mask,
+                        causal=causal, window=window, page_size=page,
+                        splits=(1, 0, 2, 3, 7, 64))
 
 
 def error_paths(lib, res):
@@ -239,8 +269,8 @@ def error_paths(lib, res):
         ("varlen-offset-count", lambda: lib.attention_varlen(
             q, q, q, cu, cu[:1], 10, 10), ValueError, "B + 1"),
         ("kvcache-splits", lambda: lib.attention_kvcache(
-            q[None], q[None], q[None], cu[:1], num_splits=4), ValueError,
-         "split"),
+            q[None], q[None], q[None], cu[:1], num_splits=-1), ValueError,
+         "num_splits"),
         ("kvcache-window-top-left", lambda: lib.attention_kvcache(
             q[None], q[None], q[None], cu[1:], causal=True, window=(4, 0)),
          ValueError, "bottom_right"),

@@ -103,6 +103,18 @@ private:
                                  c32(1));
   }
   void emitEpilogue(ValueRange state);
+  /// Stores the normalized accumulator rows (f32 `vals(e)` of element e)
+  /// at `base` + row * rowStride + column, as `type`, runs of adjacent
+  /// columns as one vector store of at most `maxAlign` bytes.
+  void storeRows(Value base, Value rowStride, Type type, int64_t maxAlign,
+                 function_ref<Value(unsigned)> vals);
+  /// The output rows and their lse (when lse is not null), where the op
+  /// puts them.
+  void storeOutputs(function_ref<Value(unsigned)> normalized,
+                    function_ref<void(Value base, Value enabled)> storeLse);
+  /// Restricts [jLo, jHi) to this workgroup's share of the key blocks when
+  /// the keys are split (split-KV).
+  void clampToSplit(Value &jLo, Value &jHi);
 
   Block &entry;
   const KernelSpec &spec;
@@ -115,6 +127,8 @@ private:
   Value tid, lane, warpRow, m0, head, headKV, batch, sq, sk, smemBase;
   /// First query and key row of the sequence (packed batches; else 0).
   Value qRow0, kRow0;
+  /// Split-KV: the number of splits and this workgroup's one.
+  Value numSplits, split;
   Value qPtr, kPtr, vPtr, oPtr, biasPtr;
   Value scaleLog2, softcapScale, softcapLog2;
   MaskParams maskParams;
@@ -358,62 +372,126 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
         arith::SelectOp::create(b, loc, has, fmul(lse2, cf(M_LN2)), negInf);
   }
 
-  // Output: runs of adjacent columns of one row become one vector store.
-  Value oRowStride = arg(kArgOStrideB + 2);
-  unsigned ne = oLayout.getNumElements();
-  for (unsigned e = 0; e < ne;) {
-    unsigned slot = oLayout.rowSlot[e];
-    unsigned run = 1;
-    while (e + run < ne && run < 16 / elemBytes &&
-           oLayout.rowSlot[e + run] == slot &&
-           oLayout.colOffsets[e + run] == oLayout.colOffsets[e] + run)
-      ++run;
-    while (run & (run - 1))
-      --run; // keep power-of-two runs so the store is naturally aligned
-    SmallVector<Value> vals;
-    for (unsigned i = 0; i < run; ++i)
-      vals.push_back(arith::TruncFOp::create(
-          b, loc, spec.elemType, fmul(state[2 * slots + e + i], inv[slot])));
-    Value row = rowOfSlot[slot];
-    Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, sq);
+  auto normalized = [&](unsigned e) {
+    return fmul(state[2 * slots + e], inv[oLayout.rowSlot[e]]);
+  };
+  Value firstCol = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         sLayout.laneCol, c32(0));
+  auto storeLse = [&](Value base, Value enabled) {
+    for (unsigned slot = 0; slot < slots; ++slot) {
+      Value row = rowOfSlot[slot];
+      Value ok = arith::AndIOp::create(
+          b, loc, arith::AndIOp::create(b, loc, enabled, firstCol),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, sq));
+      OpBuilder::InsertionGuard guard(b);
+      auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      LLVM::StoreOp::create(b, loc, lse[slot], gep(base, f32, ext(row)), 4);
+    }
+  };
+  if (spec.splitKV()) {
+    // Several splits: this one's rows, normalized by its own sum, and its
+    // lse go to the workspace ([splits, B, Hq, Sq, Dv] f32, then [splits,
+    // B, Hq, Sq] f32 at the next 256 bytes) for the _combine kernel.
+    Value many =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, numSplits,
+                              c32(1));
+    auto ifOp = scf::IfOp::create(b, loc, many, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value rows = mul(mul(ext(arg(kArgBatch)), ext(arg(kArgHeadsQ))),
+                       ext(arg(kArgSeqQ)));
+      Value row0 = mul(
+          add(mul(add(mul(ext(split), ext(arg(kArgBatch))), ext(batch)),
+                  ext(arg(kArgHeadsQ))),
+              ext(head)),
+          ext(arg(kArgSeqQ)));
+      Value ws = arg(kArgWorkspace);
+      int64_t dv = spec.headDimV;
+      storeRows(gep(ws, f32, mul(row0, c64(dv))), c64(dv), f32,
+                dv % 4 == 0 ? 16 : 4, normalized);
+      Value oBytes = mul(mul(mul(rows, ext(numSplits)), c64(dv)), c64(4));
+      Value lseOffset = arith::AndIOp::create(b, loc, add(oBytes, c64(255)),
+                                              c64(~int64_t(255)));
+      Value lsePart = gep(gep(ws, b.getI8Type(), lseOffset), f32, row0);
+      storeLse(lsePart, arith::ConstantIntOp::create(b, loc, 1, 1));
+    }
     OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    Value col = add(oLayout.laneCol, c32(oLayout.colOffsets[e]));
-    Value off = add(mul(ext(row), oRowStride), ext(col));
-    Value ptr = gep(oPtr, spec.elemType, off);
-    Value vec = vector::FromElementsOp::create(
-        b, loc, VectorType::get({(int64_t)run}, spec.elemType), vals);
-    LLVM::StoreOp::create(b, loc, vec, ptr,
-                          std::min<int64_t>(run * elemBytes,
-                                            spec.config.getAlignBytes()));
-    e += run;
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    storeOutputs(normalized, storeLse);
+    return;
   }
+  storeOutputs(normalized, storeLse);
+}
 
+void KernelEmitter::storeOutputs(
+    function_ref<Value(unsigned)> normalized,
+    function_ref<void(Value base, Value enabled)> storeLse) {
+  storeRows(oPtr, arg(kArgOStrideB + 2), spec.elemType,
+            spec.config.getAlignBytes(), [&](unsigned e) {
+              return arith::TruncFOp::create(b, loc, spec.elemType,
+                                             normalized(e))
+                  .getResult();
+            });
   // lse, by the lane holding column 0 of each row, when lse is not null.
   Value lsePtr = arg(kArgLse);
   Value null = LLVM::ZeroOp::create(b, loc, lsePtr.getType());
   Value hasLse =
       LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, lsePtr, null);
-  Value firstCol = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         sLayout.laneCol, c32(0));
   // A packed batch's lse rows follow its query rows.
   Value lseBase = add(spec.layout == SeqLayout::Varlen
                           ? ext(qRow0)
                           : mul(ext(batch), arg(kArgLseStrideB)),
                       mul(ext(head), arg(kArgLseStrideB + 1)));
-  for (unsigned slot = 0; slot < slots; ++slot) {
-    Value row = rowOfSlot[slot];
-    Value ok = arith::AndIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, hasLse, firstCol),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, sq));
+  storeLse(gep(lsePtr, f32, lseBase), hasLse);
+}
+
+void KernelEmitter::storeRows(Value base, Value rowStride, Type type,
+                              int64_t maxAlign,
+                              function_ref<Value(unsigned)> vals) {
+  // Runs of adjacent columns of one row become one vector store.
+  int64_t bytes = type.getIntOrFloatBitWidth() / 8;
+  unsigned ne = oLayout.getNumElements();
+  for (unsigned e = 0; e < ne;) {
+    unsigned slot = oLayout.rowSlot[e];
+    unsigned run = 1;
+    while (e + run < ne && run < 16 / bytes &&
+           oLayout.rowSlot[e + run] == slot &&
+           oLayout.colOffsets[e + run] == oLayout.colOffsets[e] + run)
+      ++run;
+    while (run & (run - 1))
+      --run; // keep power-of-two runs so the store is naturally aligned
+    SmallVector<Value> row;
+    for (unsigned i = 0; i < run; ++i)
+      row.push_back(vals(e + i));
+    Value r = rowOfSlot[slot];
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, sq);
     OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value ptr = gep(lsePtr, f32, add(lseBase, ext(row)));
-    LLVM::StoreOp::create(b, loc, lse[slot], ptr, 4);
+    Value col = add(oLayout.laneCol, c32(oLayout.colOffsets[e]));
+    Value ptr = gep(base, type, add(mul(ext(r), rowStride), ext(col)));
+    Value vec = vector::FromElementsOp::create(
+        b, loc, VectorType::get({(int64_t)run}, type), row);
+    LLVM::StoreOp::create(b, loc, vec, ptr,
+                          std::min<int64_t>(run * bytes, maxAlign));
+    e += run;
   }
+}
+
+void KernelEmitter::clampToSplit(Value &jLo, Value &jHi) {
+  if (!spec.splitKV())
+    return;
+  // Split s of n takes key blocks [s * c, (s + 1) * c), c = ceil(blocks /
+  // n), of those its rows see; the last splits may get none.
+  Value blocks = arith::CeilDivUIOp::create(b, loc, sk, c32(spec.blockN()));
+  Value chunk = arith::CeilDivUIOp::create(b, loc, blocks, numSplits);
+  Value first = mul(split, chunk);
+  jLo = arith::MaxUIOp::create(b, loc, jLo, first);
+  jHi = arith::MinUIOp::create(b, loc, jHi, add(first, chunk));
+  jHi = arith::MaxUIOp::create(b, loc, jHi, jLo);
 }
 
 void KernelEmitter::emit() {
@@ -433,6 +511,12 @@ void KernelEmitter::emit() {
   }
   head = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
   batch = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
+  if (spec.splitKV()) {
+    // Grid z is batch x splits, the splits of a batch adjacent.
+    numSplits = arith::MaxSIOp::create(b, loc, arg(kArgNumSplits), c32(1));
+    split = arith::RemUIOp::create(b, loc, batch, numSplits);
+    batch = arith::DivUIOp::create(b, loc, batch, numSplits);
+  }
   sq = arg(kArgSeqQ);
   sk = arg(kArgSeqK);
   m0 = mul(mBlock, c32(spec.blockM()));
@@ -507,6 +591,7 @@ void KernelEmitter::emitBody() {
   Value jLo = arith::DivUIOp::create(b, loc, lo, blockN);
   Value jHi =
       arith::DivUIOp::create(b, loc, add(hi, c32(spec.blockN() - 1)), blockN);
+  clampToSplit(jLo, jHi);
   // Block jLo's tiles follow Q; the synchronous loop lets them stay in
   // flight while Q is read into registers.
   bool async = mma->hasAsyncOutput();

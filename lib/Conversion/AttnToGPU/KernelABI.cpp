@@ -86,6 +86,8 @@ FunctionType attn::getKernelFunctionType(MLIRContext *ctx,
     args[kArgBlockTableStride] = i64;
     args[kArgPageSize] = i32;
     args[kArgNumPages] = i32;
+    args[kArgWorkspace] = ptr;
+    args[kArgNumSplits] = i32;
   }
   for (unsigned i = kArgQ; i <= kArgBias; ++i)
     args[i] = ptr;

@@ -65,6 +65,7 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("bias", b.getStringAttr(getBiasName(spec)));
   attrs.append("softcap", b.getBoolAttr(spec.softcap));
   attrs.append("block_m", b.getI64IntegerAttr(spec.blockM()));
+  attrs.append("block_n", b.getI64IntegerAttr(spec.blockN()));
   attrs.append("threads",
                b.getI64IntegerAttr(spec.warps() * target.getWarpSize()));
   attrs.append("dynamic_smem",
@@ -81,6 +82,12 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
   // absent means dense.
   if (spec.layout != SeqLayout::Dense)
     attrs.append("layout", b.getStringAttr(stringifySeqLayout(spec.layout)));
+  // KV caches may split the keys: the runtime then launches the combine
+  // kernel after this one (docs/BundleFormat.md, "Split-KV").
+  if (spec.splitKV()) {
+    attrs.append("combine_entry", b.getStringAttr(name + "_combine"));
+    attrs.append("combine_threads", b.getI64IntegerAttr(kCombineThreads));
+  }
   attrs.append("seqlen_q_multiple", b.getI64IntegerAttr(1));
   attrs.append("seqlen_k_multiple", b.getI64IntegerAttr(1));
   attrs.append("config", b.getStringAttr(config));
@@ -119,6 +126,9 @@ AttentionToGPULaunch::matchAndRewrite(AttentionOp op,
   FailureOr<gpu::GPUModuleOp> gpuModule = getOrCreateKernelModule(
       rewriter, op, name, name, target, [&](gpu::GPUModuleOp m) {
         buildAttentionKernel(rewriter, op.getLoc(), m, name, *spec, target);
+        if (spec->splitKV())
+          buildSplitCombineKernel(rewriter, op.getLoc(), m,
+                                  name + "_combine", *spec, target);
         return getMetadata(op.getContext(), name, *spec, target);
       });
   if (failed(gpuModule))
@@ -199,6 +209,10 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
     args[kArgBlockTableStride] = cI64(0);
     args[kArgPageSize] = cI32(0);
     args[kArgNumPages] = cI32(0);
+    // One split: the workgroups write the output directly (the runtime
+    // splits; a launch from IR does not).
+    args[kArgWorkspace] = null;
+    args[kArgNumSplits] = cI32(1);
     if (Value table = op.getBlockTable()) {
       // Sk is the logical capacity: pages per batch times the page size.
       args[kArgBlockTableStride] = getStrides(b, loc, table, 1).front();

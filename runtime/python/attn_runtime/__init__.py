@@ -81,7 +81,10 @@ class _FwdParams(ctypes.Structure):
                 + _fields(_P, "cu_seqlens_q", "cu_seqlens_k", "seqlens_k",
                           "block_table")
                 + _fields(ctypes.c_int64, "block_table_stride")
-                + _fields(_I32, "page_size", "num_pages", "max_seqlen_q"))
+                + _fields(_I32, "page_size", "num_pages", "max_seqlen_q",
+                          "num_splits")
+                + _fields(_P, "workspace")
+                + _fields(ctypes.c_size_t, "workspace_size"))
 
 
 class _BwdParams(ctypes.Structure):
@@ -181,6 +184,10 @@ def _library():
         lib.attn_backward_workspace_size.restype = ctypes.c_int
         lib.attn_backward.argtypes = [P, bwd]
         lib.attn_backward.restype = ctypes.c_int
+        lib.attn_forward_workspace_size.argtypes = [
+            P, params, ctypes.POINTER(ctypes.c_int),
+            ctypes.POINTER(ctypes.c_size_t)]
+        lib.attn_forward_workspace_size.restype = ctypes.c_int
         for name, struct, fn in (
                 ("attn_fwd_params", _FwdParams, lib.attn_fwd_params_size),
                 ("attn_bwd_params", _BwdParams, lib.attn_bwd_params_size)):
@@ -373,6 +380,15 @@ class Library:
         variable ATTN_FORCE_VARIANT does the same for every bundle loaded."""
         _check(self._clib, self._clib.attn_bundle_force_variant(
             self._handle, name.encode() if name else None))
+
+    def forward_workspace(self, params):
+        """(splits, workspace bytes) attn_forward would use for `params`
+        (split-KV of a KV-cache call; (1, 0) otherwise)."""
+        splits, size = ctypes.c_int(1), ctypes.c_size_t(0)
+        _check(self._clib, self._clib.attn_forward_workspace_size(
+            self._handle, ctypes.byref(params), ctypes.byref(splits),
+            ctypes.byref(size)))
+        return splits.value, size.value
 
     def forward(self, params):
         _check(self._clib,
@@ -637,14 +653,16 @@ class Library:
         [B, max_pages]) they are pages [num_pages, Hkv, page_size, D] and
         key j of batch b is row j % page_size of page block_table[b, j //
         page_size]. Masks align to each batch's key count (causal=True
-        top-left, "bottom_right"). num_splits: 0 lets the runtime choose,
-        1 runs unsplit. Returns (out [B, Hq, Sq, Dv], lse [B, Hq, Sq]
+        top-left, "bottom_right"). num_splits: how many workgroups share
+        each batch's keys (split-KV; their partial results are merged by a
+        second kernel): 0 lets the runtime choose from the shape and the
+        GPU, 1 never splits. Returns (out [B, Hq, Sq, Dv], lse [B, Hq, Sq]
         float32 or None)."""
         import torch
 
-        if num_splits not in (0, 1):
-            raise ValueError(f"num_splits={num_splits!r}: split-KV is not "
-                             "implemented yet; use 0 or 1")
+        if not isinstance(num_splits, int) or num_splits < 0:
+            raise ValueError(f"num_splits must be an int >= 0, got "
+                             f"{num_splits!r}")
         if q.dim() != 4 or k_cache.dim() != 4 or v_cache.dim() != 4:
             raise ValueError("q, k_cache and v_cache must be 4-D")
         B, Hq, Sq, _ = q.shape
@@ -706,7 +724,18 @@ class Library:
             params.block_table_stride = table.stride(0)
             params.page_size = page_size
             params.num_pages = num_pages
+        params.num_splits = num_splits
         with torch.cuda.device(q.device):
+            _, size = self.forward_workspace(params)
+            workspace = None
+            if size:
+                # Freed after the launch; the caching allocator reuses it
+                # only in stream order.
+                workspace = torch.empty(size + WORKSPACE_ALIGNMENT,
+                                        dtype=torch.uint8, device=q.device)
+                ptr = workspace.data_ptr()
+                params.workspace = ptr + (-ptr) % WORKSPACE_ALIGNMENT
+                params.workspace_size = size
             self.forward(params)
         return out, lse
 

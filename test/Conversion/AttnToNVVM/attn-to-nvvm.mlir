@@ -4,7 +4,7 @@
 
 #cfg = #attn.config<name = "sm90_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 
-// CHECK: module attributes {attn.kernels = [{align_bytes = 16 : i64, bias = "none", block_m = 128 : i64, chip = "sm_90a"
+// CHECK: module attributes {attn.kernels = [{align_bytes = 16 : i64, bias = "none", block_m = 128 : i64, block_n = 64 : i64, chip = "sm_90a"
 // CHECK-SAME: dtype = "bf16", dynamic_smem = 104448 : i64, entry = "fwd_bf16_d128_causal_m128n64w4s2", head_dim = 128 : i64, head_dim_v = 128 : i64, mask = "causal"
 // CHECK-SAME: platform = "cuda", seqlen_k_multiple = 1 : i64, seqlen_q_multiple = 1 : i64, softcap = false, threads = 128 : i64}], gpu.container_module}
 

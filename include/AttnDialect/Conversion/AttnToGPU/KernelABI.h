@@ -40,10 +40,11 @@ enum KernelArg : unsigned {
   kArgWindowLeft,
   kArgWindowRight,
   kNumKernelArgs,
-  // Kernels of the serving forms (SeqLayout other than dense) take seven
+  // Kernels of the serving forms (SeqLayout other than dense) take nine
   // more: the i32 arrays cu_seqlens_q/k ([B + 1]), seqlens_k ([B]) and
   // block_table ([B, P]; null unless paged), the block table's row stride
-  // (elements), page_size and num_pages (0 unless paged).
+  // (elements), page_size and num_pages (0 unless paged), then the split-KV
+  // workspace and the number of splits (KV caches; 1 and null otherwise).
   kArgCuSeqlensQ = kNumKernelArgs,
   kArgCuSeqlensK,
   kArgSeqlensK,
@@ -51,9 +52,12 @@ enum KernelArg : unsigned {
   kArgBlockTableStride,
   kArgPageSize,
   kArgNumPages,
+  kArgWorkspace,
+  kArgNumSplits,
   kNumServingKernelArgs
 };
 static_assert(kNumKernelArgs == 33, "attn-fwd-v1 has 33 arguments");
+static_assert(kNumServingKernelArgs == 42, "serving kernels have 42");
 
 /// Positions of the attn-bwd-v1 kernel arguments: every stage of a backward
 /// plan takes all of them.
@@ -108,6 +112,13 @@ struct KernelSpec {
   /// Where the sequences live (attn.attention's serving operands).
   SeqLayout layout = SeqLayout::Dense;
 
+  /// KV-cache kernels may split the keys over several workgroups (split-KV,
+  /// FlashDecoding): then each writes a partial output and LSE to the
+  /// workspace and the `_combine` kernel merges them.
+  bool splitKV() const {
+    return layout == SeqLayout::KVCache || layout == SeqLayout::Paged;
+  }
+
   int64_t blockM() const { return config.getBlockM(); }
   int64_t blockN() const { return config.getBlockN(); }
   int64_t warps() const { return config.getWarps(); }
@@ -137,7 +148,7 @@ std::string getBackwardPlanName(const KernelSpec &spec);
 
 /// The kernel's function type: pointers are `!llvm.ptr<globalAddrSpace>`
 /// (bare device pointers), then i32 / i64 / f32 scalars as in the ABI table;
-/// a serving layout appends its seven arguments.
+/// a serving layout appends its nine arguments.
 FunctionType getKernelFunctionType(MLIRContext *ctx, unsigned globalAddrSpace,
                                    SeqLayout layout = SeqLayout::Dense);
 
