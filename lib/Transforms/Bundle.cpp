@@ -64,6 +64,8 @@ static llvm::json::Object getVariant(DictionaryAttr k,
     v["combine_threads"] = getInt(k, "combine_threads");
     v["block_n"] = getInt(k, "block_n");
   }
+  if (auto pack = k.getAs<BoolAttr>("pack_gqa"); pack && pack.getValue())
+    v["pack_gqa"] = true;
   return v;
 }
 

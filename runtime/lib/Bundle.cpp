@@ -119,8 +119,8 @@ public:
       out = v->string;
   }
 
-  void boolean(const char *name, bool &out) {
-    if (const json::Value *v = field(name, json::Value::Kind::Bool))
+  void boolean(const char *name, bool &out, bool required = true) {
+    if (const json::Value *v = field(name, json::Value::Kind::Bool, required))
       out = v->boolean;
   }
 
@@ -327,6 +327,9 @@ public:
       r.integer("combine_threads", out.combineThreads, 1, 1024);
       r.integer("block_n", out.blockN, 1, 1 << 16);
     }
+    r.boolean("pack_gqa", out.packGQA, /*required=*/false);
+    if (r.ok() && out.packGQA && !cache)
+      r.fail("field 'pack_gqa' needs layout 'kvcache' or 'paged'");
     Status s2 = readKernel(r, where, out.kernel);
     if (!s2.isOk() || combineEntry.empty())
       return s2;

@@ -75,6 +75,9 @@ struct Variant : Signature {
   int combineThreads = 0;
   /// Keys per block: splits are whole blocks.
   int blockN = 64;
+  /// Rows are (query, head) pairs of a GQA group: block_m rows cover
+  /// block_m / G queries of G heads, and grid y runs over heads_kv.
+  bool packGQA = false;
   bool canSplit() const { return !combine.entry.empty(); }
 };
 

@@ -232,14 +232,10 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
     return report(s);
   const Variant &v = bundle->info.variants[index];
   KernelArgs args(*params, v.layout != SeqLayout::Dense, splits);
-  // A packed batch's blocks cover its longest sequence.
-  int64_t rows = v.layout == SeqLayout::Varlen && params->max_seqlen_q
-                     ? params->max_seqlen_q
-                     : params->seqlen_q;
   // Split-KV: grid z holds each batch's splits; the combine kernel merges
   // them, one workgroup per query row.
-  LaunchGeometry g = {unsigned((rows + v.blockM - 1) / v.blockM),
-                      unsigned(params->heads_q),
+  LaunchGeometry g = {unsigned(forwardGridX(v, *params)),
+                      unsigned(forwardGridY(v, *params)),
                       unsigned(params->batch * splits), unsigned(v.threads),
                       unsigned(v.kernel.dynamicSmem)};
   std::vector<Launch> launches = {Launch{&v.kernel, g, args.data()}};

@@ -636,6 +636,21 @@ Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
                            describeCall(call) + "):" + reasons);
 }
 
+int64_t attn::forwardGridX(const Variant &v, const attn_fwd_params &p) {
+  // A packed batch's blocks cover its longest sequence; packed GQA heads
+  // make G rows of each query.
+  int64_t rows = v.layout == SeqLayout::Varlen && p.max_seqlen_q
+                     ? p.max_seqlen_q
+                     : p.seqlen_q;
+  if (v.packGQA && p.heads_kv > 0)
+    rows *= p.heads_q / p.heads_kv;
+  return (rows + v.blockM - 1) / v.blockM;
+}
+
+int64_t attn::forwardGridY(const Variant &v, const attn_fwd_params &p) {
+  return v.packGQA ? p.heads_kv : p.heads_q;
+}
+
 int attn::chooseSplits(const Variant &v, const attn_fwd_params &p,
                        int multiprocessors) {
   if (!v.canSplit() || p.num_splits == 1)
@@ -647,8 +662,7 @@ int attn::chooseSplits(const Variant &v, const attn_fwd_params &p,
   // FlashAttention-2's heuristic: no split when one wave (nearly) fills the
   // GPU; else the fewest splits whose waves are within 85% of the best
   // fill, among split counts that give different blocks per split.
-  int64_t blocks = (int64_t(p.seqlen_q) + v.blockM - 1) / v.blockM *
-                   p.heads_q * p.batch;
+  int64_t blocks = forwardGridX(v, p) * forwardGridY(v, p) * p.batch;
   if (multiprocessors <= 0 || blocks * 10 >= multiprocessors * 8)
     return 1;
   auto efficiency = [&](int64_t s) {

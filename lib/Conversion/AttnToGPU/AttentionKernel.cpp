@@ -106,12 +106,22 @@ private:
   /// Stores the normalized accumulator rows (f32 `vals(e)` of element e)
   /// at `base` + row * rowStride + column, as `type`, runs of adjacent
   /// columns as one vector store of at most `maxAlign` bytes.
-  void storeRows(Value base, Value rowStride, Type type, int64_t maxAlign,
-                 function_ref<Value(unsigned)> vals);
+  void storeRows(Value base, function_ref<Value(Value)> rowOffset, Type type,
+                 int64_t maxAlign, function_ref<Value(unsigned)> vals);
+  /// Element offset (i64) of tile row `r` in a q/o-shaped tensor whose head
+  /// and row strides are given: r * rowStride, or with packed GQA heads
+  /// (r % G) * headStride + (r / G) * rowStride.
+  Value rowOffset(Value r, Value headStride, Value rowStride);
+  /// The query position of tile row `r` (r / G with packed GQA heads).
+  Value queryOf(Value r) {
+    return spec.packGQA() ? arith::DivUIOp::create(b, loc, r, group) : r;
+  }
   /// The output rows and their lse (when lse is not null), where the op
   /// puts them.
   void storeOutputs(function_ref<Value(unsigned)> normalized,
-                    function_ref<void(Value base, Value enabled)> storeLse);
+                    function_ref<void(Value base, Value headStride,
+                                      Value enabled)>
+                        storeLse);
   /// Restricts [jLo, jHi) to this workgroup's share of the key blocks when
   /// the keys are split (split-KV).
   void clampToSplit(Value &jLo, Value &jHi);
@@ -125,6 +135,8 @@ private:
 
   // Values computed once at kernel entry.
   Value tid, lane, warpRow, m0, head, headKV, batch, sq, sk, smemBase;
+  /// Query heads per key/value head; rows of the tile (G * Sq when packed).
+  Value group, rows;
   /// First query and key row of the sequence (packed batches; else 0).
   Value qRow0, kRow0;
   /// Split-KV: the number of splits and this workgroup's one.
@@ -135,7 +147,8 @@ private:
   SharedTile qTile;
   SmallVector<Value> query;
   AccLayout sLayout, oLayout;
-  SmallVector<Value> rowOfSlot; // absolute query row of each row slot
+  SmallVector<Value> rowOfSlot; // absolute tile row of each row slot
+  SmallVector<Value> queryOfSlot; // its query position (for masks)
 };
 } // namespace
 
@@ -288,8 +301,8 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
   // two corners of this warp's rows x block's keys (masks are bands, so
   // both corners visible means everything between is). Uniform per warp.
   Value negInf = cf(-std::numeric_limits<double>::infinity());
-  Value rowFirst = add(m0, warpRow);
-  Value rowLast = add(rowFirst, c32(mma->getRowsPerWarp() - 1));
+  Value rowFirst = queryOf(add(m0, warpRow));
+  Value rowLast = queryOf(add(add(m0, warpRow), c32(mma->getRowsPerWarp() - 1)));
   Value inside = arith::AndIOp::create(
       b, loc,
       emitKeyVisible(b, loc, maskParams, rowFirst,
@@ -307,7 +320,7 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
     for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
       Value col = add(colBase, c32(sLayout.colOffsets[e]));
       Value visible = emitKeyVisible(
-          b, loc, maskParams, rowOfSlot[sLayout.rowSlot[e]], col, sq, sk);
+          b, loc, maskParams, queryOfSlot[sLayout.rowSlot[e]], col, sq, sk);
       masked.push_back(arith::SelectOp::create(b, loc, visible, s[e], negInf));
     }
     scf::YieldOp::create(b, loc, masked);
@@ -377,16 +390,19 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
   };
   Value firstCol = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          sLayout.laneCol, c32(0));
-  auto storeLse = [&](Value base, Value enabled) {
+  // lse rows: `headStride` apart between packed heads, 1 between rows.
+  auto storeLse = [&](Value base, Value headStride, Value enabled) {
     for (unsigned slot = 0; slot < slots; ++slot) {
       Value row = rowOfSlot[slot];
       Value ok = arith::AndIOp::create(
           b, loc, arith::AndIOp::create(b, loc, enabled, firstCol),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, sq));
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows));
       OpBuilder::InsertionGuard guard(b);
       auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      LLVM::StoreOp::create(b, loc, lse[slot], gep(base, f32, ext(row)), 4);
+      LLVM::StoreOp::create(b, loc, lse[slot],
+                            gep(base, f32, rowOffset(row, headStride, c64(1))),
+                            4);
     }
   };
   if (spec.splitKV()) {
@@ -409,13 +425,18 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
           ext(arg(kArgSeqQ)));
       Value ws = arg(kArgWorkspace);
       int64_t dv = spec.headDimV;
-      storeRows(gep(ws, f32, mul(row0, c64(dv))), c64(dv), f32,
-                dv % 4 == 0 ? 16 : 4, normalized);
+      Value seq = ext(arg(kArgSeqQ));
+      storeRows(
+          gep(ws, f32, mul(row0, c64(dv))),
+          [&](Value r) {
+            return mul(rowOffset(r, seq, c64(1)), c64(dv));
+          },
+          f32, dv % 4 == 0 ? 16 : 4, normalized);
       Value oBytes = mul(mul(mul(rows, ext(numSplits)), c64(dv)), c64(4));
       Value lseOffset = arith::AndIOp::create(b, loc, add(oBytes, c64(255)),
                                               c64(~int64_t(255)));
       Value lsePart = gep(gep(ws, b.getI8Type(), lseOffset), f32, row0);
-      storeLse(lsePart, arith::ConstantIntOp::create(b, loc, 1, 1));
+      storeLse(lsePart, seq, arith::ConstantIntOp::create(b, loc, 1, 1));
     }
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.elseBlock());
@@ -427,9 +448,14 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
 
 void KernelEmitter::storeOutputs(
     function_ref<Value(unsigned)> normalized,
-    function_ref<void(Value base, Value enabled)> storeLse) {
-  storeRows(oPtr, arg(kArgOStrideB + 2), spec.elemType,
-            spec.config.getAlignBytes(), [&](unsigned e) {
+    function_ref<void(Value base, Value headStride, Value enabled)>
+        storeLse) {
+  storeRows(
+      oPtr,
+      [&](Value r) {
+        return rowOffset(r, arg(kArgOStrideB + 1), arg(kArgOStrideB + 2));
+      },
+      spec.elemType, spec.config.getAlignBytes(), [&](unsigned e) {
               return arith::TruncFOp::create(b, loc, spec.elemType,
                                              normalized(e))
                   .getResult();
@@ -444,11 +470,19 @@ void KernelEmitter::storeOutputs(
                           ? ext(qRow0)
                           : mul(ext(batch), arg(kArgLseStrideB)),
                       mul(ext(head), arg(kArgLseStrideB + 1)));
-  storeLse(gep(lsePtr, f32, lseBase), hasLse);
+  storeLse(gep(lsePtr, f32, lseBase), arg(kArgLseStrideB + 1), hasLse);
 }
 
-void KernelEmitter::storeRows(Value base, Value rowStride, Type type,
-                              int64_t maxAlign,
+Value KernelEmitter::rowOffset(Value r, Value headStride, Value rowStride) {
+  if (!spec.packGQA())
+    return mul(ext(r), rowStride);
+  Value g = arith::RemUIOp::create(b, loc, r, group);
+  return add(mul(ext(g), headStride), mul(ext(queryOf(r)), rowStride));
+}
+
+void KernelEmitter::storeRows(Value base,
+                              function_ref<Value(Value)> rowOffsetOf,
+                              Type type, int64_t maxAlign,
                               function_ref<Value(unsigned)> vals) {
   // Runs of adjacent columns of one row become one vector store.
   int64_t bytes = type.getIntOrFloatBitWidth() / 8;
@@ -467,12 +501,12 @@ void KernelEmitter::storeRows(Value base, Value rowStride, Type type,
       row.push_back(vals(e + i));
     Value r = rowOfSlot[slot];
     Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, sq);
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, rows);
     OpBuilder::InsertionGuard guard(b);
     auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value col = add(oLayout.laneCol, c32(oLayout.colOffsets[e]));
-    Value ptr = gep(base, type, add(mul(ext(r), rowStride), ext(col)));
+    Value ptr = gep(base, type, add(rowOffsetOf(r), ext(col)));
     Value vec = vector::FromElementsOp::create(
         b, loc, VectorType::get({(int64_t)run}, type), row);
     LLVM::StoreOp::create(b, loc, vec, ptr,
@@ -520,10 +554,16 @@ void KernelEmitter::emit() {
   sq = arg(kArgSeqQ);
   sk = arg(kArgSeqK);
   m0 = mul(mBlock, c32(spec.blockM()));
-  Value group =
-      arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
-  headKV = arith::DivSIOp::create(b, loc, head, group);
+  group = arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
+  if (spec.packGQA()) {
+    // Grid y runs over key/value heads; `head` is the group's first.
+    headKV = head;
+    head = mul(headKV, group);
+  } else {
+    headKV = arith::DivSIOp::create(b, loc, head, group);
+  }
   bindSequence();
+  rows = spec.packGQA() ? mul(sq, group) : sq;
   if (spec.layout == SeqLayout::Dense) {
     emitBody();
     return;
@@ -531,7 +571,7 @@ void KernelEmitter::emit() {
   // A block past its sequence's end (shorter sequences of a packed batch
   // share the grid of the longest) has nothing to do.
   Value rowsLeft =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, m0, sq);
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, m0, rows);
   OpBuilder::InsertionGuard guard(b);
   auto ifOp = scf::IfOp::create(b, loc, rowsLeft, /*withElse=*/false);
   b.setInsertionPointToStart(ifOp.thenBlock());
@@ -577,16 +617,26 @@ void KernelEmitter::emitBody() {
   oLayout = mma->getOutputLayout(b, loc, lane);
   for (int64_t off : sLayout.rowSlotOffsets)
     rowOfSlot.push_back(add(add(m0, warpRow), add(sLayout.laneRow, c32(off))));
+  for (Value r : rowOfSlot)
+    queryOfSlot.push_back(queryOf(r));
 
   // Q: global -> shared -> registers, once.
   qTile = sharedTile(smemBase, spec.blockM(), spec.headDim, smem.qRowStride);
-  copyTile(qTile, qPtr, m0, sq, arg(kArgQStrideB + 2));
+  if (spec.packGQA())
+    copyTile(qTile, qPtr, m0, rows, Value(), [&](Value r) {
+      return rowOffset(r, arg(kArgQStrideB + 1), arg(kArgQStrideB + 2));
+    });
+  else
+    copyTile(qTile, qPtr, m0, sq, arg(kArgQStrideB + 2));
   target.emitCopyCommit(b, loc);
 
   // Key blocks any row of this block can see.
-  Value rowEnd =
-      arith::MinSIOp::create(b, loc, add(m0, c32(spec.blockM())), sq);
-  auto [lo, hi] = emitVisibleKeyRange(b, loc, maskParams, m0, rowEnd, sq, sk);
+  // The query positions of the block's rows: [m0, m0 + block_m), or with
+  // packed heads [m0 / G, (m0 + block_m - 1) / G + 1).
+  Value qBegin = queryOf(m0);
+  Value qEnd = arith::MinSIOp::create(
+      b, loc, add(queryOf(add(m0, c32(spec.blockM() - 1))), c32(1)), sq);
+  auto [lo, hi] = emitVisibleKeyRange(b, loc, maskParams, qBegin, qEnd, sq, sk);
   Value blockN = c32(spec.blockN());
   Value jLo = arith::DivUIOp::create(b, loc, lo, blockN);
   Value jHi =

@@ -88,6 +88,9 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
     attrs.append("combine_entry", b.getStringAttr(name + "_combine"));
     attrs.append("combine_threads", b.getI64IntegerAttr(kCombineThreads));
   }
+  // Rows are (query, head of the GQA group) pairs; grid y is Hkv.
+  if (spec.packGQA())
+    attrs.append("pack_gqa", b.getBoolAttr(true));
   attrs.append("seqlen_q_multiple", b.getI64IntegerAttr(1));
   attrs.append("seqlen_k_multiple", b.getI64IntegerAttr(1));
   attrs.append("config", b.getStringAttr(config));
@@ -235,8 +238,15 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   Value sqIdx = memref::DimOp::create(b, loc, op.getQuery(), 2);
+  int64_t heads = qType.getDimSize(1);
+  if (spec.packGQA()) {
+    // Rows of a block are (query, head) pairs of one key/value head.
+    int64_t group = heads / kType.getDimSize(1);
+    sqIdx = arith::MulIOp::create(b, loc, sqIdx, cIdx(group));
+    heads = kType.getDimSize(1);
+  }
   Value gridX = arith::CeilDivUIOp::create(b, loc, sqIdx, cIdx(spec.blockM()));
-  gpu::KernelDim3 grid{gridX, cIdx(qType.getDimSize(1)), gridZ};
+  gpu::KernelDim3 grid{gridX, cIdx(heads), gridZ};
   gpu::KernelDim3 block{cIdx(spec.warps() * target.getWarpSize()), cIdx(1),
                         cIdx(1)};
   Value smemBytes = cI32(getDynamicSharedMemoryBytes(spec, target));

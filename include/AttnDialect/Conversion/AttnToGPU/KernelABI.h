@@ -118,6 +118,12 @@ struct KernelSpec {
   bool splitKV() const {
     return layout == SeqLayout::KVCache || layout == SeqLayout::Paged;
   }
+  /// KV-cache kernels also pack the query heads of a GQA group into the
+  /// tile's rows (row r is query r / G of head r % G of the group), so that
+  /// each key/value head is read once per query block rather than G times
+  /// (FlashAttention's PackGQA): one workgroup per (row block, key/value
+  /// head, batch).
+  bool packGQA() const { return splitKV(); }
 
   int64_t blockM() const { return config.getBlockM(); }
   int64_t blockN() const { return config.getBlockN(); }
