@@ -24,7 +24,8 @@ import math
 import os
 import threading
 
-__all__ = ["AttnError", "Library", "load", "find_library", "API_VERSION"]
+__all__ = ["AttnError", "Library", "PreparedCall", "load", "find_library",
+           "API_VERSION"]
 
 API_VERSION = 4
 
@@ -658,6 +659,24 @@ class Library:
         second kernel): 0 lets the runtime choose from the shape and the
         GPU, 1 never splits. Returns (out [B, Hq, Sq, Dv], lse [B, Hq, Sq]
         float32 or None)."""
+        call = self.prepare_kvcache(
+            q, k_cache, v_cache, cache_seqlens, block_table=block_table,
+            causal=causal, scale=scale, window=window, softcap=softcap,
+            return_lse=return_lse, num_splits=num_splits)
+        call.run()
+        return call.out, call.lse
+
+    def prepare_kvcache(self, q, k_cache, v_cache, cache_seqlens,
+                        block_table=None, causal=False, scale=None,
+                        window=None, softcap=None, return_lse=False,
+                        num_splits=0):
+        """attention_kvcache's checks, outputs and workspace, bound once:
+        returns a PreparedCall whose run() launches the kernels on the
+        current stream (again and again, e.g. under a CUDA graph capture or
+        a benchmark loop: the tensors' contents may change between runs,
+        not their shapes or addresses) and whose .out and .lse hold the
+        results."""
+
         import torch
 
         if not isinstance(num_splits, int) or num_splits < 0:
@@ -705,14 +724,15 @@ class Library:
         lse = (torch.empty((B, Hq, Sq), dtype=torch.float32, device=q.device)
                if return_lse else None)
         if B == 0 or Sq == 0:
-            return out, lse
+            return PreparedCall(self, None, out, lse)
         params = self._torch_params(q, kc, vc, out, lse, False, scale, None,
                                     None, softcap)
         if capacity == 0:
+            # No keys at all: zeros and lse = -inf, as the op says.
             out.zero_()
             if lse is not None:
                 lse.fill_(float("-inf"))
-            return out, lse
+            return PreparedCall(self, None, out, lse)
         params.mask = MASKS[mask]
         params.window_left, params.window_right = left, right
         params.seqlens_k = lens.data_ptr()
@@ -725,19 +745,18 @@ class Library:
             params.page_size = page_size
             params.num_pages = num_pages
         params.num_splits = num_splits
+        workspace = None
         with torch.cuda.device(q.device):
-            _, size = self.forward_workspace(params)
-            workspace = None
+            splits, size = self.forward_workspace(params)
             if size:
-                # Freed after the launch; the caching allocator reuses it
-                # only in stream order.
                 workspace = torch.empty(size + WORKSPACE_ALIGNMENT,
                                         dtype=torch.uint8, device=q.device)
                 ptr = workspace.data_ptr()
                 params.workspace = ptr + (-ptr) % WORKSPACE_ALIGNMENT
                 params.workspace_size = size
-            self.forward(params)
-        return out, lse
+        # The split count is fixed now: later runs need no SM-count query.
+        params.num_splits = splits
+        return PreparedCall(self, params, out, lse, workspace, q.device)
 
     def _empty(self, shape, dtype, device):
         import torch
@@ -846,6 +865,27 @@ class Library:
         # `workspace` is freed here; the caching allocator hands its memory
         # out again only in order on this stream, after the kernels.
         return grads
+
+
+class PreparedCall:
+    """A forward call with its tensors, outputs and workspace bound
+    (Library.prepare_kvcache): run() launches it on the current stream."""
+
+    def __init__(self, lib, params, out, lse, workspace=None, device=None):
+        self._lib, self._params = lib, params
+        self.out, self.lse = out, lse
+        # Kept alive with the call: the kernels write into it.
+        self._workspace, self._device = workspace, device
+
+    def run(self):
+        if self._params is None:
+            return
+        import torch
+
+        with torch.cuda.device(self._device):
+            self._params.stream = torch.cuda.current_stream(
+                self._device).cuda_stream
+            self._lib.forward(self._params)
 
 
 _ATTENTION_FUNCTION = []
