@@ -43,13 +43,19 @@ using namespace mlir::attn;
 namespace {
 class AttentionTiler : public TileBuilder {
 public:
-  AttentionTiler(ImplicitLocOpBuilder &b, AttentionOp op)
-      : TileBuilder(b, AttentionParams::of(op)), op(op) {}
+  AttentionTiler(ImplicitLocOpBuilder &b, AttentionOp op, int64_t kvSplits)
+      : TileBuilder(b, AttentionParams::of(op)), op(op), kvSplits(kvSplits) {}
 
   void build();
 
 private:
   void buildGridPoint(Value batch, Value head, Value mBlock);
+  /// The key loop of a KV-cache grid point split in kvSplits parts, merged.
+  void buildSplitKeys(
+      Value firstBlock, Value hi, Value nRows, function_ref<void()> resetRows,
+      function_ref<void(Value, Value)> runKeys,
+      function_ref<void(function_ref<void(Value, Value, Value)>)> finishRows,
+      function_ref<void(Value, Value, Value)> writeOutput);
   void buildKeyBlock(Value kb, Value nRows);
   /// Binds sq, sk and the offsets of the grid point's sequence.
   void bindSequence();
@@ -62,6 +68,7 @@ private:
 
   AttentionOp op;
   SeqLayout layout;
+  int64_t kvSplits;
 
   // Values of the grid point being built.
   Value batch, head, kvHead, row0;
@@ -176,11 +183,15 @@ void AttentionTiler::buildGridPoint(Value batchIv, Value headIv, Value mBlock) {
     Value qv = readRow(op.getQuery(), rowIndex(row), d);
     qv = arith::MulFOp::create(b, qv, splat(f32Const(qScale), d));
     vector::StoreOp::create(b, qv, qTile, ValueRange{r, idx(0)});
-    vector::StoreOp::create(b, splat(f32Const(0.0), dv), accTile,
-                            ValueRange{r, idx(0)});
-    memref::StoreOp::create(b, negInf(), maxRow, r);
-    memref::StoreOp::create(b, f32Const(0.0), sumRow, r);
   });
+  auto resetRows = [&] {
+    forEach(c0, nRows, [&](Value r) {
+      vector::StoreOp::create(b, splat(f32Const(0.0), dv), accTile,
+                              ValueRange{r, idx(0)});
+      memref::StoreOp::create(b, negInf(), maxRow, r);
+      memref::StoreOp::create(b, f32Const(0.0), sumRow, r);
+    });
+  };
 
   auto [lo, hi] =
       emitVisibleKeyRange(b, b.getLoc(), mask, row0, rowEnd, sq, sk);
@@ -191,31 +202,107 @@ void AttentionTiler::buildGridPoint(Value batchIv, Value headIv, Value mBlock) {
         hi);
   Value firstBlock =
       arith::MulIOp::create(b, arith::DivUIOp::create(b, lo, idx(bn)), idx(bn));
-  loop(firstBlock, hi, idx(bn), {}, [&](Value kb, ValueRange) {
-    buildKeyBlock(kb, nRows);
-    return SmallVector<Value>{};
-  });
-
+  auto runKeys = [&](Value from, Value to) {
+    loop(from, to, idx(bn), {}, [&](Value kb, ValueRange) {
+      buildKeyBlock(kb, nRows);
+      return SmallVector<Value>{};
+    });
+  };
   // Normalize by 1/l; rows that saw no key get 0 and lse = -inf.
-  forEach(c0, nRows, [&](Value r) {
-    Value row = arith::AddIOp::create(b, row0, r);
-    Value l = memref::LoadOp::create(b, sumRow, r);
-    Value empty =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32Const(0.0));
-    Value inv = arith::SelectOp::create(
-        b, empty, f32Const(0.0), arith::DivFOp::create(b, f32Const(1.0), l));
-    Value acc = vector::LoadOp::create(b, VectorType::get({dv}, f32), accTile,
-                                       ValueRange{r, idx(0)});
-    writeRow(arith::MulFOp::create(b, acc, splat(inv, dv)), op.getOutput(),
-             rowIndex(row));
-    if (Value lse = op.getLse()) {
+  auto finishRows = [&](function_ref<void(Value r, Value out, Value lse)> put) {
+    forEach(c0, nRows, [&](Value r) {
+      Value l = memref::LoadOp::create(b, sumRow, r);
+      Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l,
+                                          f32Const(0.0));
+      Value inv = arith::SelectOp::create(
+          b, empty, f32Const(0.0), arith::DivFOp::create(b, f32Const(1.0), l));
+      Value acc = vector::LoadOp::create(b, VectorType::get({dv}, f32),
+                                         accTile, ValueRange{r, idx(0)});
       Value m = memref::LoadOp::create(b, maxRow, r);
-      Value log2l = math::Log2Op::create(b, l);
-      Value v = arith::MulFOp::create(b, arith::AddFOp::create(b, m, log2l),
-                                      f32Const(kLn2));
-      v = arith::SelectOp::create(b, empty, negInf(), v);
-      memref::StoreOp::create(b, v, lse, rowIndex(row, /*withCol=*/false));
-    }
+      Value v = arith::MulFOp::create(
+          b, arith::AddFOp::create(b, m, math::Log2Op::create(b, l)),
+          f32Const(kLn2));
+      put(r, arith::MulFOp::create(b, acc, splat(inv, dv)),
+          arith::SelectOp::create(b, empty, negInf(), v));
+    });
+  };
+  auto writeOutput = [&](Value r, Value out, Value lseValue) {
+    Value row = arith::AddIOp::create(b, row0, r);
+    writeRow(out, op.getOutput(), rowIndex(row));
+    if (Value lse = op.getLse())
+      memref::StoreOp::create(b, lseValue, lse,
+                              rowIndex(row, /*withCol=*/false));
+  };
+
+  bool split = kvSplits > 1 &&
+               (layout == SeqLayout::KVCache || layout == SeqLayout::Paged);
+  if (!split) {
+    resetRows();
+    runKeys(firstBlock, hi);
+    finishRows(writeOutput);
+    return;
+  }
+  buildSplitKeys(firstBlock, hi, nRows, resetRows, runKeys, finishRows,
+                 writeOutput);
+}
+
+void AttentionTiler::buildSplitKeys(
+    Value firstBlock, Value hi, Value nRows, function_ref<void()> resetRows,
+    function_ref<void(Value, Value)> runKeys,
+    function_ref<void(function_ref<void(Value, Value, Value)>)> finishRows,
+    function_ref<void(Value, Value, Value)> writeOutput) {
+  // Split s takes key blocks [s * c, (s + 1) * c), c = ceil(blocks /
+  // splits), as the GPU kernels do, and leaves its normalized rows and lse;
+  // they merge as O = sum_s w_s O_s / sum_s w_s, w_s = exp(lse_s - max).
+  int64_t n = kvSplits;
+  Value c0 = idx(0), c1 = idx(1);
+  Value partAcc = memref::AllocaOp::create(b, MemRefType::get({n, bm, dv}, f32));
+  Value partLse = memref::AllocaOp::create(b, MemRefType::get({n, bm}, f32));
+  Value blocks = arith::CeilDivUIOp::create(b, sk, idx(bn));
+  Value chunk = arith::MulIOp::create(
+      b, arith::CeilDivUIOp::create(b, blocks, idx(n)), idx(bn));
+  forEach(c0, idx(n), [&](Value s) {
+    resetRows();
+    Value first = arith::MulIOp::create(b, s, chunk);
+    runKeys(arith::MaxUIOp::create(b, firstBlock, first),
+            arith::MinUIOp::create(b, hi,
+                                   arith::AddIOp::create(b, first, chunk)));
+    finishRows([&](Value r, Value out, Value lse) {
+      vector::StoreOp::create(b, out, partAcc, ValueRange{s, r, c0});
+      memref::StoreOp::create(b, lse, partLse, ValueRange{s, r});
+    });
+  });
+  forEach(c0, nRows, [&](Value r) {
+    auto maxLoop = loop(c0, idx(n), c1, {negInf()}, [&](Value s, ValueRange m) {
+      Value v = memref::LoadOp::create(b, partLse, ValueRange{s, r});
+      return SmallVector<Value>{arith::MaximumFOp::create(b, m[0], v)};
+    });
+    Value m = maxLoop.getResult(0);
+    Value empty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, negInf());
+    Value mUse = arith::SelectOp::create(b, empty, f32Const(0.0), m);
+    VectorType rowType = VectorType::get({dv}, f32);
+    auto sums = loop(
+        c0, idx(n), c1, {f32Const(0.0), splat(f32Const(0.0), dv)},
+        [&](Value s, ValueRange acc) {
+          Value v = memref::LoadOp::create(b, partLse, ValueRange{s, r});
+          Value w = math::ExpOp::create(b, arith::SubFOp::create(b, v, mUse));
+          Value o = vector::LoadOp::create(b, rowType, partAcc,
+                                           ValueRange{s, r, c0});
+          return SmallVector<Value>{
+              arith::AddFOp::create(b, acc[0], w),
+              vector::FMAOp::create(b, splat(w, dv), o, acc[1])};
+        });
+    Value sum = sums.getResult(0);
+    Value has =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum, f32Const(0.0));
+    Value inv = arith::SelectOp::create(
+        b, has, arith::DivFOp::create(b, f32Const(1.0), sum), f32Const(0.0));
+    Value lse = arith::SelectOp::create(
+        b, has, arith::AddFOp::create(b, m, math::LogOp::create(b, sum)),
+        negInf());
+    writeOutput(r, arith::MulFOp::create(b, sums.getResult(1), splat(inv, dv)),
+                lse);
   });
 }
 
@@ -286,10 +373,11 @@ LogicalResult attn::checkTileable(AttentionOp op) {
                          });
 }
 
-void attn::tileAttention(RewriterBase &rewriter, AttentionOp op) {
+void attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
+                         int64_t kvSplits) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-  AttentionTiler(b, op).build();
+  AttentionTiler(b, op, kvSplits).build();
   rewriter.eraseOp(op);
 }

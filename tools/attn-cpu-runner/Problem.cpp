@@ -180,6 +180,8 @@ std::string Problem::describe() const {
     list("seqlens_k", seqlensK);
     if (layout == "paged")
       os << " page_size=" << pageSize;
+    if (kvSplits > 1)
+      os << " kv_splits=" << kvSplits;
   }
   if (bias)
     os << " bias=" << (*bias)[0] << "x" << (*bias)[1] << "x" << (*bias)[2]
@@ -304,6 +306,8 @@ std::string attn_runner::parseProblemFlags(llvm::ArrayRef<std::string> args,
       }
     } else if (flag == "--page-size") {
       err = intFlag(p.pageSize, 1);
+    } else if (flag == "--kv-splits") {
+      err = intFlag(p.kvSplits, 1);
     } else if (flag == "--scale" || flag == "--softcap") {
       double v;
       if (llvm::StringRef(val).getAsDouble(v) || !(v > 0))

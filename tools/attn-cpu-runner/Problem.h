@@ -46,6 +46,8 @@ struct Problem {
   std::string layout = "dense";
   std::vector<int64_t> seqlensQ, seqlensK;
   int64_t pageSize = 0;
+  /// attn-to-cpu's kv-splits: the split-KV merge, for kvcache and paged.
+  int64_t kvSplits = 1;
 
   /// The attn.attention (or attn.attention_grad) module computing this
   /// problem (func @attn with dynamic B, Sq, Sk). Equal strings mean one

@@ -266,7 +266,9 @@ private:
 
 mlir::ExecutionEngine *Runner::compile(const Problem &p, const Options &opts) {
   std::string text = p.moduleText();
-  auto it = engines.find(text);
+  // The split count is a pipeline option, not in the module.
+  std::string key = text + "// kv-splits " + std::to_string(p.kvSplits);
+  auto it = engines.find(key);
   if (it != engines.end())
     return it->second.get();
   if (opts.printModule)
@@ -279,7 +281,9 @@ mlir::ExecutionEngine *Runner::compile(const Problem &p, const Options &opts) {
     return nullptr;
   }
   mlir::PassManager pm(context.get());
-  mlir::attn::buildAttnToCPUPipeline(pm, {});
+  mlir::attn::AttnToCPUPipelineOptions pipelineOptions;
+  pipelineOptions.kvSplits = p.kvSplits;
+  mlir::attn::buildAttnToCPUPipeline(pm, pipelineOptions);
   if (mlir::failed(pm.run(*module))) {
     llvm::errs() << "error: attn-to-cpu failed on " << p.describe() << "\n";
     return nullptr;
@@ -318,7 +322,7 @@ mlir::ExecutionEngine *Runner::compile(const Problem &p, const Options &opts) {
     return nullptr;
   }
   mlir::ExecutionEngine *result = engine->get();
-  engines[text] = std::move(*engine);
+  engines[key] = std::move(*engine);
   return result;
 }
 
@@ -715,7 +719,10 @@ void usage() {
          "  --grad-bias | --grad-bias-f32 (with --backward: also dbias, in "
          "the bias's type or f32)\n"
          "  --block-m M --block-n N (attach a config instead of "
-         "attn-select-config)\n";
+         "attn-select-config)\n"
+         "  --layout dense|varlen|kvcache|paged --seqlens-q L,.. "
+         "--seqlens-k L,.. --page-size P\n"
+         "  --kv-splits N (kvcache, paged: split the keys, merge by lse)\n";
 }
 } // namespace
 
