@@ -243,10 +243,10 @@ LogicalResult checkForwardShapes(Operation *op, ShapeChecker &sc, AttnDims &d,
                                  Value q, Value k, Value v, Value out,
                                  std::pair<Sym, Sym> *pages = nullptr) {
   Sym *kb = pages ? &pages->first : &d.b, *ks = pages ? &pages->second : &d.sk;
-  StringRef kLayout = pages ? "[num_pages, Hkv, page_size, D]"
-                            : "[B, Hkv, Sk, D]",
-            vLayout = pages ? "[num_pages, Hkv, page_size, Dv]"
-                            : "[B, Hkv, Sk, Dv]";
+  StringRef kLayout =
+                pages ? "[num_pages, Hkv, page_size, D]" : "[B, Hkv, Sk, D]",
+            vLayout =
+                pages ? "[num_pages, Hkv, page_size, Dv]" : "[B, Hkv, Sk, Dv]";
   if (failed(
           sc.check(q, "query", "[B, Hq, Sq, D]", {&d.b, &d.hq, &d.sq, &d.d})) ||
       failed(sc.check(k, "key", kLayout, {kb, &d.hkv, ks, &d.d})) ||
@@ -369,10 +369,9 @@ LogicalResult checkSeqLayout(AttentionOp op, ShapeChecker &sc, AttnDims &d) {
                                "(a packed batch has its key offsets)";
   if (cuQ) {
     Sym n{"N + 1", false};
-    if (failed(checkIndexOperand(op, sc, cuQ, "cu_seqlens_q", "[N + 1]",
-                                 {&n})) ||
-        failed(checkIndexOperand(op, sc, cuK, "cu_seqlens_k", "[N + 1]",
-                                 {&n})))
+    if (failed(
+            checkIndexOperand(op, sc, cuQ, "cu_seqlens_q", "[N + 1]", {&n})) ||
+        failed(checkIndexOperand(op, sc, cuK, "cu_seqlens_k", "[N + 1]", {&n})))
       return failure();
     if (n.size == 0)
       return op.emitOpError()
@@ -387,8 +386,8 @@ LogicalResult checkSeqLayout(AttentionOp op, ShapeChecker &sc, AttnDims &d) {
   Sym pages{"P", false};
   if (failed(checkIndexOperand(op, sc, lens, "seqlens_k", "[B]", {&d.b})))
     return failure();
-  if (table && failed(checkIndexOperand(op, sc, table, "block_table",
-                                        "[B, P]", {&d.b, &pages})))
+  if (table && failed(checkIndexOperand(op, sc, table, "block_table", "[B, P]",
+                                        {&d.b, &pages})))
     return failure();
   return success();
 }
@@ -424,14 +423,14 @@ SeqLayout AttentionOp::getSeqLayout() {
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
   bool isTensor = false;
-  if (failed(checkUniformKind(
-          op,
-          {getQuery(), getKey(), getValue(), getBias(), getCuSeqlensQ(),
-           getCuSeqlensK(), getSeqlensK(), getBlockTable(), getOutput(),
-           getLse()},
-          {"query", "key", "value", "bias", "cu_seqlens_q", "cu_seqlens_k",
-           "seqlens_k", "block_table", "output", "lse"},
-          isTensor)))
+  if (failed(checkUniformKind(op,
+                              {getQuery(), getKey(), getValue(), getBias(),
+                               getCuSeqlensQ(), getCuSeqlensK(), getSeqlensK(),
+                               getBlockTable(), getOutput(), getLse()},
+                              {"query", "key", "value", "bias", "cu_seqlens_q",
+                               "cu_seqlens_k", "seqlens_k", "block_table",
+                               "output", "lse"},
+                              isTensor)))
     return failure();
   ShapeChecker sc(op);
   AttnDims d;

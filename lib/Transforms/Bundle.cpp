@@ -202,11 +202,12 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
   bool hasLayouts = llvm::any_of(variants, [](const llvm::json::Value &v) {
     return v.getAsObject()->get("layout") != nullptr;
   });
-  llvm::json::Object bundle{
-      {"schema", "attn-bundle"},
-      {"version", hasLayouts ? 3 : hasPlans ? 2 : 1},
-      {"platform", first.platform}, {"chip", first.chip},
-      {"abi", "attn-fwd-v1"},       {"variants", std::move(variants)}};
+  llvm::json::Object bundle{{"schema", "attn-bundle"},
+                            {"version", hasLayouts ? 3 : hasPlans ? 2 : 1},
+                            {"platform", first.platform},
+                            {"chip", first.chip},
+                            {"abi", "attn-fwd-v1"},
+                            {"variants", std::move(variants)}};
   if (hasPlans)
     bundle["plans"] = std::move(plans);
   SmallString<256> path(dir);

@@ -149,10 +149,10 @@ SmallVector<Value> AttentionTiler::keyIndex(Value key) {
   if (layout != SeqLayout::Paged)
     return {memBatch, kvHead, arith::AddIOp::create(b, kStart, key), idx(0)};
   Value slot = arith::DivUIOp::create(b, key, pageSize);
-  Value page = loadClamped(
-      op.getBlockTable(), ValueRange{batch, slot}, idx(0),
-      arith::SubIOp::create(b, memref::DimOp::create(b, op.getKey(), 0),
-                            idx(1)));
+  Value page =
+      loadClamped(op.getBlockTable(), ValueRange{batch, slot}, idx(0),
+                  arith::SubIOp::create(
+                      b, memref::DimOp::create(b, op.getKey(), 0), idx(1)));
   return {page, kvHead, arith::RemUIOp::create(b, key, pageSize), idx(0)};
 }
 
@@ -212,12 +212,12 @@ void AttentionTiler::buildGridPoint(Value batchIv, Value headIv, Value mBlock) {
   auto finishRows = [&](function_ref<void(Value r, Value out, Value lse)> put) {
     forEach(c0, nRows, [&](Value r) {
       Value l = memref::LoadOp::create(b, sumRow, r);
-      Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l,
-                                          f32Const(0.0));
+      Value empty =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32Const(0.0));
       Value inv = arith::SelectOp::create(
           b, empty, f32Const(0.0), arith::DivFOp::create(b, f32Const(1.0), l));
-      Value acc = vector::LoadOp::create(b, VectorType::get({dv}, f32),
-                                         accTile, ValueRange{r, idx(0)});
+      Value acc = vector::LoadOp::create(b, VectorType::get({dv}, f32), accTile,
+                                         ValueRange{r, idx(0)});
       Value m = memref::LoadOp::create(b, maxRow, r);
       Value v = arith::MulFOp::create(
           b, arith::AddFOp::create(b, m, math::Log2Op::create(b, l)),
@@ -256,7 +256,8 @@ void AttentionTiler::buildSplitKeys(
   // they merge as O = sum_s w_s O_s / sum_s w_s, w_s = exp(lse_s - max).
   int64_t n = kvSplits;
   Value c0 = idx(0), c1 = idx(1);
-  Value partAcc = memref::AllocaOp::create(b, MemRefType::get({n, bm, dv}, f32));
+  Value partAcc =
+      memref::AllocaOp::create(b, MemRefType::get({n, bm, dv}, f32));
   Value partLse = memref::AllocaOp::create(b, MemRefType::get({n, bm}, f32));
   Value blocks = arith::CeilDivUIOp::create(b, sk, idx(bn));
   Value chunk = arith::MulIOp::create(
@@ -264,9 +265,9 @@ void AttentionTiler::buildSplitKeys(
   forEach(c0, idx(n), [&](Value s) {
     resetRows();
     Value first = arith::MulIOp::create(b, s, chunk);
-    runKeys(arith::MaxUIOp::create(b, firstBlock, first),
-            arith::MinUIOp::create(b, hi,
-                                   arith::AddIOp::create(b, first, chunk)));
+    runKeys(
+        arith::MaxUIOp::create(b, firstBlock, first),
+        arith::MinUIOp::create(b, hi, arith::AddIOp::create(b, first, chunk)));
     finishRows([&](Value r, Value out, Value lse) {
       vector::StoreOp::create(b, out, partAcc, ValueRange{s, r, c0});
       memref::StoreOp::create(b, lse, partLse, ValueRange{s, r});
@@ -287,8 +288,8 @@ void AttentionTiler::buildSplitKeys(
         [&](Value s, ValueRange acc) {
           Value v = memref::LoadOp::create(b, partLse, ValueRange{s, r});
           Value w = math::ExpOp::create(b, arith::SubFOp::create(b, v, mUse));
-          Value o = vector::LoadOp::create(b, rowType, partAcc,
-                                           ValueRange{s, r, c0});
+          Value o =
+              vector::LoadOp::create(b, rowType, partAcc, ValueRange{s, r, c0});
           return SmallVector<Value>{
               arith::AddFOp::create(b, acc[0], w),
               vector::FMAOp::create(b, splat(w, dv), o, acc[1])};

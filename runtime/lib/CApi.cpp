@@ -240,12 +240,11 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
                       unsigned(v.kernel.dynamicSmem)};
   std::vector<Launch> launches = {Launch{&v.kernel, g, args.data()}};
   if (splits > 1)
-    launches.push_back(Launch{&v.combine,
-                              {unsigned(params->seqlen_q),
-                               unsigned(params->heads_q),
-                               unsigned(params->batch),
-                               unsigned(v.combineThreads), 0},
-                              args.data()});
+    launches.push_back(
+        Launch{&v.combine,
+               {unsigned(params->seqlen_q), unsigned(params->heads_q),
+                unsigned(params->batch), unsigned(v.combineThreads), 0},
+               args.data()});
   return report(
       bundle->backend->launch(bundle->info, launches, params->stream));
 }

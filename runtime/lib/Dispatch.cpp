@@ -202,9 +202,10 @@ Status validateServing(const Call &c) {
                      " is not 4-byte aligned");
   if (c.layout == SeqLayout::Varlen) {
     if (!c.cuSeqlensQ || !c.cuSeqlensK)
-      return invalid(std::string(c.cuSeqlensQ ? "cu_seqlens_k" : "cu_seqlens_q") +
-                     " is a null pointer; cu_seqlens_q and cu_seqlens_k come "
-                     "together");
+      return invalid(
+          std::string(c.cuSeqlensQ ? "cu_seqlens_k" : "cu_seqlens_q") +
+          " is a null pointer; cu_seqlens_q and cu_seqlens_k come "
+          "together");
     if (c.maxSeqlenQ < 0 || c.maxSeqlenQ > c.seqlenQ)
       return invalid("max_seqlen_q " + std::to_string(c.maxSeqlenQ) +
                      " must be in [0, seqlen_q = " + std::to_string(c.seqlenQ) +
@@ -231,9 +232,9 @@ Status validateServing(const Call &c) {
     return Status::ok();
   }
   if (c.pageSize <= 0 || c.numPages <= 0)
-    return invalid("block_table needs a positive page_size and num_pages, got " +
-                   std::to_string(c.pageSize) + " and " +
-                   std::to_string(c.numPages));
+    return invalid(
+        "block_table needs a positive page_size and num_pages, got " +
+        std::to_string(c.pageSize) + " and " + std::to_string(c.numPages));
   if (c.seqlenK % c.pageSize)
     return invalid("seqlen_k " + std::to_string(c.seqlenK) +
                    " must be the pages per batch times page_size " +

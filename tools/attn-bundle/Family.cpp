@@ -359,7 +359,9 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     return;
   }
   Value serving[4]; // cu_seqlens_q, cu_seqlens_k, seqlens_k, block_table
-  auto servingArg = [&](unsigned i) { return body->getArgument(firstServing + i); };
+  auto servingArg = [&](unsigned i) {
+    return body->getArgument(firstServing + i);
+  };
   if (variant.layout == SeqLayout::Varlen) {
     serving[0] = servingArg(0);
     serving[1] = servingArg(1);
@@ -368,12 +370,11 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     if (variant.layout == SeqLayout::Paged)
       serving[3] = servingArg(1);
   }
-  AttentionOp::create(b, loc, TypeRange(), body->getArgument(0),
-                      body->getArgument(1), body->getArgument(2), biasArg,
-                      serving[0], serving[1], serving[2], serving[3],
-                      body->getArgument(3), body->getArgument(4),
-                      /*scale=*/FloatAttr(), variant.mask, window, softcap,
-                      config);
+  AttentionOp::create(
+      b, loc, TypeRange(), body->getArgument(0), body->getArgument(1),
+      body->getArgument(2), biasArg, serving[0], serving[1], serving[2],
+      serving[3], body->getArgument(3), body->getArgument(4),
+      /*scale=*/FloatAttr(), variant.mask, window, softcap, config);
   func::ReturnOp::create(b, loc);
 }
 

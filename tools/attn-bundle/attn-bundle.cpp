@@ -178,10 +178,10 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
       [](StringRef s) { return symbolizeMaskKind(s); });
   auto biasKinds = parseList<BiasKind>(biases, {"none"}, "bias",
                                        "none, same or f32", parseBiasKind);
-  auto layoutKinds = parseList<SeqLayout>(
-      layouts, {"dense", "varlen", "kvcache", "paged"}, "layouts",
-      "dense, varlen, kvcache or paged",
-      [](StringRef s) { return symbolizeSeqLayout(s); });
+  auto layoutKinds =
+      parseList<SeqLayout>(layouts, {"dense", "varlen", "kvcache", "paged"},
+                           "layouts", "dense, varlen, kvcache or paged",
+                           [](StringRef s) { return symbolizeSeqLayout(s); });
   if (failed(types) || failed(maskKinds) || failed(biasKinds) ||
       failed(layoutKinds))
     return failure();

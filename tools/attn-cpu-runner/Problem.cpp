@@ -97,10 +97,10 @@ std::string Problem::moduleText() const {
     oT = packed(hq, dvv);
     lseT = "memref<1x" + std::to_string(hq) + "x?xf32>";
   } else if (layout == "paged") {
-    kT = "memref<?x" + std::to_string(hkv) + "x?x" + std::to_string(d) +
-         "x" + et.str() + ">";
-    vT = "memref<?x" + std::to_string(hkv) + "x?x" + std::to_string(dvv) +
-         "x" + et.str() + ">";
+    kT = "memref<?x" + std::to_string(hkv) + "x?x" + std::to_string(d) + "x" +
+         et.str() + ">";
+    vT = "memref<?x" + std::to_string(hkv) + "x?x" + std::to_string(dvv) + "x" +
+         et.str() + ">";
   }
 
   std::string s;
@@ -331,8 +331,8 @@ std::string attn_runner::parseProblemFlags(llvm::ArrayRef<std::string> args,
   if (p.layout != "dense") {
     if (p.bias || p.backward)
       return "--layout " + p.layout + " takes no --bias and no --backward";
-    if (p.layout == "varlen" && (p.seqlensQ.empty() ||
-                                 p.seqlensQ.size() != p.seqlensK.size()))
+    if (p.layout == "varlen" &&
+        (p.seqlensQ.empty() || p.seqlensQ.size() != p.seqlensK.size()))
       return "--layout varlen needs --seqlens-q and --seqlens-k of one "
              "length (one entry per sequence)";
     if (p.layout != "varlen" &&

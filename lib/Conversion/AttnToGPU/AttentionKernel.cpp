@@ -118,10 +118,9 @@ private:
   }
   /// The output rows and their lse (when lse is not null), where the op
   /// puts them.
-  void storeOutputs(function_ref<Value(unsigned)> normalized,
-                    function_ref<void(Value base, Value headStride,
-                                      Value enabled)>
-                        storeLse);
+  void storeOutputs(
+      function_ref<Value(unsigned)> normalized,
+      function_ref<void(Value base, Value headStride, Value enabled)> storeLse);
   /// Restricts [jLo, jHi) to this workgroup's share of the key blocks when
   /// the keys are split (split-KV).
   void clampToSplit(Value &jLo, Value &jHi);
@@ -147,7 +146,7 @@ private:
   SharedTile qTile;
   SmallVector<Value> query;
   AccLayout sLayout, oLayout;
-  SmallVector<Value> rowOfSlot; // absolute tile row of each row slot
+  SmallVector<Value> rowOfSlot;   // absolute tile row of each row slot
   SmallVector<Value> queryOfSlot; // its query position (for masks)
 };
 } // namespace
@@ -191,12 +190,10 @@ void KernelEmitter::bindSequence() {
     Value next = add(batch, c32(1));
     qRow0 = loadClamped(kArgCuSeqlensQ, batch, c32(0), sq);
     kRow0 = loadClamped(kArgCuSeqlensK, batch, c32(0), sk);
-    sq = arith::SubIOp::create(b, loc,
-                               loadClamped(kArgCuSeqlensQ, next, qRow0, sq),
-                               qRow0);
-    sk = arith::SubIOp::create(b, loc,
-                               loadClamped(kArgCuSeqlensK, next, kRow0, sk),
-                               kRow0);
+    sq = arith::SubIOp::create(
+        b, loc, loadClamped(kArgCuSeqlensQ, next, qRow0, sq), qRow0);
+    sk = arith::SubIOp::create(
+        b, loc, loadClamped(kArgCuSeqlensK, next, kRow0, sk), kRow0);
     return;
   }
   case SeqLayout::KVCache:
@@ -302,7 +299,8 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
   // both corners visible means everything between is). Uniform per warp.
   Value negInf = cf(-std::numeric_limits<double>::infinity());
   Value rowFirst = queryOf(add(m0, warpRow));
-  Value rowLast = queryOf(add(add(m0, warpRow), c32(mma->getRowsPerWarp() - 1)));
+  Value rowLast =
+      queryOf(add(add(m0, warpRow), c32(mma->getRowsPerWarp() - 1)));
   Value inside = arith::AndIOp::create(
       b, loc,
       emitKeyVisible(b, loc, maskParams, rowFirst,
@@ -409,30 +407,28 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
     // Several splits: this one's rows, normalized by its own sum, and its
     // lse go to the workspace ([splits, B, Hq, Sq, Dv] f32, then [splits,
     // B, Hq, Sq] f32 at the next 256 bytes) for the _combine kernel.
-    Value many =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, numSplits,
-                              c32(1));
+    Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                       numSplits, c32(1));
     auto ifOp = scf::IfOp::create(b, loc, many, /*withElse=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      Value rows = mul(mul(ext(arg(kArgBatch)), ext(arg(kArgHeadsQ))),
-                       ext(arg(kArgSeqQ)));
-      Value row0 = mul(
-          add(mul(add(mul(ext(split), ext(arg(kArgBatch))), ext(batch)),
-                  ext(arg(kArgHeadsQ))),
-              ext(head)),
-          ext(arg(kArgSeqQ)));
+      Value rowsPerSplit = mul(mul(ext(arg(kArgBatch)), ext(arg(kArgHeadsQ))),
+                               ext(arg(kArgSeqQ)));
+      Value row0 =
+          mul(add(mul(add(mul(ext(split), ext(arg(kArgBatch))), ext(batch)),
+                      ext(arg(kArgHeadsQ))),
+                  ext(head)),
+              ext(arg(kArgSeqQ)));
       Value ws = arg(kArgWorkspace);
       int64_t dv = spec.headDimV;
       Value seq = ext(arg(kArgSeqQ));
       storeRows(
           gep(ws, f32, mul(row0, c64(dv))),
-          [&](Value r) {
-            return mul(rowOffset(r, seq, c64(1)), c64(dv));
-          },
-          f32, dv % 4 == 0 ? 16 : 4, normalized);
-      Value oBytes = mul(mul(mul(rows, ext(numSplits)), c64(dv)), c64(4));
+          [&](Value r) { return mul(rowOffset(r, seq, c64(1)), c64(dv)); }, f32,
+          dv % 4 == 0 ? 16 : 4, normalized);
+      Value oBytes =
+          mul(mul(mul(rowsPerSplit, ext(numSplits)), c64(dv)), c64(4));
       Value lseOffset = arith::AndIOp::create(b, loc, add(oBytes, c64(255)),
                                               c64(~int64_t(255)));
       Value lsePart = gep(gep(ws, b.getI8Type(), lseOffset), f32, row0);
@@ -448,18 +444,17 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
 
 void KernelEmitter::storeOutputs(
     function_ref<Value(unsigned)> normalized,
-    function_ref<void(Value base, Value headStride, Value enabled)>
-        storeLse) {
+    function_ref<void(Value base, Value headStride, Value enabled)> storeLse) {
   storeRows(
       oPtr,
       [&](Value r) {
         return rowOffset(r, arg(kArgOStrideB + 1), arg(kArgOStrideB + 2));
       },
-      spec.elemType, spec.config.getAlignBytes(), [&](unsigned e) {
-              return arith::TruncFOp::create(b, loc, spec.elemType,
-                                             normalized(e))
-                  .getResult();
-            });
+      spec.elemType, spec.config.getAlignBytes(),
+      [&](unsigned e) {
+        return arith::TruncFOp::create(b, loc, spec.elemType, normalized(e))
+            .getResult();
+      });
   // lse, by the lane holding column 0 of each row, when lse is not null.
   Value lsePtr = arg(kArgLse);
   Value null = LLVM::ZeroOp::create(b, loc, lsePtr.getType());
@@ -481,8 +476,8 @@ Value KernelEmitter::rowOffset(Value r, Value headStride, Value rowStride) {
 }
 
 void KernelEmitter::storeRows(Value base,
-                              function_ref<Value(Value)> rowOffsetOf,
-                              Type type, int64_t maxAlign,
+                              function_ref<Value(Value)> rowOffsetOf, Type type,
+                              int64_t maxAlign,
                               function_ref<Value(unsigned)> vals) {
   // Runs of adjacent columns of one row become one vector store.
   int64_t bytes = type.getIntOrFloatBitWidth() / 8;

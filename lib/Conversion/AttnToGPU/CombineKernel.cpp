@@ -71,16 +71,16 @@ void CombineEmitter::emit() {
   Value batch = blockId(gpu::Dimension::z);
   numSplits = arith::MaxSIOp::create(b, loc, arg(kArgNumSplits), c32(1));
   // Rows per split, and this row's index in split 0.
-  rows = mul(mul(ext(arg(kArgBatch)), ext(arg(kArgHeadsQ))),
-             ext(arg(kArgSeqQ)));
+  rows =
+      mul(mul(ext(arg(kArgBatch)), ext(arg(kArgHeadsQ))), ext(arg(kArgSeqQ)));
   row0 = add(mul(add(mul(ext(batch), ext(arg(kArgHeadsQ))), ext(head)),
                  ext(arg(kArgSeqQ))),
              ext(row));
   int64_t dv = spec.headDimV;
   Value ws = arg(kArgWorkspace);
   Value oBytes = mul(mul(mul(rows, ext(numSplits)), c64(dv)), c64(4));
-  Value lseOffset = arith::AndIOp::create(b, loc, add(oBytes, c64(255)),
-                                          c64(~int64_t(255)));
+  Value lseOffset =
+      arith::AndIOp::create(b, loc, add(oBytes, c64(255)), c64(~int64_t(255)));
   lsePart = gep(ws, b.getI8Type(), lseOffset);
 
   Value negInf = cf(-std::numeric_limits<double>::infinity());
@@ -89,8 +89,8 @@ void CombineEmitter::emit() {
         b, loc, f32, gep(lsePart, f32, add(mul(ext(s), rows), row0)), 4);
     return fmax(m, lse);
   });
-  empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, maxLse,
-                                negInf);
+  empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, maxLse, negInf);
   Value sum = loop(c32(0), numSplits, c32(1), cf(0.0),
                    [&](Value s, Value acc) { return fadd(acc, weight(s)); });
   Value has =
@@ -123,15 +123,15 @@ void CombineEmitter::emit() {
   Value lsePtr = arg(kArgLse);
   Value null = LLVM::ZeroOp::create(b, loc, lsePtr.getType());
   Value write = arith::AndIOp::create(
-      b, loc, LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, lsePtr, null),
+      b, loc,
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, lsePtr, null),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c32(0)));
   auto ifOp = scf::IfOp::create(b, loc, write, /*withElse=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  Value lse = select(has,
-                     fadd(maxLse, fmul(math::Log2Op::create(b, loc, sum),
-                                       cf(M_LN2))),
-                     negInf);
+  Value lse = select(
+      has, fadd(maxLse, fmul(math::Log2Op::create(b, loc, sum), cf(M_LN2))),
+      negInf);
   Value at = add(add(mul(ext(batch), arg(kArgLseStrideB)),
                      mul(ext(head), arg(kArgLseStrideB + 1))),
                  ext(row));

@@ -130,8 +130,8 @@ AttentionToGPULaunch::matchAndRewrite(AttentionOp op,
       rewriter, op, name, name, target, [&](gpu::GPUModuleOp m) {
         buildAttentionKernel(rewriter, op.getLoc(), m, name, *spec, target);
         if (spec->splitKV())
-          buildSplitCombineKernel(rewriter, op.getLoc(), m,
-                                  name + "_combine", *spec, target);
+          buildSplitCombineKernel(rewriter, op.getLoc(), m, name + "_combine",
+                                  *spec, target);
         return getMetadata(op.getContext(), name, *spec, target);
       });
   if (failed(gpuModule))
@@ -221,14 +221,14 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
       args[kArgBlockTableStride] = getStrides(b, loc, table, 1).front();
       args[kArgPageSize] = dimI32(op.getKey(), 2);
       args[kArgNumPages] = dimI32(op.getKey(), 0);
-      args[kArgSeqK] = arith::MulIOp::create(b, loc, dimI32(table, 1),
-                                             args[kArgPageSize]);
+      args[kArgSeqK] =
+          arith::MulIOp::create(b, loc, dimI32(table, 1), args[kArgPageSize]);
     }
     if (Value cu = op.getCuSeqlensQ()) {
       // One grid z per sequence; the rows of the packed batch bound Sq.
-      gridZ = arith::SubIOp::create(b, loc,
-                                    memref::DimOp::create(b, loc, cu, 0),
-                                    arith::ConstantIndexOp::create(b, loc, 1));
+      gridZ =
+          arith::SubIOp::create(b, loc, memref::DimOp::create(b, loc, cu, 0),
+                                arith::ConstantIndexOp::create(b, loc, 1));
       args[kArgBatch] = arith::IndexCastOp::create(b, loc, i32, gridZ);
     }
   }
