@@ -696,9 +696,12 @@ size_t attn::splitWorkspaceBytes(const attn_fwd_params &p, int splits) {
   return size_t(out + rows * 4);
 }
 
-Status attn::checkSplitWorkspace(const attn_fwd_params &p, size_t bytes) {
-  std::string need = "split-KV needs " + std::to_string(bytes) +
-                     " bytes of workspace (attn_forward_workspace_size)";
+/// The caller's workspace of a forward or backward call: present, at least
+/// `bytes` (`need` says who needs them), aligned, and sharing no memory with
+/// the call's tensors.
+template <typename P>
+static Status checkWorkspaceOf(const P &p, size_t bytes,
+                               const std::string &need) {
   if (!p.workspace)
     return invalid("workspace is a null pointer but " + need);
   if (p.workspace_size < bytes)
@@ -707,7 +710,19 @@ Status attn::checkSplitWorkspace(const attn_fwd_params &p, size_t bytes) {
   if (reinterpret_cast<uintptr_t>(p.workspace) % kWorkspaceAlignment)
     return invalid("workspace pointer " + hex(p.workspace) + " is not " +
                    std::to_string(kWorkspaceAlignment) + "-byte aligned");
-  return Status::ok();
+  Call call = describe(p);
+  const int64_t byteStride[4] = {0, 0, 0, 1};
+  call.tensors.push_back(makeTensor("workspace", p.workspace,
+                                    {1, 1, 1, int64_t(bytes)}, byteStride, 1,
+                                    kOutput));
+  return checkOverlaps(call.tensors);
+}
+
+Status attn::checkSplitWorkspace(const attn_fwd_params &p, size_t bytes) {
+  return checkWorkspaceOf(p, bytes,
+                          "split-KV needs " + std::to_string(bytes) +
+                              " bytes of workspace "
+                              "(attn_forward_workspace_size)");
 }
 
 DimValues attn::dimValues(const attn_bwd_params &p) {
@@ -769,20 +784,7 @@ Status attn::checkWorkspace(const Plan &plan, const attn_bwd_params &p,
                             size_t bytes) {
   if (bytes == 0)
     return Status::ok();
-  std::string need =
-      "plan '" + plan.name + "' needs " + std::to_string(bytes) + " bytes";
-  if (!p.workspace)
-    return invalid("workspace is a null pointer but " + need);
-  if (p.workspace_size < bytes)
-    return invalid("workspace_size is " + std::to_string(p.workspace_size) +
-                   " bytes but " + need);
-  if (reinterpret_cast<uintptr_t>(p.workspace) % kWorkspaceAlignment)
-    return invalid("workspace pointer " + hex(p.workspace) + " is not " +
-                   std::to_string(kWorkspaceAlignment) + "-byte aligned");
-  Call call = describe(p);
-  const int64_t byteStride[4] = {0, 0, 0, 1};
-  call.tensors.push_back(makeTensor("workspace", p.workspace,
-                                    {1, 1, 1, int64_t(bytes)}, byteStride, 1,
-                                    kOutput));
-  return checkOverlaps(call.tensors);
+  return checkWorkspaceOf(p, bytes,
+                          "plan '" + plan.name + "' needs " +
+                              std::to_string(bytes) + " bytes");
 }

@@ -354,6 +354,10 @@ Inputs randomInputs(const Problem &p, std::mt19937_64 &rng) {
   return in;
 }
 
+bool reportForward(const Problem &p, const Buffer &out,
+                   const std::vector<double> &refOut, const Buffer &lse,
+                   const std::vector<double> &refLse);
+
 /// The kernel's values of `buf` as float64.
 std::vector<double> values(const Buffer &buf) {
   std::vector<double> out(buf.size());
@@ -504,19 +508,7 @@ bool Runner::runServing(const Problem &p, mlir::ExecutionEngine *engine) {
       }
   }
   // Unowned rows: NaN in both (forEachFinite fails a finite value there).
-  double outErr = relFrobenius(values(out), refOut);
-  double tol = tolerance(p.dtype);
-  bool ok = outErr <= tol;
-  std::string lseText;
-  if (p.lse) {
-    double lseErr = relFrobenius(values(lse), refLse);
-    ok &= lseErr <= 1e-5;
-    lseText = llvm::formatv(" lse_err={0:e2}", lseErr).str();
-  }
-  llvm::outs() << (ok ? "PASS " : "FAIL ") << p.describe()
-               << llvm::formatv(" out_err={0:e2}", outErr) << lseText
-               << " tol=" << tol << "\n";
-  return ok;
+  return reportForward(p, out, refOut, lse, refLse);
 }
 
 bool Runner::runForward(const Problem &p, const Options &opts,
@@ -577,6 +569,14 @@ bool Runner::runForward(const Problem &p, const Options &opts,
   std::vector<double> refOut, refLse;
   referenceAttention(p, in.q.exact.data(), in.k.exact.data(), in.v.exact.data(),
                      in.biasExact(), refOut, refLse);
+  return reportForward(p, out, refOut, lse, refLse);
+}
+
+/// Compares a forward's output (and lse) with the reference, prints the
+/// PASS/FAIL line, and says whether it passed.
+bool reportForward(const Problem &p, const Buffer &out,
+                   const std::vector<double> &refOut, const Buffer &lse,
+                   const std::vector<double> &refLse) {
   double outErr = relFrobenius(values(out), refOut);
   double tol = tolerance(p.dtype);
   bool ok = outErr <= tol;

@@ -660,14 +660,11 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
 static gpu::GPUFuncOp createStage(OpBuilder &b, Location loc, StringRef name,
                                   int64_t threads,
                                   const GPUTargetInfo &target) {
-  MLIRContext *ctx = b.getContext();
-  auto func = gpu::GPUFuncOp::create(
+  return createKernelFunction(
       b, loc, name,
-      getBackwardKernelFunctionType(ctx, target.getGlobalAddressSpace()));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-  return func;
+      getBackwardKernelFunctionType(b.getContext(),
+                                    target.getGlobalAddressSpace()),
+      threads);
 }
 
 BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,

@@ -737,12 +737,10 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(gpuModule.getBody());
   declareDynamicSharedMemory(b, loc, gpuModule, target);
-  auto func = gpu::GPUFuncOp::create(
+  auto func = createKernelFunction(
       b, loc, name,
-      getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  int32_t threads = spec.warps() * target.getWarpSize();
-  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+      getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout),
+      spec.warps() * target.getWarpSize());
   target.annotateKernel(func, spec);
 
   Block &entry = func.getBody().front();

@@ -146,11 +146,10 @@ gpu::GPUFuncOp attn::buildSplitCombineKernel(OpBuilder &builder, Location loc,
   MLIRContext *ctx = builder.getContext();
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(gpuModule.getBody());
-  auto func = gpu::GPUFuncOp::create(
+  auto func = createKernelFunction(
       b, loc, name,
-      getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({kCombineThreads, 1, 1}));
+      getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout),
+      kCombineThreads);
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
   CombineEmitter(b, loc, entry, spec, target).emit();

@@ -745,15 +745,9 @@ class Library:
             params.page_size = page_size
             params.num_pages = num_pages
         params.num_splits = num_splits
-        workspace = None
         with torch.cuda.device(q.device):
             splits, size = self.forward_workspace(params)
-            if size:
-                workspace = torch.empty(size + WORKSPACE_ALIGNMENT,
-                                        dtype=torch.uint8, device=q.device)
-                ptr = workspace.data_ptr()
-                params.workspace = ptr + (-ptr) % WORKSPACE_ALIGNMENT
-                params.workspace_size = size
+            workspace = _attach_workspace(params, size, q.device)
         # The split count is fixed now: later runs need no SM-count query.
         params.num_splits = splits
         return PreparedCall(self, params, out, lse, workspace, q.device)
@@ -850,21 +844,33 @@ class Library:
         params, grads = self._torch_bwd_params(
             dout, q, k, v, out, lse, causal, scale, window, bias, softcap,
             deterministic, bias_grad)
-        size = self.workspace_size(params)
-        workspace = None
-        if size:
-            # torch's caching allocator aligns to 512 bytes; the slack keeps
-            # this right whatever it does.
-            workspace = torch.empty(size + WORKSPACE_ALIGNMENT,
-                                    dtype=torch.uint8, device=q.device)
-            ptr = workspace.data_ptr()
-            params.workspace = ptr + (-ptr) % WORKSPACE_ALIGNMENT
-            params.workspace_size = size
+        workspace = _attach_workspace(params, self.workspace_size(params),
+                                      q.device)
         with torch.cuda.device(q.device):
             self.backward(params)
-        # `workspace` is freed here; the caching allocator hands its memory
-        # out again only in order on this stream, after the kernels.
+        # Freed now; the caching allocator hands its memory out again only
+        # in order on this stream, after the kernels.
+        del workspace
         return grads
+
+
+def _attach_workspace(params, size, device):
+    """A torch buffer of `size` workspace bytes on `device` (None for 0),
+    its aligned address and size set in `params`. Keep the tensor until the
+    kernels are queued: torch's caching allocator then hands its memory out
+    again only in stream order."""
+    if not size:
+        return None
+    import torch
+
+    # The allocator aligns to 512 bytes; the slack keeps this right
+    # whatever it does.
+    workspace = torch.empty(size + WORKSPACE_ALIGNMENT, dtype=torch.uint8,
+                            device=device)
+    ptr = workspace.data_ptr()
+    params.workspace = ptr + (-ptr) % WORKSPACE_ALIGNMENT
+    params.workspace_size = size
+    return workspace
 
 
 class PreparedCall:
