@@ -11,6 +11,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 using namespace attn;
 
@@ -180,6 +182,16 @@ public:
     s = findContext(*d, static_cast<CUstream>(stream), ctx);
     if (!s.isOk())
       return s;
+    // Asked on every split-KV call that lets the runtime choose: cached per
+    // context.
+    {
+      std::lock_guard<std::mutex> lock(smMutex);
+      auto it = smCounts.find(ctx);
+      if (it != smCounts.end()) {
+        count = it->second;
+        return Status::ok();
+      }
+    }
     ScopedContext scope(*d, ctx);
     CUdevice dev;
     CUresult r = d->cuCtxGetDevice(&dev);
@@ -188,6 +200,8 @@ public:
     if (r != kSuccess)
       return Status::error(ATTN_STATUS_DRIVER_ERROR,
                            "cannot query the SM count: " + errorText(*d, r));
+    std::lock_guard<std::mutex> lock(smMutex);
+    smCounts[ctx] = count;
     return Status::ok();
   }
 
@@ -277,6 +291,8 @@ private:
   }
 
   KernelCache<CUcontext, CUmodule, CUfunction> cache;
+  std::mutex smMutex;
+  std::map<CUcontext, int> smCounts;
 };
 
 } // namespace
