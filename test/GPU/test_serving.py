@@ -231,6 +231,13 @@ def correctness(lib, res, quick):
                                 capacity=4096, heads=heads, mask=kv_mask,
                                 causal=kv_causal, window=window,
                                 page_size=page)
+            # A long sequence beside empty and short ones.
+            if not quick:
+                varlen_case(lib, res, f"varlen-{dtype}-d{d}-8k", dtype=dtype,
+                            d=d, lens_q=[8192, 0, 1, 100],
+                            lens_k=[8192, 5, 1, 2000], heads=(32, 8),
+                            mask="causal_bottom_right",
+                            causal="bottom_right", window=None)
             # Equal lengths: top-left causal with a window, q/k/v views of
             # one packed tensor.
             varlen_case(lib, res, f"varlen-{dtype}-d{d}-packedqkv-window",
