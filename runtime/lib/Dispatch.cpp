@@ -503,6 +503,14 @@ std::string whyNotConditions(const Conditions &cond, const Call &c) {
   return "";
 }
 
+/// whyNot(v, c) says nothing about the fields, without building it.
+bool sameFields(const Variant &v, const Call &c) {
+  return v.layout == c.layout && v.dtype == c.dtype &&
+         v.headDim == c.headDim && v.headDimV == c.headDimV &&
+         v.mask == c.mask && v.bias == c.biasKind &&
+         v.softcap == (c.softcap > 0);
+}
+
 std::string whyNot(const Variant &v, const Call &c) {
   if (v.layout != c.layout)
     return mismatch("layout", layoutName(v.layout), layoutName(c.layout));
@@ -567,6 +575,17 @@ Status attn::selectVariant(const BundleInfo &bundle,
     s = validateServing(call);
   if (!s.isOk())
     return s;
+  // Every call dispatches: first find the variant without writing a reason
+  // for each one passed over (most differ in a field), then write them
+  // only for the dispatch log or the error.
+  for (size_t i = 0; i < bundle.variants.size() && index < 0; ++i) {
+    const Variant &v = bundle.variants[i];
+    if ((forced.empty() || v.name == forced) && sameFields(v, call) &&
+        whyNotConditions(v.conditions, call).empty())
+      index = int(i);
+  }
+  if (index >= 0 && !skipped)
+    return Status::ok();
   std::string reasons;
   bool forcedFound = false;
   for (size_t i = 0; i < bundle.variants.size(); ++i) {
@@ -574,14 +593,11 @@ Status attn::selectVariant(const BundleInfo &bundle,
     if (!forced.empty() && v.name != forced)
       continue;
     forcedFound = true;
-    std::string why = whyNot(v, call);
-    if (why.empty()) {
-      index = int(i);
-      if (skipped)
-        *skipped = reasons;
+    if (int(i) == index) {
+      *skipped = reasons;
       return Status::ok();
     }
-    reasons += "\n  variant '" + v.name + "': " + why;
+    reasons += "\n  variant '" + v.name + "': " + whyNot(v, call);
   }
   if (!forced.empty())
     return Status::error(

@@ -659,11 +659,16 @@ class Library:
         second kernel): 0 lets the runtime choose from the shape and the
         GPU, 1 never splits. Returns (out [B, Hq, Sq, Dv], lse [B, Hq, Sq]
         float32 or None)."""
-        call = self.prepare_kvcache(
-            q, k_cache, v_cache, cache_seqlens, block_table=block_table,
-            causal=causal, scale=scale, window=window, softcap=softcap,
-            return_lse=return_lse, num_splits=num_splits)
-        call.run()
+        import torch
+
+        # One device scope for planning and launch (each costs microseconds
+        # on a decode step).
+        with torch.cuda.device(q.device):
+            call = self._prepare_kvcache(
+                q, k_cache, v_cache, cache_seqlens, block_table, causal,
+                scale, window, softcap, return_lse, num_splits)
+            if call._params is not None:
+                self.forward(call._params)
         return call.out, call.lse
 
     def prepare_kvcache(self, q, k_cache, v_cache, cache_seqlens,
@@ -676,7 +681,17 @@ class Library:
         a benchmark loop: the tensors' contents may change between runs,
         not their shapes or addresses) and whose .out and .lse hold the
         results."""
+        import torch
 
+        with torch.cuda.device(q.device):
+            return self._prepare_kvcache(
+                q, k_cache, v_cache, cache_seqlens, block_table, causal,
+                scale, window, softcap, return_lse, num_splits)
+
+    def _prepare_kvcache(self, q, k_cache, v_cache, cache_seqlens,
+                         block_table, causal, scale, window, softcap,
+                         return_lse, num_splits):
+        """prepare_kvcache inside the caller's device scope."""
         import torch
 
         if not isinstance(num_splits, int) or num_splits < 0:
@@ -745,9 +760,8 @@ class Library:
             params.page_size = page_size
             params.num_pages = num_pages
         params.num_splits = num_splits
-        with torch.cuda.device(q.device):
-            splits, size = self.forward_workspace(params)
-            workspace = _attach_workspace(params, size, q.device)
+        splits, size = self.forward_workspace(params)
+        workspace = _attach_workspace(params, size, q.device)
         # The split count is fixed now: later runs need no SM-count query.
         params.num_splits = splits
         return PreparedCall(self, params, out, lse, workspace, q.device)
