@@ -142,11 +142,8 @@ public:
   Status launch(const BundleInfo &bundle, const std::vector<Launch> &launches,
                 void *stream) override {
     const CudaDriver *d = nullptr;
-    Status s = getDriver(d);
-    if (!s.isOk())
-      return s;
     CUcontext ctx = nullptr;
-    s = findContext(*d, static_cast<CUstream>(stream), ctx);
+    Status s = streamContext(stream, d, ctx);
     if (!s.isOk())
       return s;
     ScopedContext scope(*d, ctx);
@@ -175,11 +172,8 @@ public:
 
   Status multiprocessorCount(void *stream, int &count) override {
     const CudaDriver *d = nullptr;
-    Status s = getDriver(d);
-    if (!s.isOk())
-      return s;
     CUcontext ctx = nullptr;
-    s = findContext(*d, static_cast<CUstream>(stream), ctx);
+    Status s = streamContext(stream, d, ctx);
     if (!s.isOk())
       return s;
     // Asked on every split-KV call that lets the runtime choose: cached per
@@ -206,6 +200,14 @@ public:
   }
 
 private:
+  /// The driver and the context `stream` runs in (findContext).
+  Status streamContext(void *stream, const CudaDriver *&d, CUcontext &ctx) {
+    Status s = getDriver(d);
+    if (!s.isOk())
+      return s;
+    return findContext(*d, static_cast<CUstream>(stream), ctx);
+  }
+
   /// The stream's context; with the default stream, the thread's current
   /// context, or the primary context of device 0 (made current, as the CUDA
   /// runtime does) when the thread has none.

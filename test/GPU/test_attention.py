@@ -382,7 +382,9 @@ def bundle_error_paths(lib, res):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run_all(bundle, quick=False):
+def run_suite(bundle, suite):
+    """Loads `bundle` and runs suite(lib, res), or skips everything saying
+    why; returns (Results, the reason everything was skipped or None)."""
     res = Results()
     problem = environment_problem(bundle)
     if problem:
@@ -395,10 +397,16 @@ def run_all(bundle, quick=False):
     torch.manual_seed(0)
     lib = ar.load(bundle)
     print(f"{lib}; device {torch.cuda.get_device_name()}", flush=True)
-    correctness(lib, res, quick)
-    error_paths(lib, res)
-    bundle_error_paths(lib, res)
+    suite(lib, res)
     return res, None
+
+
+def run_all(bundle, quick=False):
+    def suite(lib, res):
+        correctness(lib, res, quick)
+        error_paths(lib, res)
+        bundle_error_paths(lib, res)
+    return run_suite(bundle, suite)
 
 
 def test_gpu_attention():

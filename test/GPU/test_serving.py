@@ -18,8 +18,8 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_attention import (LSE_TOLERANCE, TOLERANCE, Results,  # noqa: E402
-                            default_bundle, environment_problem, reference)
+from test_attention import (LSE_TOLERANCE, TOLERANCE,  # noqa: E402
+                            default_bundle, reference, run_suite)
 
 # (query heads, key/value heads)
 HEADS = [(8, 8), (32, 8), (8, 1)]
@@ -297,21 +297,10 @@ def error_paths(lib, res):
 
 
 def run_all(bundle, quick=False):
-    res = Results()
-    problem = environment_problem(bundle)
-    if problem:
-        print(f"SKIP all GPU tests: {problem}")
-        res.skipped += 1
-        return res, problem
-    import torch
-    import attn_runtime as ar
-
-    torch.manual_seed(0)
-    lib = ar.load(bundle)
-    print(f"{lib}; device {torch.cuda.get_device_name()}", flush=True)
-    correctness(lib, res, quick)
-    error_paths(lib, res)
-    return res, None
+    def suite(lib, res):
+        correctness(lib, res, quick)
+        error_paths(lib, res)
+    return run_suite(bundle, suite)
 
 
 def main():
