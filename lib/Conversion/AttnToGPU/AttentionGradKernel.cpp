@@ -431,13 +431,22 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       auto ifOp = scf::IfOp::create(b, loc, lt(q, sq), false);
       b.setInsertionPointToStart(ifOp.thenBlock());
       Value rowPtr = dqAccumRow(dqAccum, add(accumRow0, ext(q)));
-      for (unsigned e = 0, ne = dq.size(); e < ne; ++e) {
-        if (dqLayout.rowSlot[e] != slot)
+      // Adjacent columns of a row go out as one atomic where the target
+      // has vector atomics (the pair starts at an even column: 8 bytes).
+      for (unsigned e = 0, ne = dq.size(); e < ne;) {
+        if (dqLayout.rowSlot[e] != slot) {
+          ++e;
           continue;
+        }
+        bool pair = e + 1 < ne && dqLayout.rowSlot[e + 1] == slot &&
+                    dqLayout.colOffsets[e + 1] == dqLayout.colOffsets[e] + 1 &&
+                    dqLayout.colOffsets[e] % 2 == 0;
         Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
-        LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::fadd,
-                                  gep(rowPtr, f32, ext(c)), fmul(dq[e], scale),
-                                  LLVM::AtomicOrdering::monotonic);
+        SmallVector<Value, 2> vals = {fmul(dq[e], scale)};
+        if (pair)
+          vals.push_back(fmul(dq[e + 1], scale));
+        target.emitAtomicAddF32(b, loc, gep(rowPtr, f32, ext(c)), vals);
+        e += pair ? 2 : 1;
       }
     }
   }

@@ -16,7 +16,7 @@
 // CHECK-SAME: args(%{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : i32, %c8_i32 : i32, %c2_i32 : i32, %{{.*}} : i32, %{{.*}} : i32, %{{.*}} : i64,
 // CHECK-NOT: attn.attention
 
-// CHECK: gpu.module @fwd_bf16_d128_causal_m128n64w4s2 [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// CHECK: gpu.module @fwd_bf16_d128_causal_m128n64w4s2 [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx81">]
 // CHECK: llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK: gpu.func @fwd_bf16_d128_causal_m128n64w4s2(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i64, {{.*}}, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: i32, %{{.*}}: i32) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // Causal: the query blocks run in reverse, the ones with the most keys first.

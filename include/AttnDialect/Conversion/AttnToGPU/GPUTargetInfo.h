@@ -196,6 +196,11 @@ public:
   virtual void emitCopyCommit(OpBuilder &b, Location loc) const {}
   virtual void emitCopyWait(OpBuilder &b, Location loc, int pending) const {}
 
+  /// Atomically adds `values` (f32) to consecutive floats at global `ptr`,
+  /// which is aligned to all of them. Default: one atomicrmw fadd each.
+  virtual void emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
+                                ArrayRef<Value> values) const;
+
   /// Target attributes on the kernel (launch bounds and the like).
   virtual void annotateKernel(gpu::GPUFuncOp func,
                               const KernelSpec &spec) const {}
