@@ -409,17 +409,35 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       auto ifOp = scf::IfOp::create(b, loc, lt(rowBase, c32(bm)), false);
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
-    // This warp's rows of dS, read back in the score layout of dS K.
+    // This warp's rows of dS, read back in the score layout of dS K;
+    // adjacent columns of a row in one load (even column, even row stride:
+    // aligned to the pair).
     SmallVector<Value> p;
     Value first = add(rowBase, pLayout.laneRow);
-    for (unsigned e = 0, ne = pLayout.getNumElements(); e < ne; ++e) {
+    bool evenStride =
+        dsTile.rowStride % 2 == 0 && pLayout.laneColMultiple % 2 == 0;
+    for (unsigned e = 0, ne = pLayout.getNumElements(); e < ne;) {
       Value r = add(first, c32(pLayout.rowSlotOffsets[pLayout.rowSlot[e]]));
       Value c = add(pLayout.laneCol, c32(pLayout.colOffsets[e]));
-      Value x = load(spec.elemType,
-                     gep(dsTile.base, spec.elemType,
-                         add(mul(r, c32(dsTile.rowStride)), c)),
-                     elemBytes);
-      p.push_back(arith::ExtFOp::create(b, loc, f32, x));
+      Value ptr = gep(dsTile.base, spec.elemType,
+                      add(mul(r, c32(dsTile.rowStride)), c));
+      bool pair = evenStride && e + 1 < ne &&
+                  pLayout.rowSlot[e + 1] == pLayout.rowSlot[e] &&
+                  pLayout.colOffsets[e + 1] == pLayout.colOffsets[e] + 1 &&
+                  pLayout.colOffsets[e] % 2 == 0;
+      if (!pair) {
+        p.push_back(arith::ExtFOp::create(b, loc, f32,
+                                          load(spec.elemType, ptr, elemBytes)));
+        ++e;
+        continue;
+      }
+      auto pairType = VectorType::get({2}, spec.elemType);
+      Value v = load(pairType, ptr, 2 * elemBytes);
+      for (int64_t i = 0; i < 2; ++i) {
+        Value x = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
+        p.push_back(arith::ExtFOp::create(b, loc, f32, x));
+      }
+      e += 2;
     }
     SmallVector<Value> zero(dqLayout.getNumElements(), cf(0.0));
     SmallVector<Value> dq =

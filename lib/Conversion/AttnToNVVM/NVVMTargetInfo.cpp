@@ -141,6 +141,7 @@ AccLayout attn::getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,
   l.laneRow = arith::DivUIOp::create(b, loc, lane, cst(4));
   l.laneCol = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, cst(4)), cst(2));
+  l.laneColMultiple = 2;
   // Element (mt, tile, r, c) is at index ((mt * tiles + tile) * 2 + r) * 2
   // + c: row 16 mt + 8 r + lane / 4, column 8 tile + 2 (lane % 4) + c.
   for (int64_t mt = 0; mt < mTiles; ++mt) {

@@ -49,6 +49,9 @@ struct AccLayout {
   SmallVector<unsigned> rowSlot;
   SmallVector<int64_t> colOffsets;
   SmallVector<int32_t> rowReduceXor;
+  /// laneCol is a multiple of this (pairs of columns can then be loaded or
+  /// stored as one aligned access).
+  int64_t laneColMultiple = 1;
 
   unsigned getNumElements() const { return rowSlot.size(); }
   unsigned getNumRowSlots() const { return rowSlotOffsets.size(); }
