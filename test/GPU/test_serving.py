@@ -18,7 +18,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_attention import (LSE_TOLERANCE, TOLERANCE,  # noqa: E402
+from test_attention import (TOLERANCE, compare,  # noqa: E402
                             default_bundle, reference, run_suite)
 
 # (query heads, key/value heads)
@@ -26,34 +26,6 @@ HEADS = [(8, 8), (32, 8), (8, 1)]
 MASKS = [("none", False, None), ("causal", True, None),
          ("causal_bottom_right", "bottom_right", None),
          ("sliding_window", False, (64, 0))]
-
-
-def compare(res, name, dtype, got, ref, got_lse=None, ref_lse=None):
-    """True when got (and lse) match the reference; reports a failure."""
-    import torch
-
-    if not torch.isfinite(got).all():
-        res.fail(name, f"{(~torch.isfinite(got)).sum().item()} output "
-                 "elements not written or not finite")
-        return False
-    err = ((got.float() - ref).abs().max() /
-           ref.abs().max().clamp_min(1e-6)).item() if ref.numel() else 0.0
-    if err > TOLERANCE[dtype]:
-        res.fail(name, f"relative error {err:.2e} > {TOLERANCE[dtype]}")
-        return False
-    if got_lse is None:
-        return True
-    same_inf = torch.isneginf(got_lse) == torch.isneginf(ref_lse)
-    finite = torch.isfinite(ref_lse)
-    lse_err = ((got_lse - ref_lse)[finite].abs().max().item()
-               if finite.any() else 0.0)
-    if not same_inf.all() or torch.isnan(got_lse).any() or \
-            lse_err > LSE_TOLERANCE * max(1.0, ref_lse[finite].abs().max()
-                                          .item() if finite.any() else 1):
-        res.fail(name, f"lse error {lse_err:.2e}, -inf rows match: "
-                 f"{bool(same_inf.all())}")
-        return False
-    return True
 
 
 def skip_or_fail(res, name, e):
