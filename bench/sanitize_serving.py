@@ -44,6 +44,9 @@ def main():
                       device="cuda")
     out, _ = lib.attention_varlen(q, k, k, cu, cu, 300, 300, causal=True,
                                   return_lse=True)
+    # A max_seqlen_q below the longest sequence: workgroups loop over its
+    # row blocks.
+    lib.attention_varlen(q, k, k, cu, cu, 64, 300, causal=True)
 
     batch, cap, page = 3, 1000, 16
     qd = torch.randn(batch, hq, 3, d, device="cuda", dtype=dtype)

@@ -114,9 +114,9 @@ typedef struct attn_fwd_params {
   /// Packed batch: cu_seqlens_q and cu_seqlens_k ([batch + 1] int32 row
   /// offsets, non-decreasing) split q, o ([1, Hq, seqlen_q, D]), k and v
   /// ([1, Hkv, seqlen_k, D]) and lse ([1, Hq, seqlen_q]) into `batch`
-  /// sequences; seqlen_q and seqlen_k count all rows, max_seqlen_q bounds
-  /// every sequence's query length (0: seqlen_q). Rows outside every
-  /// sequence are not written.
+  /// sequences; seqlen_q and seqlen_k count all rows; max_seqlen_q sizes
+  /// the grid (0: seqlen_q; below the longest query length it is still
+  /// correct, only slower). Rows outside every sequence are not written.
   const int32_t *cu_seqlens_q, *cu_seqlens_k;
   /// KV cache: batch b attends to its first seqlens_k[b] keys ([batch]
   /// int32, clamped to [0, seqlen_k]).

@@ -40,7 +40,7 @@ def skip_or_fail(res, name, e):
 
 
 def varlen_case(lib, res, name, *, dtype, d, lens_q, lens_k, heads, mask,
-                causal, window, packed_qkv=False):
+                causal, window, packed_qkv=False, max_q=None):
     import torch
     import attn_runtime as ar
 
@@ -63,8 +63,8 @@ def varlen_case(lib, res, name, *, dtype, d, lens_q, lens_k, heads, mask,
     lib.poison_outputs = True
     try:
         out, lse = lib.attention_varlen(
-            q, k, v, cu_q, cu_k, max(lens_q), max(lens_k), causal=causal,
-            window=window, return_lse=True)
+            q, k, v, cu_q, cu_k, max(lens_q) if max_q is None else max_q,
+            max(lens_k), causal=causal, window=window, return_lse=True)
         torch.cuda.synchronize()
     except ar.AttnError as e:
         skip_or_fail(res, name, e)
@@ -210,6 +210,13 @@ def correctness(lib, res, quick):
                             lens_k=[8192, 5, 1, 2000], heads=(32, 8),
                             mask="causal_bottom_right",
                             causal="bottom_right", window=None)
+            # max_seqlen_q only sizes the grid: a hint below the longest
+            # sequence (1 here) costs time, never rows.
+            varlen_case(lib, res, f"varlen-{dtype}-d{d}-low-max-seqlen",
+                        dtype=dtype, d=d, lens_q=[700, 3, 0, 129],
+                        lens_k=[700, 40, 9, 129], heads=(32, 8),
+                        mask="causal_bottom_right", causal="bottom_right",
+                        window=None, max_q=1)
             # Equal lengths: top-left causal with a window, q/k/v views of
             # one packed tensor.
             varlen_case(lib, res, f"varlen-{dtype}-d{d}-packedqkv-window",

@@ -563,11 +563,26 @@ void KernelEmitter::emit() {
     emitBody();
     return;
   }
-  // A block past its sequence's end (shorter sequences of a packed batch
-  // share the grid of the longest) has nothing to do.
+  OpBuilder::InsertionGuard guard(b);
+  if (spec.layout == SeqLayout::Varlen) {
+    // The grid is sized by max_seqlen_q, a hint the device cannot check: a
+    // workgroup takes row blocks x, x + gridDim.x, ... of its sequence, so
+    // a hint below a sequence's length costs time, never rows. Blocks past
+    // a short sequence's end do nothing.
+    Value blocks = arith::CeilDivUIOp::create(b, loc, rows, c32(spec.blockM()));
+    Value step = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+    auto loop = scf::ForOp::create(b, loc, mBlock, blocks, step);
+    b.setInsertionPointToStart(loop.getBody());
+    // Every warp is done with the previous block's shared tiles (wgmma
+    // reads Q from them) before this one's copies overwrite them.
+    gpu::BarrierOp::create(b, loc);
+    m0 = mul(loop.getInductionVar(), c32(spec.blockM()));
+    emitBody();
+    return;
+  }
+  // A block past the (packed) rows has nothing to do.
   Value rowsLeft =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, m0, rows);
-  OpBuilder::InsertionGuard guard(b);
   auto ifOp = scf::IfOp::create(b, loc, rowsLeft, /*withElse=*/false);
   b.setInsertionPointToStart(ifOp.thenBlock());
   emitBody();

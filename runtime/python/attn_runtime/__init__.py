@@ -584,8 +584,9 @@ class Library:
         q [total_q, Hq, D], k [total_k, Hkv, D], v [total_k, Hkv, Dv] (any
         strides, unit last stride); sequence i owns rows cu_seqlens_q[i] to
         cu_seqlens_q[i + 1] of q (int32 [B + 1], non-decreasing) and
-        likewise of k and v. max_seqlen_q must be at least every sequence's
-        query length. Masks apply per sequence (causal=True top-left,
+        likewise of k and v. max_seqlen_q sizes the grid (below the
+        longest query length it is still correct, only slower). Masks apply
+        per sequence (causal=True top-left,
         "bottom_right"). Returns (out [total_q, Hq, Dv], lse [Hq, total_q]
         float32 or None). Rows no sequence owns are not written."""
         import torch
