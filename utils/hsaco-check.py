@@ -30,10 +30,13 @@ SGPR_MAX = {"gfx9": 102, "gfx11": 106, "gfx12": 106}
 ARCH_VGPR_MAX = 256
 AGPR_MAX = 256
 
-# attn-fwd-v1 (docs/BundleFormat.md): argument kinds in order.
+# attn-fwd-v1 (docs/BundleFormat.md): argument kinds in order. Variants of a
+# serving layout (varlen, kvcache, paged) append nine.
+_FWD_V1 = ["ptr"] * 6 + ["i32"] * 5 + ["i64"] * 18 + ["f32"] * 2 + ["i32"] * 2
 ABI_ARGS = {
-    "attn-fwd-v1": ["ptr"] * 6 + ["i32"] * 5 + ["i64"] * 18 + ["f32"] * 2 +
-    ["i32"] * 2,
+    "attn-fwd-v1": _FWD_V1,
+    "attn-fwd-v1-serving": _FWD_V1 + ["ptr"] * 4 + ["i64"] + ["i32"] * 2 +
+    ["ptr", "i32"],
 }
 KIND_SIZE = {"ptr": 8, "i32": 4, "i64": 8, "f32": 4}
 
@@ -245,9 +248,12 @@ def main():
         if os.path.isdir(args.input):
             bundle = json.load(open(os.path.join(args.input, "bundle.json")))
             for v in bundle["variants"]:
+                abi = bundle["abi"]
+                if v.get("layout", "dense") != "dense":
+                    abi += "-serving"
                 objects.append((bundle["chip"],
                                 os.path.join(args.input, v["binary"]),
-                                bundle["abi"], v))
+                                abi, v))
         elif args.input.endswith(".hsaco"):
             if not args.chip:
                 raise SystemExit("error: --chip is required for .hsaco input")

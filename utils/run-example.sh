@@ -54,3 +54,11 @@ step "attn-to-cpu: the same op run on the host against a float64 reference (smal
 step "attn-to-cpu: the backward of the same op on the host against float64 gradients (small shape)"
 "$BUILD_DIR/bin/attn-cpu-runner" --backward --batch 1 --hq 8 --hkv 2 --sq 129 \
   --sk 200 --d 64 --dtype bf16 --mask causal --seed 1
+
+step "attn-to-cpu: serving forms on the host against float64 (a packed batch; a paged KV cache with its keys split in 3)"
+"$BUILD_DIR/bin/attn-cpu-runner" --layout varlen --hq 8 --hkv 2 --d 64 \
+  --dtype bf16 --seqlens-q 1,0,100,257 --seqlens-k 7,5,100,300 \
+  --mask causal_bottom_right --lse --seed 1
+"$BUILD_DIR/bin/attn-cpu-runner" --layout paged --batch 3 --hq 8 --hkv 2 --sq 1 \
+  --sk 512 --page-size 16 --seqlens-k 0,17,512 --d 64 --dtype bf16 --lse \
+  --kv-splits 3 --seed 1

@@ -237,14 +237,20 @@ LogicalResult checkResults(Operation *op, bool isTensor, ArrayRef<Value> inits,
   return success();
 }
 
+/// `pages`, when given, holds the sizes of a paged key/value cache: key and
+/// value are [num_pages, Hkv, page_size, D] rather than [B, Hkv, Sk, D].
 LogicalResult checkForwardShapes(Operation *op, ShapeChecker &sc, AttnDims &d,
-                                 Value q, Value k, Value v, Value out) {
+                                 Value q, Value k, Value v, Value out,
+                                 std::pair<Sym, Sym> *pages = nullptr) {
+  Sym *kb = pages ? &pages->first : &d.b, *ks = pages ? &pages->second : &d.sk;
+  StringRef kLayout =
+                pages ? "[num_pages, Hkv, page_size, D]" : "[B, Hkv, Sk, D]",
+            vLayout =
+                pages ? "[num_pages, Hkv, page_size, Dv]" : "[B, Hkv, Sk, Dv]";
   if (failed(
           sc.check(q, "query", "[B, Hq, Sq, D]", {&d.b, &d.hq, &d.sq, &d.d})) ||
-      failed(
-          sc.check(k, "key", "[B, Hkv, Sk, D]", {&d.b, &d.hkv, &d.sk, &d.d})) ||
-      failed(sc.check(v, "value", "[B, Hkv, Sk, Dv]",
-                      {&d.b, &d.hkv, &d.sk, &d.dv})) ||
+      failed(sc.check(k, "key", kLayout, {kb, &d.hkv, ks, &d.d})) ||
+      failed(sc.check(v, "value", vLayout, {kb, &d.hkv, ks, &d.dv})) ||
       failed(sc.check(out, "output", "[B, Hq, Sq, Dv]",
                       {&d.b, &d.hq, &d.sq, &d.dv})))
     return failure();
@@ -331,6 +337,61 @@ LogicalResult checkGradBias(Operation *op, Value gradBias, Value bias) {
   return success();
 }
 
+/// A rank-1 or rank-2 i32 operand of the serving forms, its sizes bound to
+/// `syms`.
+LogicalResult checkIndexOperand(Operation *op, ShapeChecker &sc, Value v,
+                                StringRef name, StringRef layout,
+                                ArrayRef<Sym *> syms) {
+  if (failed(sc.check(v, name, layout, syms)))
+    return failure();
+  return checkElementType(op, v, name, IntegerType::get(op->getContext(), 32));
+}
+
+/// The operands of the serving forms (cu_seqlens_q/k, seqlens_k,
+/// block_table): which combinations exist and their shapes.
+LogicalResult checkSeqLayout(AttentionOp op, ShapeChecker &sc, AttnDims &d) {
+  Value cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensK(),
+        lens = op.getSeqlensK(), table = op.getBlockTable();
+  if (!cuQ && !cuK && !lens && !table)
+    return success();
+  if (op.getBias())
+    return op.emitOpError()
+           << "bias: not supported with cu_seqlens, seqlens_k or block_table";
+  if (table && !lens)
+    return op.emitOpError()
+           << "block_table: requires seqlens_k (the keys each batch uses)";
+  if (!cuQ != !cuK)
+    return op.emitOpError()
+           << (cuQ ? "cu_seqlens_k" : "cu_seqlens_q")
+           << ": missing; cu_seqlens_q and cu_seqlens_k come together";
+  if (cuQ && lens)
+    return op.emitOpError() << "seqlens_k: not supported with cu_seqlens "
+                               "(a packed batch has its key offsets)";
+  if (cuQ) {
+    Sym n{"N + 1", false};
+    if (failed(
+            checkIndexOperand(op, sc, cuQ, "cu_seqlens_q", "[N + 1]", {&n})) ||
+        failed(checkIndexOperand(op, sc, cuK, "cu_seqlens_k", "[N + 1]", {&n})))
+      return failure();
+    if (n.size == 0)
+      return op.emitOpError()
+             << "cu_seqlens_q: expected at least one offset, got 0";
+    if (d.b.size != 1)
+      return op.emitOpError()
+             << "query: the packed form (cu_seqlens) expects a static batch "
+                "B = 1, got "
+             << op.getQuery().getType();
+    return success();
+  }
+  Sym pages{"P", false};
+  if (failed(checkIndexOperand(op, sc, lens, "seqlens_k", "[B]", {&d.b})))
+    return failure();
+  if (table && failed(checkIndexOperand(op, sc, table, "block_table", "[B, P]",
+                                        {&d.b, &pages})))
+    return failure();
+  return success();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -349,20 +410,38 @@ MutableOperandRange AttentionOp::getDpsInitsMutable() {
       getOperation(), getOutputMutable().getOperandNumber(), getLse() ? 2 : 1);
 }
 
+SeqLayout AttentionOp::getSeqLayout() {
+  if (getBlockTable())
+    return SeqLayout::Paged;
+  if (getSeqlensK())
+    return SeqLayout::KVCache;
+  if (getCuSeqlensQ() || getCuSeqlensK())
+    return SeqLayout::Varlen;
+  return SeqLayout::Dense;
+}
+
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
   bool isTensor = false;
-  if (failed(checkUniformKind(
-          op,
-          {getQuery(), getKey(), getValue(), getBias(), getOutput(), getLse()},
-          {"query", "key", "value", "bias", "output", "lse"}, isTensor)))
+  if (failed(checkUniformKind(op,
+                              {getQuery(), getKey(), getValue(), getBias(),
+                               getCuSeqlensQ(), getCuSeqlensK(), getSeqlensK(),
+                               getBlockTable(), getOutput(), getLse()},
+                              {"query", "key", "value", "bias", "cu_seqlens_q",
+                               "cu_seqlens_k", "seqlens_k", "block_table",
+                               "output", "lse"},
+                              isTensor)))
     return failure();
   ShapeChecker sc(op);
   AttnDims d;
+  std::pair<Sym, Sym> pages{{"num_pages", false}, {"page_size", false}};
   if (failed(checkForwardShapes(op, sc, d, getQuery(), getKey(), getValue(),
-                                getOutput())))
+                                getOutput(),
+                                getBlockTable() ? &pages : nullptr)))
     return failure();
   if (getLse() && failed(checkLse(op, sc, getLse(), d)))
+    return failure();
+  if (failed(checkSeqLayout(*this, sc, d)))
     return failure();
   if (failed(checkBiasOperand(op, sc, getBias(), d,
                               getElementTypeOrSelf(getQuery().getType()))))

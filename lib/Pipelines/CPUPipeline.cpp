@@ -22,7 +22,7 @@ using namespace mlir;
 using namespace mlir::attn;
 
 void attn::buildAttnToCPUPipeline(OpPassManager &pm,
-                                  const AttnToCPUPipelineOptions &) {
+                                  const AttnToCPUPipelineOptions &options) {
   pm.addPass(createAttnSelectConfigPass({"host"}));
 
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -34,7 +34,9 @@ void attn::buildAttnToCPUPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
 
-  pm.addPass(createAttnTilePass());
+  AttnTilePassOptions tile;
+  tile.kvSplits = options.kvSplits;
+  pm.addPass(createAttnTilePass(tile));
   // Host: the grid becomes sequential loops around each grid point. The
   // per-point scratch (static sizes) is then hoisted out of the loops:
   // allocas left in a loop body would grow the stack once per grid point.

@@ -55,6 +55,17 @@ static llvm::json::Object getVariant(DictionaryAttr k,
   if (k.get("bias_align_bytes"))
     conditions["bias_align_bytes"] = getInt(k, "bias_align_bytes");
   v["conditions"] = std::move(conditions);
+  // Only the serving layouts say so (schema version 3); absent is dense.
+  if (k.get("layout"))
+    v["layout"] = getString(k, "layout");
+  // A KV-cache variant's split-KV combine kernel, in the same binary.
+  if (k.get("combine_entry")) {
+    v["combine_entry"] = getString(k, "combine_entry");
+    v["combine_threads"] = getInt(k, "combine_threads");
+    v["block_n"] = getInt(k, "block_n");
+  }
+  if (auto pack = k.getAs<BoolAttr>("pack_gqa"); pack && pack.getValue())
+    v["pack_gqa"] = true;
   return v;
 }
 
@@ -185,13 +196,18 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
       return e;
     (k.isPlan ? plans : variants).push_back(llvm::json::Object(k.variant));
   }
-  // Version 2 adds plans; a bundle without any stays readable by version 1
-  // readers.
+  // Version 2 adds plans, version 3 the serving layouts; a bundle without
+  // them stays readable by older readers.
   bool hasPlans = !plans.empty();
-  llvm::json::Object bundle{
-      {"schema", "attn-bundle"},    {"version", hasPlans ? 2 : 1},
-      {"platform", first.platform}, {"chip", first.chip},
-      {"abi", "attn-fwd-v1"},       {"variants", std::move(variants)}};
+  bool hasLayouts = llvm::any_of(variants, [](const llvm::json::Value &v) {
+    return v.getAsObject()->get("layout") != nullptr;
+  });
+  llvm::json::Object bundle{{"schema", "attn-bundle"},
+                            {"version", hasLayouts ? 3 : hasPlans ? 2 : 1},
+                            {"platform", first.platform},
+                            {"chip", first.chip},
+                            {"abi", "attn-fwd-v1"},
+                            {"variants", std::move(variants)}};
   if (hasPlans)
     bundle["plans"] = std::move(plans);
   SmallString<256> path(dir);

@@ -27,6 +27,13 @@ struct AttnTilePassImpl
     : public attn::impl::AttnTilePassBase<AttnTilePassImpl> {
   using Base::Base;
   void runOnOperation() override {
+    // The partial results live in per-grid-point scratch.
+    if (kvSplits < 1 || kvSplits > 256) {
+      emitError(getOperation()->getLoc())
+          << "attn-tile: kv-splits must be in [1, 256], got "
+          << static_cast<int64_t>(kvSplits);
+      return signalPassFailure();
+    }
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
       if (isa<AttentionOp, AttentionGradOp>(op))
@@ -43,7 +50,7 @@ struct AttnTilePassImpl
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
       if (auto fwd = dyn_cast<AttentionOp>(op))
-        tileAttention(rewriter, fwd);
+        tileAttention(rewriter, fwd, kvSplits);
       else
         tileAttentionGrad(rewriter, cast<AttentionGradOp>(op));
     }

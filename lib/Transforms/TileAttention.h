@@ -20,8 +20,10 @@ namespace attn {
 LogicalResult checkTileable(AttentionOp op);
 
 /// Replaces the memref-form `op` (already checked) by its FlashAttention-2
-/// loop nest.
-void tileAttention(RewriterBase &rewriter, AttentionOp op);
+/// loop nest; a KV-cache op's keys are split in `kvSplits` parts whose
+/// partial softmaxes are merged, as the GPU kernels' split-KV does.
+void tileAttention(RewriterBase &rewriter, AttentionOp op,
+                   int64_t kvSplits = 1);
 
 /// As checkTileable(AttentionOp), for the backward op.
 LogicalResult checkTileable(AttentionGradOp op);

@@ -30,8 +30,9 @@ extern "C" {
 
 /// Bumped whenever attn_fwd_params, attn_bwd_params or the meaning of a call
 /// changes, so a binding (the Python module) can refuse a library it was not
-/// written for. Version 2 added the backward pass.
-#define ATTN_RUNTIME_API_VERSION 3
+/// written for. Version 2 added the backward pass, version 4 the serving
+/// forms of attn_fwd_params (packed batches, KV caches, paged KV caches).
+#define ATTN_RUNTIME_API_VERSION 4
 
 typedef enum attn_status {
   ATTN_STATUS_SUCCESS = 0,
@@ -106,6 +107,38 @@ typedef struct attn_fwd_params {
   /// CUstream / hipStream_t to launch on; null is the legacy default stream
   /// of the thread's current context / device.
   void *stream;
+
+  /// The serving forms (runtime/README.md, "Serving forms"); all null or 0
+  /// for a dense call. No bias with any of them.
+  ///
+  /// Packed batch: cu_seqlens_q and cu_seqlens_k ([batch + 1] int32 row
+  /// offsets, non-decreasing) split q, o ([1, Hq, seqlen_q, D]), k and v
+  /// ([1, Hkv, seqlen_k, D]) and lse ([1, Hq, seqlen_q]) into `batch`
+  /// sequences; seqlen_q and seqlen_k count all rows; max_seqlen_q sizes
+  /// the grid (0: seqlen_q; below the longest query length it is still
+  /// correct, only slower). Rows outside every sequence are not written.
+  const int32_t *cu_seqlens_q, *cu_seqlens_k;
+  /// KV cache: batch b attends to its first seqlens_k[b] keys ([batch]
+  /// int32, clamped to [0, seqlen_k]).
+  const int32_t *seqlens_k;
+  /// Paged KV cache (with seqlens_k): k and v are [num_pages, Hkv,
+  /// page_size, D] (their strides[0] step pages) and key j of batch b is row
+  /// j % page_size of page block_table[b * block_table_stride + j /
+  /// page_size]; seqlen_k is the pages per batch times page_size.
+  const int32_t *block_table;
+  int64_t block_table_stride;
+  int32_t page_size, num_pages;
+  int32_t max_seqlen_q;
+
+  /// Split-KV (KV caches only: seqlens_k set): the keys of each batch are
+  /// split over num_splits workgroups whose partial results a second kernel
+  /// merges. 0 lets the runtime choose from the shape and the GPU's SM count
+  /// (1 when the grid fills the GPU); 1 never splits. A split call needs
+  /// attn_forward_workspace_size bytes of workspace (256-byte aligned; its
+  /// contents on entry do not matter); null with size 0 otherwise.
+  int32_t num_splits;
+  void *workspace;
+  size_t workspace_size;
 } attn_fwd_params;
 
 /// One backward call: the gradients of attention with respect to q, k, v
@@ -189,6 +222,15 @@ ATTN_API attn_status attn_bundle_force_variant(attn_bundle *bundle,
 ATTN_API attn_status attn_select_variant(const attn_bundle *bundle,
                                          const attn_fwd_params *params,
                                          int *index);
+
+/// The split count attn_forward would use for the call (1: no split) and
+/// the workspace it then needs (0 without a split). With num_splits = 0 it
+/// asks the driver for the SM count of the current device (or the stream's
+/// context's).
+ATTN_API attn_status attn_forward_workspace_size(attn_bundle *bundle,
+                                                 const attn_fwd_params *params,
+                                                 int *num_splits,
+                                                 size_t *bytes);
 
 /// Checks the call, picks a variant, loads its module for the current
 /// context/device (cached) and launches it on params->stream. Asynchronous:

@@ -36,6 +36,10 @@ public:
   /// nothing half done.
   virtual Status launch(const BundleInfo &bundle,
                         const std::vector<Launch> &launches, void *stream) = 0;
+
+  /// The number of multiprocessors (SMs, CUs) of the device `stream` runs
+  /// on: split-KV sizes its grid by it.
+  virtual Status multiprocessorCount(void *stream, int &count) = 0;
 };
 
 std::unique_ptr<Backend> createCudaBackend();

@@ -21,6 +21,20 @@ const char *attn::dtypeName(int dtype) {
   return "unknown";
 }
 
+const char *attn::layoutName(SeqLayout layout) {
+  switch (layout) {
+  case SeqLayout::Dense:
+    return "dense";
+  case SeqLayout::Varlen:
+    return "varlen";
+  case SeqLayout::KVCache:
+    return "kvcache";
+  case SeqLayout::Paged:
+    return "paged";
+  }
+  return "unknown";
+}
+
 const char *attn::maskName(int mask) {
   switch (mask) {
   case ATTN_MASK_NONE:
@@ -105,8 +119,8 @@ public:
       out = v->string;
   }
 
-  void boolean(const char *name, bool &out) {
-    if (const json::Value *v = field(name, json::Value::Kind::Bool))
+  void boolean(const char *name, bool &out, bool required = true) {
+    if (const json::Value *v = field(name, json::Value::Kind::Bool, required))
       out = v->boolean;
   }
 
@@ -177,8 +191,8 @@ namespace {
 /// images already read (kernels naming one file share its bytes).
 class BundleReader {
 public:
-  BundleReader(const std::string &dir, bool readBinaries)
-      : dir(dir), readBinaries(readBinaries) {}
+  BundleReader(const std::string &dir, bool readBinaries, int version)
+      : dir(dir), readBinaries(readBinaries), version(version) {}
 
   Status fail(const std::string &what) const { return badBundle(dir, what); }
 
@@ -286,7 +300,46 @@ public:
       return s;
     r.integer("block_m", out.blockM, 1, 1 << 16);
     r.integer("threads", out.threads, 1, 1024);
-    return readKernel(r, where, out.kernel);
+    std::string layout = "dense";
+    r.string("layout", layout, /*required=*/false);
+    bool known = false;
+    for (SeqLayout l : {SeqLayout::Dense, SeqLayout::Varlen, SeqLayout::KVCache,
+                        SeqLayout::Paged})
+      if (layout == layoutName(l)) {
+        out.layout = l;
+        known = true;
+      }
+    if (r.ok() && !known)
+      r.fail("field 'layout' is '" + layout +
+             "', expected 'dense', 'varlen', 'kvcache' or 'paged'");
+    if (r.ok() && out.layout != SeqLayout::Dense && version < 3)
+      r.fail("field 'layout' needs version 3, the bundle is version " +
+             std::to_string(version));
+    std::string combineEntry;
+    r.string("combine_entry", combineEntry, /*required=*/false);
+    bool cache =
+        out.layout == SeqLayout::KVCache || out.layout == SeqLayout::Paged;
+    if (r.ok() && !combineEntry.empty()) {
+      if (!cache)
+        r.fail("field 'combine_entry' (split-KV) needs layout 'kvcache' or "
+               "'paged', the variant's is '" +
+               layout + "'");
+      r.integer("combine_threads", out.combineThreads, 1, 1024);
+      r.integer("block_n", out.blockN, 1, 1 << 16);
+    }
+    r.boolean("pack_gqa", out.packGQA, /*required=*/false);
+    if (r.ok() && out.packGQA && !cache)
+      r.fail("field 'pack_gqa' needs layout 'kvcache' or 'paged'");
+    Status s2 = readKernel(r, where, out.kernel);
+    if (!s2.isOk() || combineEntry.empty())
+      return s2;
+    // The combine kernel lives in the variant's binary.
+    out.combine = out.kernel;
+    out.combine.entry = combineEntry;
+    out.combine.dynamicSmem = 0;
+    out.combine.label = where + " (split-KV combine)";
+    out.combine.id = nextKernelId++;
+    return Status::ok();
   }
 
   /// A dim symbol of a plan's grid or workspace.
@@ -457,6 +510,7 @@ public:
 private:
   const std::string &dir;
   bool readBinaries;
+  int version;
   /// Images already read, by file name.
   std::map<std::string, std::shared_ptr<const std::string>> images;
   int nextKernelId = 0;
@@ -507,7 +561,7 @@ Status attn::parseBundle(const std::string &jsonText, const std::string &dir,
     return badBundle(dir, "bundle.json: 'variants' is empty");
 
   out.dir = dir;
-  BundleReader reader(dir, readBinaries);
+  BundleReader reader(dir, readBinaries, out.version);
   out.variants.clear();
   out.variants.resize(variants->array.size());
   for (size_t i = 0; i < variants->array.size(); ++i) {

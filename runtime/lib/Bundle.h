@@ -1,6 +1,6 @@
 //===- Bundle.h - The contents of a kernel bundle -------------------------===//
 //
-// What docs/BundleFormat.md (schema attn-bundle, versions 1 and 2) describes,
+// What docs/BundleFormat.md (schema attn-bundle, versions 1 to 3) describes,
 // read into plain structs, the kernel binaries included.
 //
 //===----------------------------------------------------------------------===//
@@ -18,7 +18,12 @@
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 2;
+constexpr int kBundleSchemaVersion = 3;
+
+/// Where a forward call's sequences live (attn.attention's serving forms);
+/// kernels of the non-dense layouts take seven more arguments.
+enum class SeqLayout { Dense, Varlen, KVCache, Paged };
+const char *layoutName(SeqLayout layout);
 
 /// One GPU function of the bundle: a forward variant's kernel or a stage of
 /// a plan. Backends load and launch kernels; they do not know which is which.
@@ -62,7 +67,18 @@ struct Signature {
 
 struct Variant : Signature {
   int blockM = 0, threads = 0;
+  SeqLayout layout = SeqLayout::Dense;
   Kernel kernel;
+  /// KV-cache variants: the split-KV combine kernel (same binary, grid (Sq,
+  /// Hq, B) of combineThreads); empty entry when the variant cannot split.
+  Kernel combine;
+  int combineThreads = 0;
+  /// Keys per block: splits are whole blocks.
+  int blockN = 64;
+  /// Rows are (query, head) pairs of a GQA group: block_m rows cover
+  /// block_m / G queries of G heads, and grid y runs over heads_kv.
+  bool packGQA = false;
+  bool canSplit() const { return !combine.entry.empty(); }
 };
 
 /// The sizes a plan's grids and workspace buffers are written in. The bias_*

@@ -188,22 +188,65 @@ attn_status attn_bundle_force_variant(attn_bundle *bundle, const char *name) {
   return ATTN_STATUS_SUCCESS;
 }
 
+/// The variant of a forward call, its split count and the workspace that
+/// needs; asks the backend for the SM count only when the runtime chooses.
+static Status planForward(const attn_bundle &bundle,
+                          const attn_fwd_params &params, int &index,
+                          int &splits, size_t &bytes) {
+  Status s = dispatch(bundle, params, index);
+  if (!s.isOk())
+    return s;
+  const Variant &v = bundle.info.variants[index];
+  int sms = 0;
+  if (v.canSplit() && params.num_splits == 0) {
+    s = bundle.backend->multiprocessorCount(params.stream, sms);
+    if (!s.isOk())
+      return s;
+  }
+  splits = chooseSplits(v, params, sms);
+  bytes = splitWorkspaceBytes(params, splits);
+  return Status::ok();
+}
+
+attn_status attn_forward_workspace_size(attn_bundle *bundle,
+                                        const attn_fwd_params *params,
+                                        int *num_splits, size_t *bytes) {
+  if (!bundle || !params || !num_splits || !bytes)
+    return invalid("attn_forward_workspace_size: bundle, params, num_splits "
+                   "and bytes must not be null");
+  int index = -1;
+  return report(planForward(*bundle, *params, index, *num_splits, *bytes));
+}
+
 attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
   if (!bundle)
     return invalid("attn_forward: bundle is a null pointer");
   if (!params)
     return invalid("attn_forward: params is a null pointer");
-  int index = -1;
-  Status s = dispatch(*bundle, *params, index);
+  int index = -1, splits = 1;
+  size_t bytes = 0;
+  Status s = planForward(*bundle, *params, index, splits, bytes);
+  if (s.isOk() && splits > 1)
+    s = checkSplitWorkspace(*params, bytes);
   if (!s.isOk())
     return report(s);
   const Variant &v = bundle->info.variants[index];
-  KernelArgs args(*params);
-  LaunchGeometry g = {unsigned((params->seqlen_q + v.blockM - 1) / v.blockM),
-                      unsigned(params->heads_q), unsigned(params->batch),
-                      unsigned(v.threads), unsigned(v.kernel.dynamicSmem)};
-  return report(bundle->backend->launch(
-      bundle->info, {Launch{&v.kernel, g, args.data()}}, params->stream));
+  KernelArgs args(*params, v.layout != SeqLayout::Dense, splits);
+  // Split-KV: grid z holds each batch's splits; the combine kernel merges
+  // them, one workgroup per query row.
+  LaunchGeometry g = {unsigned(forwardGridX(v, *params)),
+                      unsigned(forwardGridY(v, *params)),
+                      unsigned(params->batch * splits), unsigned(v.threads),
+                      unsigned(v.kernel.dynamicSmem)};
+  std::vector<Launch> launches = {Launch{&v.kernel, g, args.data()}};
+  if (splits > 1)
+    launches.push_back(
+        Launch{&v.combine,
+               {unsigned(params->seqlen_q), unsigned(params->heads_q),
+                unsigned(params->batch), unsigned(v.combineThreads), 0},
+               args.data()});
+  return report(
+      bundle->backend->launch(bundle->info, launches, params->stream));
 }
 
 /// The checks and the plan the three backward entry points share: the

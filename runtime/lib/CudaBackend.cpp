@@ -11,6 +11,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 using namespace attn;
 
@@ -140,11 +142,8 @@ public:
   Status launch(const BundleInfo &bundle, const std::vector<Launch> &launches,
                 void *stream) override {
     const CudaDriver *d = nullptr;
-    Status s = getDriver(d);
-    if (!s.isOk())
-      return s;
     CUcontext ctx = nullptr;
-    s = findContext(*d, static_cast<CUstream>(stream), ctx);
+    Status s = streamContext(stream, d, ctx);
     if (!s.isOk())
       return s;
     ScopedContext scope(*d, ctx);
@@ -171,7 +170,44 @@ public:
     return Status::ok();
   }
 
+  Status multiprocessorCount(void *stream, int &count) override {
+    const CudaDriver *d = nullptr;
+    CUcontext ctx = nullptr;
+    Status s = streamContext(stream, d, ctx);
+    if (!s.isOk())
+      return s;
+    // Asked on every split-KV call that lets the runtime choose: cached per
+    // context.
+    {
+      std::lock_guard<std::mutex> lock(smMutex);
+      auto it = smCounts.find(ctx);
+      if (it != smCounts.end()) {
+        count = it->second;
+        return Status::ok();
+      }
+    }
+    ScopedContext scope(*d, ctx);
+    CUdevice dev;
+    CUresult r = d->cuCtxGetDevice(&dev);
+    if (r == kSuccess)
+      r = d->cuDeviceGetAttribute(&count, kAttrSmCount, dev);
+    if (r != kSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "cannot query the SM count: " + errorText(*d, r));
+    std::lock_guard<std::mutex> lock(smMutex);
+    smCounts[ctx] = count;
+    return Status::ok();
+  }
+
 private:
+  /// The driver and the context `stream` runs in (findContext).
+  Status streamContext(void *stream, const CudaDriver *&d, CUcontext &ctx) {
+    Status s = getDriver(d);
+    if (!s.isOk())
+      return s;
+    return findContext(*d, static_cast<CUstream>(stream), ctx);
+  }
+
   /// The stream's context; with the default stream, the thread's current
   /// context, or the primary context of device 0 (made current, as the CUDA
   /// runtime does) when the thread has none.
@@ -257,6 +293,8 @@ private:
   }
 
   KernelCache<CUcontext, CUmodule, CUfunction> cache;
+  std::mutex smMutex;
+  std::map<CUcontext, int> smCounts;
 };
 
 } // namespace

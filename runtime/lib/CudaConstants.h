@@ -13,6 +13,7 @@
 namespace attn::cuda {
 
 constexpr int kSuccess = 0;      // CUDA_SUCCESS
+constexpr int kAttrSmCount = 16; // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 constexpr int kAttrCcMajor = 75; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kAttrCcMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 constexpr int kAttrMaxSmemOptin =

@@ -9,6 +9,7 @@
 #include "Dispatch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -71,7 +72,15 @@ struct Call {
   const int64_t *lseStride;
   const void *bias, *dbias;
   const int64_t *biasStride, *dbiasStride;
+  /// The serving form of a forward call and its fields (attn_fwd_params).
+  SeqLayout layout = SeqLayout::Dense;
+  const int32_t *cuSeqlensQ, *cuSeqlensK, *seqlensK, *blockTable;
+  int64_t blockTableStride;
+  int32_t pageSize, numPages, maxSeqlenQ, numSplits;
 };
+
+/// The most splits of one batch's keys (FlashAttention caps them at 128).
+constexpr int kMaxSplits = 128;
 
 Tensor makeTensor(const char *name, const void *ptr,
                   std::initializer_list<int64_t> sizes, const int64_t *stride,
@@ -117,7 +126,9 @@ template <typename P> Call describeCommon(const P &p) {
 
 /// Appends lse, bias and dbias, the tensors that may be absent.
 void addOptionalTensors(Call &c, unsigned lseRoles) {
-  int64_t b = c.batch, hq = c.headsQ, sq = c.seqlenQ, sk = c.seqlenK;
+  // A packed batch is one [1, H, rows, D] problem.
+  int64_t b = c.layout == SeqLayout::Varlen ? 1 : c.batch;
+  int64_t hq = c.headsQ, sq = c.seqlenQ, sk = c.seqlenK;
   int64_t lseStride[4] = {c.lseStride[0], c.lseStride[1], 1, 0};
   if (c.lse)
     c.tensors.push_back(
@@ -136,8 +147,103 @@ void addOptionalTensors(Call &c, unsigned lseRoles) {
 Call describe(const attn_fwd_params &p) {
   Call c = describeCommon(p);
   c.tensors[3].roles |= kOutput;
+  c.cuSeqlensQ = p.cu_seqlens_q;
+  c.cuSeqlensK = p.cu_seqlens_k;
+  c.seqlensK = p.seqlens_k;
+  c.blockTable = p.block_table;
+  c.blockTableStride = p.block_table_stride;
+  c.pageSize = p.page_size;
+  c.numPages = p.num_pages;
+  c.maxSeqlenQ = p.max_seqlen_q;
+  c.numSplits = p.num_splits;
+  if (p.block_table)
+    c.layout = SeqLayout::Paged;
+  else if (p.seqlens_k)
+    c.layout = SeqLayout::KVCache;
+  else if (p.cu_seqlens_q || p.cu_seqlens_k)
+    c.layout = SeqLayout::Varlen;
+  if (c.layout == SeqLayout::Varlen)
+    for (Tensor &t : c.tensors)
+      t.sizes[0] = 1;
+  if (c.layout == SeqLayout::Paged)
+    for (Tensor &t : c.tensors)
+      if (t.name[0] == 'k' || t.name[0] == 'v') {
+        t.sizes[0] = p.num_pages;
+        t.sizes[2] = p.page_size;
+      }
   addOptionalTensors(c, kOutput);
   return c;
+}
+
+/// The serving fields of a forward call: which combinations exist, and
+/// their sizes.
+Status validateServing(const Call &c) {
+  if (c.layout == SeqLayout::Dense) {
+    if (c.maxSeqlenQ || c.pageSize || c.numPages)
+      return invalid("max_seqlen_q, page_size and num_pages must be 0 "
+                     "without cu_seqlens or block_table");
+    if (c.numSplits > 1)
+      return invalid("num_splits " + std::to_string(c.numSplits) +
+                     ": split-KV needs a KV cache (seqlens_k)");
+    return Status::ok();
+  }
+  std::string form = layoutName(c.layout);
+  if (c.bias)
+    return invalid("bias is not supported with the " + form +
+                   " form (cu_seqlens, seqlens_k or block_table)");
+  const std::pair<const char *, const int32_t *> arrays[] = {
+      {"cu_seqlens_q", c.cuSeqlensQ},
+      {"cu_seqlens_k", c.cuSeqlensK},
+      {"seqlens_k", c.seqlensK},
+      {"block_table", c.blockTable}};
+  for (const auto &[name, ptr] : arrays)
+    if (reinterpret_cast<uintptr_t>(ptr) % 4)
+      return invalid(std::string(name) + " pointer " + hex(ptr) +
+                     " is not 4-byte aligned");
+  if (c.layout == SeqLayout::Varlen) {
+    if (!c.cuSeqlensQ || !c.cuSeqlensK)
+      return invalid(
+          std::string(c.cuSeqlensQ ? "cu_seqlens_k" : "cu_seqlens_q") +
+          " is a null pointer; cu_seqlens_q and cu_seqlens_k come "
+          "together");
+    if (c.maxSeqlenQ < 0 || c.maxSeqlenQ > c.seqlenQ)
+      return invalid("max_seqlen_q " + std::to_string(c.maxSeqlenQ) +
+                     " must be in [0, seqlen_q = " + std::to_string(c.seqlenQ) +
+                     "] (0: seqlen_q)");
+  } else if (c.cuSeqlensQ || c.cuSeqlensK) {
+    return invalid("seqlens_k is not supported with cu_seqlens (a packed "
+                   "batch has its key offsets)");
+  } else if (c.maxSeqlenQ) {
+    return invalid("max_seqlen_q must be 0 without cu_seqlens");
+  }
+  if (c.numSplits < 0 || c.numSplits > kMaxSplits)
+    return invalid("num_splits " + std::to_string(c.numSplits) +
+                   " must be in [0, " + std::to_string(kMaxSplits) +
+                   "] (0: chosen by the runtime)");
+  if (c.numSplits > 1 && c.layout != SeqLayout::KVCache &&
+      c.layout != SeqLayout::Paged)
+    return invalid("num_splits " + std::to_string(c.numSplits) +
+                   ": split-KV needs a KV cache (seqlens_k)");
+  if (int64_t(c.batch) * std::max(c.numSplits, 1) > 65535)
+    return invalid("batch x num_splits must be at most 65535 (grid limit)");
+  if (c.layout != SeqLayout::Paged) {
+    if (c.pageSize || c.numPages)
+      return invalid("page_size and num_pages must be 0 without block_table");
+    return Status::ok();
+  }
+  if (c.pageSize <= 0 || c.numPages <= 0)
+    return invalid(
+        "block_table needs a positive page_size and num_pages, got " +
+        std::to_string(c.pageSize) + " and " + std::to_string(c.numPages));
+  if (c.seqlenK % c.pageSize)
+    return invalid("seqlen_k " + std::to_string(c.seqlenK) +
+                   " must be the pages per batch times page_size " +
+                   std::to_string(c.pageSize));
+  if (c.batch > 1 && c.blockTableStride < c.seqlenK / c.pageSize)
+    return invalid("block_table_stride " + std::to_string(c.blockTableStride) +
+                   " is below the pages per batch (" +
+                   std::to_string(c.seqlenK / c.pageSize) + ")");
+  return Status::ok();
 }
 
 Call describe(const attn_bwd_params &p) {
@@ -290,7 +396,8 @@ Status validate(const Call &c) {
                          "outputs overlap");
   if (c.lse) {
     const int64_t *s = c.lseStride;
-    if (s[0] < 0 || s[1] < 0 || (c.batch > 1 && s[0] == 0) ||
+    bool packed = c.layout == SeqLayout::Varlen;
+    if (s[0] < 0 || s[1] < 0 || (!packed && c.batch > 1 && s[0] == 0) ||
         (c.headsQ > 1 && s[1] == 0))
       return invalid("lse strides " + strides(s, 2) +
                      " must be positive on dimensions of size > 1");
@@ -396,7 +503,17 @@ std::string whyNotConditions(const Conditions &cond, const Call &c) {
   return "";
 }
 
+/// whyNot(v, c) says nothing about the fields, without building it.
+bool sameFields(const Variant &v, const Call &c) {
+  return v.layout == c.layout && v.dtype == c.dtype &&
+         v.headDim == c.headDim && v.headDimV == c.headDimV &&
+         v.mask == c.mask && v.bias == c.biasKind &&
+         v.softcap == (c.softcap > 0);
+}
+
 std::string whyNot(const Variant &v, const Call &c) {
+  if (v.layout != c.layout)
+    return mismatch("layout", layoutName(v.layout), layoutName(c.layout));
   std::string why = whyNot(static_cast<const Signature &>(v), c);
   return why.empty() ? whyNotConditions(v.conditions, c) : why;
 }
@@ -438,6 +555,9 @@ std::string describeCall(const Call &c) {
     n += std::snprintf(call + n, sizeof(call) - n,
                        "bias_grad %s, deterministic %s, ",
                        boolName(c.dbias != nullptr), boolName(c.deterministic));
+  if (c.layout != SeqLayout::Dense)
+    n += std::snprintf(call + n, sizeof(call) - n, "layout %s, ",
+                       layoutName(c.layout));
   std::snprintf(call + n, sizeof(call) - n, "seqlen_q %d, seqlen_k %d",
                 c.seqlenQ, c.seqlenK);
   return call;
@@ -451,8 +571,21 @@ Status attn::selectVariant(const BundleInfo &bundle,
   index = -1;
   Call call = describe(params);
   Status s = validate(call);
+  if (s.isOk())
+    s = validateServing(call);
   if (!s.isOk())
     return s;
+  // Every call dispatches: first find the variant without writing a reason
+  // for each one passed over (most differ in a field), then write them
+  // only for the dispatch log or the error.
+  for (size_t i = 0; i < bundle.variants.size() && index < 0; ++i) {
+    const Variant &v = bundle.variants[i];
+    if ((forced.empty() || v.name == forced) && sameFields(v, call) &&
+        whyNotConditions(v.conditions, call).empty())
+      index = int(i);
+  }
+  if (index >= 0 && !skipped)
+    return Status::ok();
   std::string reasons;
   bool forcedFound = false;
   for (size_t i = 0; i < bundle.variants.size(); ++i) {
@@ -460,14 +593,11 @@ Status attn::selectVariant(const BundleInfo &bundle,
     if (!forced.empty() && v.name != forced)
       continue;
     forcedFound = true;
-    std::string why = whyNot(v, call);
-    if (why.empty()) {
-      index = int(i);
-      if (skipped)
-        *skipped = reasons;
+    if (int(i) == index) {
+      *skipped = reasons;
       return Status::ok();
     }
-    reasons += "\n  variant '" + v.name + "': " + why;
+    reasons += "\n  variant '" + v.name + "': " + whyNot(v, call);
   }
   if (!forced.empty())
     return Status::error(
@@ -521,6 +651,96 @@ Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
                        "no plan of bundle '" + bundle.dir +
                            "' matches the backward call (" +
                            describeCall(call) + "):" + reasons);
+}
+
+int64_t attn::forwardGridX(const Variant &v, const attn_fwd_params &p) {
+  // A packed batch's blocks cover its longest sequence; packed GQA heads
+  // make G rows of each query.
+  int64_t rows = v.layout == SeqLayout::Varlen && p.max_seqlen_q
+                     ? p.max_seqlen_q
+                     : p.seqlen_q;
+  if (v.packGQA && p.heads_kv > 0)
+    rows *= p.heads_q / p.heads_kv;
+  return (rows + v.blockM - 1) / v.blockM;
+}
+
+int64_t attn::forwardGridY(const Variant &v, const attn_fwd_params &p) {
+  return v.packGQA ? p.heads_kv : p.heads_q;
+}
+
+int attn::chooseSplits(const Variant &v, const attn_fwd_params &p,
+                       int multiprocessors) {
+  if (!v.canSplit() || p.num_splits == 1)
+    return 1;
+  int64_t keyBlocks = (int64_t(p.seqlen_k) + v.blockN - 1) / v.blockN;
+  int64_t most = std::min<int64_t>({kMaxSplits, keyBlocks, 65535 / p.batch});
+  if (p.num_splits > 1)
+    return int(std::min<int64_t>(p.num_splits, std::max<int64_t>(most, 1)));
+  // FlashAttention-2's heuristic: no split when one wave (nearly) fills the
+  // GPU; else the fewest splits whose waves are within 95% of the best fill
+  // (FlashAttention-2 says 85%), among split counts that give different
+  // blocks per split. At 85% an 8-workgroup grid took 14 splits (112 of 132
+  // SMs) where 16 read 2912 GB/s against 2515 (bench/RESULTS.md).
+  int64_t blocks = forwardGridX(v, p) * forwardGridY(v, p) * p.batch;
+  if (multiprocessors <= 0 || blocks * 10 >= multiprocessors * 8)
+    return 1;
+  auto efficiency = [&](int64_t s) {
+    double waves = double(blocks * s) / multiprocessors;
+    return waves / std::ceil(waves);
+  };
+  auto distinct = [&](int64_t s) {
+    auto chunk = [&](int64_t n) { return (keyBlocks + n - 1) / n; };
+    return s == 1 || chunk(s) != chunk(s - 1);
+  };
+  double best = 0;
+  for (int64_t s = 1; s <= most; ++s)
+    if (distinct(s))
+      best = std::max(best, efficiency(s));
+  for (int64_t s = 1; s <= most; ++s)
+    if (distinct(s) && efficiency(s) >= 0.95 * best)
+      return int(s);
+  return 1;
+}
+
+size_t attn::splitWorkspaceBytes(const attn_fwd_params &p, int splits) {
+  if (splits <= 1)
+    return 0;
+  // Partial outputs [splits, B, Hq, Sq, Dv] f32, then the partial lse
+  // [splits, B, Hq, Sq] f32 at the next 256 bytes (CombineKernel.cpp).
+  uint64_t rows = uint64_t(splits) * p.batch * p.heads_q * p.seqlen_q;
+  uint64_t out = rows * p.head_dim_v * 4;
+  out = (out + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
+        kWorkspaceAlignment;
+  return size_t(out + rows * 4);
+}
+
+/// The caller's workspace of a forward or backward call: present, at least
+/// `bytes` (`need` says who needs them), aligned, and sharing no memory with
+/// the call's tensors.
+template <typename P>
+static Status checkWorkspaceOf(const P &p, size_t bytes,
+                               const std::string &need) {
+  if (!p.workspace)
+    return invalid("workspace is a null pointer but " + need);
+  if (p.workspace_size < bytes)
+    return invalid("workspace_size is " + std::to_string(p.workspace_size) +
+                   " bytes but " + need);
+  if (reinterpret_cast<uintptr_t>(p.workspace) % kWorkspaceAlignment)
+    return invalid("workspace pointer " + hex(p.workspace) + " is not " +
+                   std::to_string(kWorkspaceAlignment) + "-byte aligned");
+  Call call = describe(p);
+  const int64_t byteStride[4] = {0, 0, 0, 1};
+  call.tensors.push_back(makeTensor("workspace", p.workspace,
+                                    {1, 1, 1, int64_t(bytes)}, byteStride, 1,
+                                    kOutput));
+  return checkOverlaps(call.tensors);
+}
+
+Status attn::checkSplitWorkspace(const attn_fwd_params &p, size_t bytes) {
+  return checkWorkspaceOf(p, bytes,
+                          "split-KV needs " + std::to_string(bytes) +
+                              " bytes of workspace "
+                              "(attn_forward_workspace_size)");
 }
 
 DimValues attn::dimValues(const attn_bwd_params &p) {
@@ -582,20 +802,7 @@ Status attn::checkWorkspace(const Plan &plan, const attn_bwd_params &p,
                             size_t bytes) {
   if (bytes == 0)
     return Status::ok();
-  std::string need =
-      "plan '" + plan.name + "' needs " + std::to_string(bytes) + " bytes";
-  if (!p.workspace)
-    return invalid("workspace is a null pointer but " + need);
-  if (p.workspace_size < bytes)
-    return invalid("workspace_size is " + std::to_string(p.workspace_size) +
-                   " bytes but " + need);
-  if (reinterpret_cast<uintptr_t>(p.workspace) % kWorkspaceAlignment)
-    return invalid("workspace pointer " + hex(p.workspace) + " is not " +
-                   std::to_string(kWorkspaceAlignment) + "-byte aligned");
-  Call call = describe(p);
-  const int64_t byteStride[4] = {0, 0, 0, 1};
-  call.tensors.push_back(makeTensor("workspace", p.workspace,
-                                    {1, 1, 1, int64_t(bytes)}, byteStride, 1,
-                                    kOutput));
-  return checkOverlaps(call.tensors);
+  return checkWorkspaceOf(p, bytes,
+                          "plan '" + plan.name + "' needs " +
+                              std::to_string(bytes) + " bytes");
 }

@@ -30,6 +30,20 @@ Status selectVariant(const BundleInfo &bundle, const attn_fwd_params &params,
                      int &index, const std::string &forced = "",
                      std::string *skipped = nullptr);
 
+/// The grid of a forward call's (first) kernel on variant `v`: x over row
+/// blocks, y over heads (z is batch times splits).
+int64_t forwardGridX(const Variant &v, const attn_fwd_params &params);
+int64_t forwardGridY(const Variant &v, const attn_fwd_params &params);
+
+/// Split-KV: how many splits `params` (num_splits, or 0: chosen from the
+/// grid and `multiprocessors`) gets on variant `v` (1 when it cannot split),
+/// and the workspace bytes that needs.
+int chooseSplits(const Variant &v, const attn_fwd_params &params,
+                 int multiprocessors);
+size_t splitWorkspaceBytes(const attn_fwd_params &params, int splits);
+/// Checks the caller's workspace for a split call needing `bytes`.
+Status checkSplitWorkspace(const attn_fwd_params &params, size_t bytes);
+
 /// The same for a backward call and the bundle's plans. A deterministic call
 /// takes only deterministic plans; another prefers the first matching plan
 /// that is not and falls back to the first deterministic one. The workspace

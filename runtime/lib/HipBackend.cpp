@@ -82,14 +82,11 @@ public:
   Status launch(const BundleInfo &bundle, const std::vector<Launch> &launches,
                 void *stream) override {
     const HipRuntime *hip = nullptr;
-    Status s = getRuntime(hip);
+    int device = 0;
+    Status s = currentDevice(hip, device);
     if (!s.isOk())
       return s;
-    int device = 0;
-    hipError_t r = hip->hipGetDevice(&device);
-    if (r != kHipSuccess)
-      return Status::error(ATTN_STATUS_DRIVER_ERROR,
-                           "hipGetDevice failed: " + errorText(*hip, r));
+    hipError_t r;
     std::vector<hipFunction_t> fns(launches.size());
     for (size_t i = 0; i < launches.size(); ++i) {
       s = getFunction(*hip, bundle, *launches[i].kernel, device, fns[i]);
@@ -112,7 +109,34 @@ public:
     return Status::ok();
   }
 
+  Status multiprocessorCount(void *, int &count) override {
+    const HipRuntime *hip = nullptr;
+    int device = 0;
+    Status s = currentDevice(hip, device);
+    if (!s.isOk())
+      return s;
+    // hipDeviceAttributeMultiprocessorCount in hip_runtime_api.h (ROCm 6).
+    constexpr int kAttrCuCount = 63;
+    hipError_t r = hip->hipDeviceGetAttribute(&count, kAttrCuCount, device);
+    if (r != kHipSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "cannot query the CU count: " + errorText(*hip, r));
+    return Status::ok();
+  }
+
 private:
+  /// The runtime and hipGetDevice()'s device.
+  Status currentDevice(const HipRuntime *&hip, int &device) {
+    Status s = getRuntime(hip);
+    if (!s.isOk())
+      return s;
+    hipError_t r = hip->hipGetDevice(&device);
+    if (r != kHipSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "hipGetDevice failed: " + errorText(*hip, r));
+    return Status::ok();
+  }
+
   Status getFunction(const HipRuntime &hip, const BundleInfo &bundle,
                      const Kernel &kernel, int device, hipFunction_t &fn) {
     return cache.get(device, kernel.id, fn,

@@ -2,8 +2,9 @@
 //
 // The arguments of a kernel, in the order and with the sizes
 // docs/BundleFormat.md gives, plus the array of pointers to them that
-// cuLaunchKernel / hipModuleLaunchKernel take: 33 for every forward kernel,
-// 55 for every stage of a backward plan.
+// cuLaunchKernel / hipModuleLaunchKernel take: 33 for every forward kernel
+// (42 for those of the serving layouts), 55 for every stage of a backward
+// plan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,10 +24,12 @@ static_assert(sizeof(void *) == 8, "the kernel ABIs need 64-bit pointers");
 class KernelArgs {
 public:
   static constexpr int kNumForwardArgs = 33;
+  static constexpr int kNumServingArgs = 42;
   static constexpr int kNumBackwardArgs = 55;
 
-  /// ABI attn-fwd-v1.
-  explicit KernelArgs(const attn_fwd_params &p) {
+  /// ABI attn-fwd-v1; `serving` appends the nine arguments of the serving
+  /// layouts' kernels, with `numSplits` splits.
+  KernelArgs(const attn_fwd_params &p, bool serving, int32_t numSplits = 1) {
     for (const void *ptr : {p.q, p.k, p.v, static_cast<const void *>(p.o),
                             static_cast<const void *>(p.lse), p.bias})
       add(ptr);
@@ -36,6 +39,16 @@ public:
     addStrides(p.lse_stride, 2);
     addStrides(p.bias_stride, 4);
     addTail(p);
+    if (!serving)
+      return;
+    for (const int32_t *array :
+         {p.cu_seqlens_q, p.cu_seqlens_k, p.seqlens_k, p.block_table})
+      add(static_cast<const void *>(array));
+    add(p.block_table_stride);
+    add(p.page_size);
+    add(p.num_pages);
+    add(numSplits > 1 ? p.workspace : nullptr);
+    add(numSplits);
   }
 
   /// ABI attn-bwd-v1.

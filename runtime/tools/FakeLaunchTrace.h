@@ -3,7 +3,9 @@
 // The fake CUDA driver and HIP runtime print every kernel launch; this turns
 // the argument block into text. ATTN_FAKE_ABI says which ABI the launches of
 // the process use: attn-fwd-v1 (the default: B, Hq, Hkv, Sq and Sk, on the
-// launch line) or attn-bwd-v1 (every argument, on lines of their own).
+// launch line), attn-fwd-v1-serving (the same, then the seven arguments of
+// the serving layouts' kernels on a line of their own) or attn-bwd-v1 (every
+// argument, on lines of their own).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +36,19 @@ inline std::string describeArgs(void **params, const char *prefix) {
     // attn-fwd-v1: six pointers, then B, Hq, Hkv, Sq, Sk (i32).
     std::snprintf(buf, sizeof(buf), " B %d Hq %d Hkv %d Sq %d Sk %d", i32(6),
                   i32(7), i32(8), i32(9), i32(10));
-    return buf;
+    if (!abi || std::strcmp(abi, "attn-fwd-v1-serving") != 0)
+      return buf;
+    // The serving layouts' nine more: four index arrays, the table's row
+    // stride, page_size, num_pages, the split-KV workspace and splits.
+    std::string out = buf;
+    std::snprintf(buf, sizeof(buf),
+                  "\n%s  serving cu_q 0x%llx cu_k 0x%llx lens 0x%llx table "
+                  "0x%llx stride %lld page %d pages %d workspace 0x%llx "
+                  "splits %d",
+                  prefix, ptr(33), ptr(34), ptr(35), ptr(36),
+                  static_cast<long long>(i64(37)), i32(38), i32(39), ptr(40),
+                  i32(41));
+    return out + buf;
   }
   // attn-bwd-v1: 12 pointers, 5 dims, 8 x 3 strides, lse (2), bias (4),
   // dbias (4), scale, softcap, window_left, window_right.

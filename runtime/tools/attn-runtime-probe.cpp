@@ -33,6 +33,9 @@ int usage() {
       "keys: dtype d dv mask bias softcap b hq hkv sq sk scale wl wr\n"
       "      lse=0|1 (forward) dbias=0|1 det=0|1 ws=BYTES (backward)\n"
       "      null=NAME offset=NAME:BYTES alias=NAME:NAME NAME_stride=a,b,c,d\n"
+      "      layout=varlen|kvcache|paged maxsq=N page=N pages=N tstride=N\n"
+      "      splits=N (0: the runtime's choice) ws=BYTES (forward split-KV)\n"
+      "      (forward serving forms: fake index arrays, sq/sk as the op's)\n"
       "names: q k v o lse bias do dq dk dv dbias workspace\n");
   return 2;
 }
@@ -82,6 +85,11 @@ struct CallSpec {
   float scale = 0.125f, softcap = 0;
   int32_t windowLeft = -1, windowRight = -1;
   bool lse = false, dbias = false, deterministic = false;
+  /// The serving form of a forward call: 0 dense, 1 varlen, 2 kvcache, 3
+  /// paged, with its scalar fields.
+  int layout = 0;
+  int32_t maxSeqlenQ = 0, pageSize = 0, numPages = 0, numSplits = 0;
+  int64_t tableStride = 0;
   /// workspace_size; < 0: what attn_backward_workspace_size says.
   long long workspaceSize = -1;
   /// force=NAME: attn_bundle_force_variant before the call ("" clears).
@@ -149,6 +157,18 @@ bool parseSpec(int argc, char **argv, CallSpec &c) {
       c.dbias = n != 0;
     else if (key == "det")
       c.deterministic = n != 0;
+    else if (key == "layout")
+      c.layout = lookup(value, {"dense", "varlen", "kvcache", "paged"});
+    else if (key == "maxsq")
+      c.maxSeqlenQ = int32_t(n);
+    else if (key == "page")
+      c.pageSize = int32_t(n);
+    else if (key == "pages")
+      c.numPages = int32_t(n);
+    else if (key == "tstride")
+      c.tableStride = n;
+    else if (key == "splits")
+      c.numSplits = int32_t(n);
     else if (key == "force") {
       c.hasForce = true;
       c.force = value;
@@ -267,6 +287,27 @@ attn_fwd_params forwardParams(const CallSpec &c) {
   fillCommon(c, p);
   p.o = pointer<void>(c, "o");
   p.lse = c.lse ? pointer<float>(c, "lse") : nullptr;
+  // Fake index arrays, 4-byte aligned, far from the tensors.
+  auto array = [](int i) {
+    return reinterpret_cast<const int32_t *>(0x600000000000ull + i * 0x1000);
+  };
+  if (c.layout == 1) {
+    p.cu_seqlens_q = array(0);
+    p.cu_seqlens_k = array(1);
+  }
+  if (c.layout >= 2)
+    p.seqlens_k = array(2);
+  if (c.layout == 3)
+    p.block_table = array(3);
+  // Passed whatever the layout, so that their checks can be tested.
+  p.num_splits = c.numSplits;
+  p.workspace = pointer<void>(c, "workspace");
+  p.workspace_size =
+      c.workspaceSize < 0 ? 0 : static_cast<size_t>(c.workspaceSize);
+  p.max_seqlen_q = c.maxSeqlenQ;
+  p.block_table_stride = c.tableStride;
+  p.page_size = c.pageSize;
+  p.num_pages = c.numPages;
   return p;
 }
 
@@ -455,6 +496,17 @@ int main(int argc, char **argv) {
                   attn_bundle_variant_name(bundle, index));
   } else if (command == "forward") {
     attn_fwd_params params = forwardParams(spec);
+    // Split-KV: print the plan, and hand over the workspace it needs unless
+    // ws= says otherwise.
+    int splits = 1;
+    size_t bytes = 0;
+    if (params.seqlens_k) {
+      s = attn_forward_workspace_size(bundle, &params, &splits, &bytes);
+      if (s == ATTN_STATUS_SUCCESS)
+        std::printf("splits %d workspace %zu bytes\n", splits, bytes);
+      if (spec.workspaceSize < 0)
+        params.workspace_size = bytes;
+    }
     s = attn_forward(bundle, &params);
     if (s != ATTN_STATUS_SUCCESS)
       rc = fail(s);

@@ -110,6 +110,9 @@ cuDeviceGetAttribute(int *value, int attr, CUdevice) {
   case 97: // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
     *value = envInt("ATTN_FAKE_CUDA_SMEM_OPTIN", 232448);
     return kSuccess;
+  case 16: // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT (an H100's)
+    *value = envInt("ATTN_FAKE_CUDA_SM_COUNT", 132);
+    return kSuccess;
   }
   return kFailure;
 }

@@ -74,6 +74,14 @@ FAKE_EXPORT hipError_t hipGetDevice(int *device) {
 
 FAKE_EXPORT hipError_t hipSetDevice(int) { return kSuccess; }
 
+FAKE_EXPORT hipError_t hipDeviceGetAttribute(int *value, int attr, int) {
+  FAKE_CHECK("hipDeviceGetAttribute");
+  if (attr != 63) // hipDeviceAttributeMultiprocessorCount
+    return 999;
+  *value = 304; // an MI300X's CUs
+  return kSuccess;
+}
+
 FAKE_EXPORT hipError_t hipModuleLoadData(hipModule_t *module, const void *) {
   FAKE_CHECK("hipModuleLoadData");
   *module = new Handle{++modulesLoaded};

@@ -126,6 +126,36 @@ def reference(q, k, v, mask, window, bias, scale):
     return out, lse
 
 
+def compare(res, name, dtype, got, ref, got_lse=None, ref_lse=None):
+    """True when `got` (and `got_lse`, when given) match the float32
+    reference: relative max error within TOLERANCE, lse within LSE_TOLERANCE
+    with the same -inf rows. Reports a failure otherwise."""
+    import torch
+
+    if not torch.isfinite(got).all():
+        res.fail(name, f"{(~torch.isfinite(got)).sum().item()} output "
+                 "elements not written or not finite")
+        return False
+    err = ((got.float() - ref).abs().max() /
+           ref.abs().max().clamp_min(1e-6)).item() if ref.numel() else 0.0
+    if err > TOLERANCE[dtype]:
+        res.fail(name, f"relative error {err:.2e} > {TOLERANCE[dtype]}")
+        return False
+    if got_lse is None:
+        return True
+    same_inf = torch.isneginf(got_lse) == torch.isneginf(ref_lse)
+    finite = torch.isfinite(ref_lse)
+    lse_err = ((got_lse - ref_lse)[finite].abs().max().item()
+               if finite.any() else 0.0)
+    if not same_inf.all() or torch.isnan(got_lse).any() or \
+            lse_err > LSE_TOLERANCE * max(1.0, ref_lse[finite].abs().max()
+                                          .item() if finite.any() else 1):
+        res.fail(name, f"lse error {lse_err:.2e}, -inf rows match: "
+                 f"{bool(same_inf.all())}")
+        return False
+    return True
+
+
 def run_case(lib, res, name, *, dtype, d, sq, sk, heads=(4, 4), batch=2,
              mask="none", window=None, bias=None, lse=False, layout="bhsd",
              misalign=False, stream=None):
@@ -186,31 +216,13 @@ def run_case(lib, res, name, *, dtype, d, sq, sk, heads=(4, 4), batch=2,
         res.fail(name, str(e))
         return
     ref, ref_lse = reference(q, k, v, mask, window, bias_t, scale)
-    if not torch.isfinite(got).all():
-        res.fail(name, f"{(~torch.isfinite(got)).sum().item()} output "
-                 "elements not written or not finite")
+    if lse and got_lse is None:
+        res.fail(name, "lse requested but None returned")
         return
-    err = ((got.float() - ref).abs().max() /
-           ref.abs().max().clamp_min(1e-6)).item()
-    if err > TOLERANCE[dtype]:
-        res.fail(name, f"relative error {err:.2e} > {TOLERANCE[dtype]}")
-        return
-    if lse:
-        if got_lse is None:
-            res.fail(name, "lse requested but None returned")
-            return
-        same_inf = torch.isneginf(got_lse) == torch.isneginf(ref_lse)
-        finite = torch.isfinite(ref_lse)
-        lse_err = ((got_lse - ref_lse)[finite].abs().max().item()
-                   if finite.any() else 0.0)
-        if not same_inf.all() or torch.isnan(got_lse).any() or \
-                lse_err > LSE_TOLERANCE * max(1.0, ref_lse[finite].abs().max()
-                                              .item() if finite.any() else 1):
-            res.fail(name, f"lse error {lse_err:.2e}, -inf rows match: "
-                     f"{bool(same_inf.all())}")
-            return
-    elif got_lse is not None:
+    if not lse and got_lse is not None:
         res.fail(name, "lse returned though not requested")
+        return
+    if not compare(res, name, dtype, got, ref, got_lse, ref_lse):
         return
     res.ok(name)
 
@@ -382,7 +394,9 @@ def bundle_error_paths(lib, res):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run_all(bundle, quick=False):
+def run_suite(bundle, suite):
+    """Loads `bundle` and runs suite(lib, res), or skips everything saying
+    why; returns (Results, the reason everything was skipped or None)."""
     res = Results()
     problem = environment_problem(bundle)
     if problem:
@@ -395,10 +409,16 @@ def run_all(bundle, quick=False):
     torch.manual_seed(0)
     lib = ar.load(bundle)
     print(f"{lib}; device {torch.cuda.get_device_name()}", flush=True)
-    correctness(lib, res, quick)
-    error_paths(lib, res)
-    bundle_error_paths(lib, res)
+    suite(lib, res)
     return res, None
+
+
+def run_all(bundle, quick=False):
+    def suite(lib, res):
+        correctness(lib, res, quick)
+        error_paths(lib, res)
+        bundle_error_paths(lib, res)
+    return run_suite(bundle, suite)
 
 
 def test_gpu_attention():

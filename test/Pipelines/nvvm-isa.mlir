@@ -9,7 +9,7 @@
 // MLIR: module attributes {attn.kernels = [{{{.*}}entry = "fwd_bf16_d64_causal_m128n64w4s2"
 // MLIR-LABEL: llvm.func @fwd
 // MLIR: gpu.launch_func @fwd_bf16_d64_causal_m128n64w4s2::@fwd_bf16_d64_causal_m128n64w4s2
-// MLIR: gpu.binary @fwd_bf16_d64_causal_m128n64w4s2 [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, {{.*}}assembly = "
+// MLIR: gpu.binary @fwd_bf16_d64_causal_m128n64w4s2 [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx81">, {{.*}}assembly = "
 
 // PTX: .target sm_90a
 // PTX: .extern .shared .align 16 .b8 attn_smem[];

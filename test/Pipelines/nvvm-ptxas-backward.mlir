@@ -2,7 +2,8 @@
 // PTX, assembled by ptxas: the table's tiles for D = 64 (block_m 64) and
 // D = 128 (block_m 32), Q and dO double-buffered, fit in registers
 // without spills (ptxas 13.0; up to 16 bytes allowed for D = 128), the main kernel
-// adds dQ into the f32 workspace with atomics (atom.global.add.f32) and
+// adds dQ into the f32 workspace with atomics (sm_90's vector reduction
+// red.global.add.v2.f32, two floats per instruction) and
 // runs its products on mma.sync.
 // REQUIRES: ptxas
 // RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa" > %t.mlir
@@ -20,7 +21,7 @@
 // PTX: cp.async.cg.shared.global
 // PTX: ldmatrix.sync.aligned
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// PTX: atom.global.add.f32
+// PTX: red.relaxed.gpu.global.add.v2.f32
 // PTX-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s2_dq(
 
 // D64-LABEL: Compiling entry function 'bwd_bf16_d64_causal_m64n64w4s2_main'

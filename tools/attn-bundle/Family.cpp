@@ -43,13 +43,16 @@ StringRef attn::stringifyBiasKind(BiasKind kind) {
 }
 
 std::string Variant::describe() const {
-  return llvm::formatv("{0}{1} D={2} mask={3} bias={4}{5}{6}",
+  return llvm::formatv("{0}{1} D={2} mask={3} bias={4}{5}{6}{7}",
                        direction == Direction::Backward ? "backward " : "",
                        stringifyElementType(dtype).lower(), headDim,
                        stringifyMaskKind(mask), stringifyBiasKind(bias),
                        softcap ? " softcap" : "",
                        alignBytes != 16 ? " align=" + Twine(alignBytes).str()
-                                        : std::string())
+                                        : std::string(),
+                       layout != SeqLayout::Dense
+                           ? " layout=" + stringifySeqLayout(layout).str()
+                           : std::string())
       .str();
 }
 
@@ -146,6 +149,24 @@ SmallVector<Variant> attn::enumerateVariants(
       variants.push_back(twin);
     }
   }
+  // Serving layouts read and write like dense kernels (their tiles fit the
+  // same way); a bias has no meaning for them.
+  size_t dense = variants.size();
+  for (SeqLayout layout : request.layouts) {
+    if (layout == SeqLayout::Dense)
+      continue;
+    for (size_t i = 0; i < dense; ++i) {
+      Variant v = variants[i];
+      if (v.bias != BiasKind::None || v.alignBytes != 16)
+        continue;
+      v.layout = layout;
+      variants.push_back(v);
+    }
+  }
+  // Dense tiles were chosen either way; keep their variants only if asked.
+  if (!request.layouts.empty() &&
+      !llvm::is_contained(request.layouts, SeqLayout::Dense))
+    variants.erase(variants.begin(), variants.begin() + dense);
   if (!request.backward)
     return variants;
   // One plan per combination: the first backward tile the tables accept.
@@ -288,8 +309,12 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   int64_t dyn = ShapedType::kDynamic;
   // [B, H, S, D] with one head per tensor: the heads are strides of the
   // kernel ABI, not part of the kernel.
-  auto qkvo = MemRefType::get({dyn, 1, dyn, variant.headDim}, elem);
-  auto lse = MemRefType::get({dyn, 1, dyn}, b.getF32Type());
+  // A packed batch (varlen) is one [1, H, total, D] problem.
+  int64_t batch = variant.layout == SeqLayout::Varlen ? 1 : dyn;
+  auto qkvo = MemRefType::get({batch, 1, dyn, variant.headDim}, elem);
+  auto lse = MemRefType::get({batch, 1, dyn}, b.getF32Type());
+  auto i32s = MemRefType::get({dyn}, b.getI32Type());
+  auto table = MemRefType::get({dyn, dyn}, b.getI32Type());
   // All four bias dimensions dynamic: broadcasting is a stride of 0.
   auto bias =
       MemRefType::get({dyn, dyn, dyn, dyn},
@@ -299,6 +324,16 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     args.append({qkvo, qkvo, qkvo, qkvo}); // do, dq, dk, dv
   if (variant.bias != BiasKind::None)
     args.push_back(bias);
+  unsigned firstServing = args.size();
+  if (variant.layout == SeqLayout::Varlen)
+    args.append({i32s, i32s});
+  if (variant.layout == SeqLayout::KVCache)
+    args.push_back(i32s);
+  if (variant.layout == SeqLayout::Paged) {
+    // Pages: [num_pages, 1, page_size, D].
+    args[1] = args[2] = MemRefType::get({dyn, 1, dyn, variant.headDim}, elem);
+    args.append({i32s, table});
+  }
 
   auto func =
       func::FuncOp::create(b, loc, name, FunctionType::get(ctx, args, {}));
@@ -323,9 +358,22 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     func::ReturnOp::create(b, loc);
     return;
   }
+  Value serving[4]; // cu_seqlens_q, cu_seqlens_k, seqlens_k, block_table
+  auto servingArg = [&](unsigned i) {
+    return body->getArgument(firstServing + i);
+  };
+  if (variant.layout == SeqLayout::Varlen) {
+    serving[0] = servingArg(0);
+    serving[1] = servingArg(1);
+  } else if (variant.layout != SeqLayout::Dense) {
+    serving[2] = servingArg(0);
+    if (variant.layout == SeqLayout::Paged)
+      serving[3] = servingArg(1);
+  }
   AttentionOp::create(
       b, loc, TypeRange(), body->getArgument(0), body->getArgument(1),
-      body->getArgument(2), biasArg, body->getArgument(3), body->getArgument(4),
+      body->getArgument(2), biasArg, serving[0], serving[1], serving[2],
+      serving[3], body->getArgument(3), body->getArgument(4),
       /*scale=*/FloatAttr(), variant.mask, window, softcap, config);
   func::ReturnOp::create(b, loc);
 }

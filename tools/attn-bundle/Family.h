@@ -46,6 +46,10 @@ struct FamilyRequest {
   /// Also a backward plan (attn-bwd-v1) of every combination the chip's
   /// table has a backward tile for, after the forward variants.
   bool backward = false;
+  /// The serving layouts to emit forward variants for besides dense (the
+  /// combinations without a bias, with the dense variant's tiles, aligned
+  /// only).
+  llvm::SmallVector<SeqLayout> layouts;
 };
 
 /// One kernel of the family.
@@ -60,6 +64,8 @@ struct Variant {
   int64_t alignBytes = 16;
   /// A forward variant or a backward plan.
   Direction direction = Direction::Forward;
+  /// The serving form of a forward variant (docs/AttnBundle.md).
+  SeqLayout layout = SeqLayout::Dense;
 
   /// "bf16 D=64 mask=causal bias=f32 softcap", for diagnostics.
   std::string describe() const;

@@ -67,6 +67,13 @@ static cl::list<std::string>
            cl::desc("Bias kinds (default none): none, same (q's dtype), "
                     "f32; each kind is its own set of variants"),
            cl::cat(category));
+static cl::list<std::string> layouts(
+    "layouts", cl::CommaSeparated,
+    cl::desc("Sequence layouts (default dense,varlen,kvcache,paged): dense "
+             "[B, H, S, D]; varlen (packed batches, lib.attention_varlen), "
+             "kvcache and paged (lib.attention_kvcache); the serving layouts "
+             "get the unbiased, aligned variants"),
+    cl::cat(category));
 static cl::opt<bool> unaligned(
     "unaligned",
     cl::desc("Also emit, after the 16-byte-aligned variants, a twin of each "
@@ -171,8 +178,14 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
       [](StringRef s) { return symbolizeMaskKind(s); });
   auto biasKinds = parseList<BiasKind>(biases, {"none"}, "bias",
                                        "none, same or f32", parseBiasKind);
-  if (failed(types) || failed(maskKinds) || failed(biasKinds))
+  auto layoutKinds =
+      parseList<SeqLayout>(layouts, {"dense", "varlen", "kvcache", "paged"},
+                           "layouts", "dense, varlen, kvcache or paged",
+                           [](StringRef s) { return symbolizeSeqLayout(s); });
+  if (failed(types) || failed(maskKinds) || failed(biasKinds) ||
+      failed(layoutKinds))
     return failure();
+  request.layouts = std::move(*layoutKinds);
   request.dtypes = std::move(*types);
   request.masks = std::move(*maskKinds);
   request.biases = std::move(*biasKinds);

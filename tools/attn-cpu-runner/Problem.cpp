@@ -86,6 +86,22 @@ std::string Problem::moduleText() const {
     gradBiasT = biasType(*this, gradBiasF32 || biasF32 ? "f32" : et);
   }
   std::string lseT = "memref<?x" + std::to_string(hq) + "x?xf32>";
+  // A packed batch is one [1, H, total, D] problem; pages are
+  // [num_pages, Hkv, page_size, D].
+  if (layout == "varlen") {
+    auto packed = [&](int64_t heads, int64_t last) {
+      return "memref<1x" + std::to_string(heads) + "x?x" +
+             std::to_string(last) + "x" + et.str() + ">";
+    };
+    qT = packed(hq, d), kT = packed(hkv, d), vT = packed(hkv, dvv),
+    oT = packed(hq, dvv);
+    lseT = "memref<1x" + std::to_string(hq) + "x?xf32>";
+  } else if (layout == "paged") {
+    kT = "memref<?x" + std::to_string(hkv) + "x?x" + std::to_string(d) + "x" +
+         et.str() + ">";
+    vT = "memref<?x" + std::to_string(hkv) + "x?x" + std::to_string(dvv) + "x" +
+         et.str() + ">";
+  }
 
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -109,6 +125,12 @@ std::string Problem::moduleText() const {
   } else {
     if (bias)
       os << ", %bias: " << biasT;
+    if (layout == "varlen")
+      os << ", %cq: memref<?xi32>, %ck: memref<?xi32>";
+    if (layout == "kvcache" || layout == "paged")
+      os << ", %lens: memref<?xi32>";
+    if (layout == "paged")
+      os << ", %table: memref<?x?xi32>";
     os << ", %o: " << oT;
     if (lse)
       os << ", %lse: " << lseT;
@@ -117,6 +139,13 @@ std::string Problem::moduleText() const {
        << ") v(%v : " << vT << ")";
     if (bias)
       os << " bias(%bias : " << biasT << ")";
+    if (layout == "varlen")
+      os << " cu_seqlens_q(%cq : memref<?xi32>) cu_seqlens_k(%ck : "
+            "memref<?xi32>)";
+    if (layout == "kvcache" || layout == "paged")
+      os << " seqlens_k(%lens : memref<?xi32>)";
+    if (layout == "paged")
+      os << " block_table(%table : memref<?x?xi32>)";
     os << " outs(%o : " << oT << ")";
     if (lse)
       os << " lse(%lse : " << lseT << ")";
@@ -128,11 +157,32 @@ std::string Problem::moduleText() const {
 std::string Problem::describe() const {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << dtypeName(dtype) << " B=" << batch << " Hq=" << hq << " Hkv=" << hkv
-     << " Sq=" << sq << " Sk=" << sk << " D=" << d << " Dv=" << (dv ? dv : d)
-     << " mask=" << mask;
+  os << dtypeName(dtype);
+  // A packed batch's sizes are its sequence lengths, printed below.
+  if (layout != "varlen")
+    os << " B=" << batch;
+  os << " Hq=" << hq << " Hkv=" << hkv;
+  if (layout != "varlen")
+    os << " Sq=" << sq << " Sk=" << sk;
+  os << " D=" << d << " Dv=" << (dv ? dv : d) << " mask=" << mask;
   if (mask == "sliding_window")
     os << "(" << windowLeft << "," << windowRight << ")";
+  if (layout != "dense") {
+    os << " layout=" << layout;
+    auto list = [&](llvm::StringRef name, const std::vector<int64_t> &v) {
+      if (v.empty())
+        return;
+      os << " " << name << "=";
+      for (auto [i, n] : llvm::enumerate(v))
+        os << (i ? "," : "") << n;
+    };
+    list("seqlens_q", seqlensQ);
+    list("seqlens_k", seqlensK);
+    if (layout == "paged")
+      os << " page_size=" << pageSize;
+    if (kvSplits > 1)
+      os << " kv_splits=" << kvSplits;
+  }
   if (bias)
     os << " bias=" << (*bias)[0] << "x" << (*bias)[1] << "x" << (*bias)[2]
        << "x" << (*bias)[3] << (biasF32 ? ":f32" : "");
@@ -232,6 +282,32 @@ std::string attn_runner::parseProblemFlags(llvm::ArrayRef<std::string> args,
           err = ("flag " + flag + ": bad dimension '" + dims[j] + "'").str();
       p.bias = shape;
       p.biasF32 = flag == "--bias-f32";
+    } else if (flag == "--layout") {
+      if (val != "dense" && val != "varlen" && val != "kvcache" &&
+          val != "paged")
+        err = "flag --layout: expected dense, varlen, kvcache or paged, got '" +
+              val + "'";
+      p.layout = val;
+    } else if (flag == "--seqlens-q" || flag == "--seqlens-k") {
+      std::vector<int64_t> &list =
+          flag == "--seqlens-q" ? p.seqlensQ : p.seqlensK;
+      list.clear();
+      llvm::SmallVector<llvm::StringRef> parts;
+      llvm::StringRef(val).split(parts, ',');
+      for (llvm::StringRef part : parts) {
+        int64_t n;
+        if (part.trim().getAsInteger(10, n) || n < 0) {
+          err = ("flag " + flag + ": expected lengths >= 0 like 3,0,17, got '" +
+                 val + "'")
+                    .str();
+          break;
+        }
+        list.push_back(n);
+      }
+    } else if (flag == "--page-size") {
+      err = intFlag(p.pageSize, 1);
+    } else if (flag == "--kv-splits") {
+      err = intFlag(p.kvSplits, 1);
     } else if (flag == "--scale" || flag == "--softcap") {
       double v;
       if (llvm::StringRef(val).getAsDouble(v) || !(v > 0))
@@ -252,6 +328,20 @@ std::string attn_runner::parseProblemFlags(llvm::ArrayRef<std::string> args,
     return "--grad-bias needs --backward and --bias (or --bias-f32)";
   if ((p.blockM > 0) != (p.blockN > 0))
     return "--block-m and --block-n go together";
+  if (p.layout != "dense") {
+    if (p.bias || p.backward)
+      return "--layout " + p.layout + " takes no --bias and no --backward";
+    if (p.layout == "varlen" &&
+        (p.seqlensQ.empty() || p.seqlensQ.size() != p.seqlensK.size()))
+      return "--layout varlen needs --seqlens-q and --seqlens-k of one "
+             "length (one entry per sequence)";
+    if (p.layout != "varlen" &&
+        p.seqlensK.size() != static_cast<size_t>(p.batch))
+      return "--layout " + p.layout + " needs --seqlens-k with --batch (" +
+             std::to_string(p.batch) + ") entries";
+    if (p.layout == "paged" && p.pageSize < 1)
+      return "--layout paged needs --page-size";
+  }
   if (p.bias) {
     int64_t full[4] = {p.batch, p.hq, p.sq, p.sk};
     for (int i = 0; i < 4; ++i)

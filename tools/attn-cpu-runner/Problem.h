@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attn_runner {
 
@@ -38,6 +39,15 @@ struct Problem {
   uint64_t seed = 1;
   /// Tile sizes to attach as #attn.config; 0 lets attn-select-config pick.
   int64_t blockM = 0, blockN = 0;
+  /// The op's serving form: dense, varlen (cu_seqlens; seqlensQ and
+  /// seqlensK give each sequence's lengths, sq/sk are unused), kvcache
+  /// (seqlens_k = seqlensK per batch, sk is the cache's capacity) or paged
+  /// (the same, in pages of pageSize keys, shuffled over a shared pool).
+  std::string layout = "dense";
+  std::vector<int64_t> seqlensQ, seqlensK;
+  int64_t pageSize = 0;
+  /// attn-to-cpu's kv-splits: the split-KV merge, for kvcache and paged.
+  int64_t kvSplits = 1;
 
   /// The attn.attention (or attn.attention_grad) module computing this
   /// problem (func @attn with dynamic B, Sq, Sk). Equal strings mean one

@@ -39,6 +39,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <random>
 
@@ -163,6 +164,13 @@ std::optional<double> forEachFinite(const std::vector<double> &a,
                                     const std::vector<double> &ref,
                                     llvm::function_ref<void(size_t)> visit) {
   for (size_t i = 0; i < ref.size(); ++i) {
+    // A NaN reference marks an element the op must leave alone (poisoned
+    // with NaN before the call).
+    if (std::isnan(ref[i])) {
+      if (!std::isnan(a[i]))
+        return std::numeric_limits<double>::infinity();
+      continue;
+    }
     if (std::isnan(a[i]))
       return std::nan("");
     if (!std::isfinite(ref[i]) || !std::isfinite(a[i])) {
@@ -249,6 +257,7 @@ private:
                   mlir::ExecutionEngine *engine);
   bool runBackward(const Problem &p, const Options &opts,
                    mlir::ExecutionEngine *engine);
+  bool runServing(const Problem &p, mlir::ExecutionEngine *engine);
 
   std::unique_ptr<mlir::MLIRContext> context;
   llvm::StringMap<std::unique_ptr<mlir::ExecutionEngine>> engines;
@@ -257,7 +266,9 @@ private:
 
 mlir::ExecutionEngine *Runner::compile(const Problem &p, const Options &opts) {
   std::string text = p.moduleText();
-  auto it = engines.find(text);
+  // The split count is a pipeline option, not in the module.
+  std::string key = text + "// kv-splits " + std::to_string(p.kvSplits);
+  auto it = engines.find(key);
   if (it != engines.end())
     return it->second.get();
   if (opts.printModule)
@@ -270,7 +281,9 @@ mlir::ExecutionEngine *Runner::compile(const Problem &p, const Options &opts) {
     return nullptr;
   }
   mlir::PassManager pm(context.get());
-  mlir::attn::buildAttnToCPUPipeline(pm, {});
+  mlir::attn::AttnToCPUPipelineOptions pipelineOptions;
+  pipelineOptions.kvSplits = p.kvSplits;
+  mlir::attn::buildAttnToCPUPipeline(pm, pipelineOptions);
   if (mlir::failed(pm.run(*module))) {
     llvm::errs() << "error: attn-to-cpu failed on " << p.describe() << "\n";
     return nullptr;
@@ -309,7 +322,7 @@ mlir::ExecutionEngine *Runner::compile(const Problem &p, const Options &opts) {
     return nullptr;
   }
   mlir::ExecutionEngine *result = engine->get();
-  engines[text] = std::move(*engine);
+  engines[key] = std::move(*engine);
   return result;
 }
 
@@ -340,6 +353,10 @@ Inputs randomInputs(const Problem &p, std::mt19937_64 &rng) {
   }
   return in;
 }
+
+bool reportForward(const Problem &p, const Buffer &out,
+                   const std::vector<double> &refOut, const Buffer &lse,
+                   const std::vector<double> &refLse);
 
 /// The kernel's values of `buf` as float64.
 std::vector<double> values(const Buffer &buf) {
@@ -377,8 +394,121 @@ bool Runner::run(const Problem &p, const Options &opts) {
     llvm::outs() << "FAIL " << p.describe() << " (compilation)\n";
     return false;
   }
+  if (p.layout != "dense")
+    return runServing(p, engine);
   return p.backward ? runBackward(p, opts, engine)
                     : runForward(p, opts, engine);
+}
+
+/// The serving forms: every sequence is checked against the dense float64
+/// reference of that sequence alone, so the oracle shares no indexing with
+/// the kernel. Query rows outside every sequence must stay untouched.
+bool Runner::runServing(const Problem &p, mlir::ExecutionEngine *engine) {
+  int64_t dv = p.dv ? p.dv : p.d;
+  bool varlen = p.layout == "varlen", paged = p.layout == "paged";
+  std::mt19937_64 rng(p.seed * 0x9E3779B97F4A7C15ull + 12345);
+  int64_t n = varlen ? p.seqlensQ.size() : p.batch;
+  // Row offsets of each sequence (varlen: packed, with 3 spare rows at the
+  // end that no sequence owns).
+  std::vector<int32_t> cuQ(n + 1, 0), cuK(n + 1, 0);
+  for (int64_t s = 0; varlen && s < n; ++s) {
+    cuQ[s + 1] = cuQ[s] + p.seqlensQ[s];
+    cuK[s + 1] = cuK[s] + p.seqlensK[s];
+  }
+  int64_t pagesPerSeq = paged ? (p.sk + p.pageSize - 1) / p.pageSize : 0;
+  int64_t capacity = paged ? pagesPerSeq * p.pageSize : p.sk;
+  int64_t rowsQ = varlen ? cuQ[n] + 3 : p.sq, rowsK = varlen ? cuK[n] : p.sk;
+  int64_t bq = varlen ? 1 : p.batch;
+  // Pages: the pool holds two spare pages and is handed out shuffled.
+  int64_t numPages = n * pagesPerSeq + 2;
+  std::vector<int32_t> table(n * pagesPerSeq);
+  std::iota(table.begin(), table.end(), 0);
+  std::shuffle(table.begin(), table.end(), rng);
+  std::vector<int32_t> lens(p.seqlensK.begin(), p.seqlensK.end());
+
+  Buffer q, k, v, out, lse;
+  q.resize(p.dtype, bq * p.hq * rowsQ * p.d);
+  int64_t kb = paged ? numPages : bq, ks = paged ? p.pageSize : rowsK;
+  k.resize(p.dtype, kb * p.hkv * ks * p.d);
+  v.resize(p.dtype, kb * p.hkv * ks * dv);
+  q.fillRandom(rng);
+  k.fillRandom(rng);
+  v.fillRandom(rng);
+  out.resize(p.dtype, bq * p.hq * rowsQ * dv);
+  lse.resize(DType::F32, bq * p.hq * rowsQ);
+  out.poison();
+  lse.poison();
+
+  auto qD = describe(q.bytes.data(), {bq, p.hq, rowsQ, p.d});
+  auto kD = describe(k.bytes.data(), {kb, p.hkv, ks, p.d});
+  auto vD = describe(v.bytes.data(), {kb, p.hkv, ks, dv});
+  auto oD = describe(out.bytes.data(), {bq, p.hq, rowsQ, dv});
+  auto lD = describe(lse.bytes.data(), {bq, p.hq, rowsQ});
+  auto cqD = describe(cuQ.data(), {n + 1});
+  auto ckD = describe(cuK.data(), {n + 1});
+  auto lensD = describe(lens.data(), {n});
+  auto tD = describe(table.data(), {n, pagesPerSeq});
+  std::vector<void *> descs = {&qD, &kD, &vD};
+  if (varlen)
+    descs.insert(descs.end(), {&cqD, &ckD});
+  else
+    descs.push_back(&lensD);
+  if (paged)
+    descs.push_back(&tD);
+  descs.push_back(&oD);
+  if (p.lse)
+    descs.push_back(&lD);
+  if (!invoke(engine, descs)) {
+    llvm::outs() << "FAIL " << p.describe() << " (invocation)\n";
+    return false;
+  }
+
+  // Where row `i` of sequence `s` lives in q/out ([.., D] from `last`) and
+  // key `j` in k/v.
+  auto qAt = [&](int64_t s, int64_t h, int64_t i, int64_t last) {
+    return varlen ? (h * rowsQ + cuQ[s] + i) * last
+                  : ((s * p.hq + h) * rowsQ + i) * last;
+  };
+  auto kAt = [&](int64_t s, int64_t h, int64_t j, int64_t last) {
+    if (paged)
+      return ((table[s * pagesPerSeq + j / p.pageSize] * p.hkv + h) *
+                  p.pageSize +
+              j % p.pageSize) *
+             last;
+    return varlen ? (h * rowsK + cuK[s] + j) * last
+                  : ((s * p.hkv + h) * rowsK + j) * last;
+  };
+  std::vector<double> refOut(out.size(), std::nan("")),
+      refLse(lse.size(), std::nan(""));
+  for (int64_t s = 0; s < n; ++s) {
+    Problem one = p;
+    one.layout = "dense";
+    one.batch = 1;
+    one.sq = varlen ? p.seqlensQ[s] : p.sq;
+    one.sk = varlen ? p.seqlensK[s]
+                    : std::clamp<int64_t>(p.seqlensK[s], 0, capacity);
+    std::vector<double> qs, ks2, vs, o1, l1;
+    for (int64_t h = 0; h < p.hq; ++h)
+      for (int64_t i = 0; i < one.sq; ++i)
+        for (int64_t c = 0; c < p.d; ++c)
+          qs.push_back(q.exact[qAt(s, h, i, p.d) + c]);
+    for (int64_t h = 0; h < p.hkv; ++h)
+      for (int64_t j = 0; j < one.sk; ++j) {
+        for (int64_t c = 0; c < p.d; ++c)
+          ks2.push_back(k.exact[kAt(s, h, j, p.d) + c]);
+        for (int64_t c = 0; c < dv; ++c)
+          vs.push_back(v.exact[kAt(s, h, j, dv) + c]);
+      }
+    referenceAttention(one, qs.data(), ks2.data(), vs.data(), nullptr, o1, l1);
+    for (int64_t h = 0; h < p.hq; ++h)
+      for (int64_t i = 0; i < one.sq; ++i) {
+        for (int64_t c = 0; c < dv; ++c)
+          refOut[qAt(s, h, i, dv) + c] = o1[(h * one.sq + i) * dv + c];
+        refLse[qAt(s, h, i, 1)] = l1[h * one.sq + i];
+      }
+  }
+  // Unowned rows: NaN in both (forEachFinite fails a finite value there).
+  return reportForward(p, out, refOut, lse, refLse);
 }
 
 bool Runner::runForward(const Problem &p, const Options &opts,
@@ -439,6 +569,14 @@ bool Runner::runForward(const Problem &p, const Options &opts,
   std::vector<double> refOut, refLse;
   referenceAttention(p, in.q.exact.data(), in.k.exact.data(), in.v.exact.data(),
                      in.biasExact(), refOut, refLse);
+  return reportForward(p, out, refOut, lse, refLse);
+}
+
+/// Compares a forward's output (and lse) with the reference, prints the
+/// PASS/FAIL line, and says whether it passed.
+bool reportForward(const Problem &p, const Buffer &out,
+                   const std::vector<double> &refOut, const Buffer &lse,
+                   const std::vector<double> &refLse) {
   double outErr = relFrobenius(values(out), refOut);
   double tol = tolerance(p.dtype);
   bool ok = outErr <= tol;
@@ -581,7 +719,10 @@ void usage() {
          "  --grad-bias | --grad-bias-f32 (with --backward: also dbias, in "
          "the bias's type or f32)\n"
          "  --block-m M --block-n N (attach a config instead of "
-         "attn-select-config)\n";
+         "attn-select-config)\n"
+         "  --layout dense|varlen|kvcache|paged --seqlens-q L,.. "
+         "--seqlens-k L,.. --page-size P\n"
+         "  --kv-splits N (kvcache, paged: split the keys, merge by lse)\n";
 }
 } // namespace
 

@@ -108,6 +108,20 @@ def Attn_ElementType : I32EnumAttr<"ElementType",
   let genSpecializedAttr = 0;
 }
 
+def Attn_SeqDense : I32EnumAttrCase<"Dense", 0, "dense">;
+def Attn_SeqVarlen : I32EnumAttrCase<"Varlen", 1, "varlen">;
+def Attn_SeqKVCache : I32EnumAttrCase<"KVCache", 2, "kvcache">;
+def Attn_SeqPaged : I32EnumAttrCase<"Paged", 3, "paged">;
+
+def Attn_SeqLayout : I32EnumAttr<"SeqLayout",
+    "how attn.attention's sequences are laid out: dense [B, H, S, D], packed "
+    "with cu_seqlens (varlen), a KV cache with per-batch key counts "
+    "(kvcache), or a paged KV cache (paged)",
+    [Attn_SeqDense, Attn_SeqVarlen, Attn_SeqKVCache, Attn_SeqPaged]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
 def Attn_VendorNvidia : I32EnumAttrCase<"Nvidia", 0, "nvidia">;
 def Attn_VendorAmd : I32EnumAttrCase<"Amd", 1, "amd">;
 def Attn_VendorHost : I32EnumAttrCase<"Host", 2, "host">;

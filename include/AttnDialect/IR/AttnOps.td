@@ -66,6 +66,22 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     docs/AttnDialect.md for the full semantics. `config` is attached by `attn-select-config` and read
     by the tiling passes.
 
+    Serving forms (docs/AttnDialect.md gives the details); none takes a
+    bias, and every mask applies per sequence, with that sequence's lengths:
+
+    - packed variable-length batch: `cu_seqlens_q` and `cu_seqlens_k` (i32,
+      `[N + 1]` each, non-decreasing offsets) split the rows of a `B = 1`
+      problem into `N` sequences; sequence `s` owns query rows
+      `[cu_seqlens_q[s], cu_seqlens_q[s + 1])` and key rows
+      `[cu_seqlens_k[s], cu_seqlens_k[s + 1])`. Query rows outside every
+      sequence are not written.
+    - KV cache: `seqlens_k` (i32 `[B]`): batch `b` attends to its first
+      `seqlens_k[b]` keys (clamped to `[0, Sk]`).
+    - paged KV cache: `block_table` (i32 `[B, P]`, with `seqlens_k`): `key`
+      and `value` are pages `[num_pages, Hkv, page_size, D]`, and key `j` of
+      batch `b` is row `j % page_size` of page `block_table[b, j /
+      page_size]`; `Sk = P * page_size`.
+
     The op is in destination-passing style: on tensors it returns the
     updated `output` (and `lse`); on memrefs it writes them in place and has
     no results. `one-shot-bufferize` turns the first form into the second.
@@ -86,6 +102,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Attn_Shaped<"key", "[B, Hkv, Sk, D]">:$key,
     Attn_Shaped<"value", "[B, Hkv, Sk, Dv]">:$value,
     Optional<Attn_Shaped<"bias", "broadcastable to [B, Hq, Sq, Sk]">>:$bias,
+    Optional<Attn_Shaped<"cu_seqlens_q", "[N + 1] i32">>:$cu_seqlens_q,
+    Optional<Attn_Shaped<"cu_seqlens_k", "[N + 1] i32">>:$cu_seqlens_k,
+    Optional<Attn_Shaped<"seqlens_k", "[B] i32">>:$seqlens_k,
+    Optional<Attn_Shaped<"block_table", "[B, P] i32">>:$block_table,
     Attn_Shaped<"output", "[B, Hq, Sq, Dv]">:$output,
     Optional<Attn_Shaped<"lse", "[B, Hq, Sq]">>:$lse
   ), AttnSemanticAttrs);
@@ -96,6 +116,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     `k` `(` $key `:` type($key) `)`
     `v` `(` $value `:` type($value) `)`
     (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`cu_seqlens_q` `(` $cu_seqlens_q^ `:` type($cu_seqlens_q) `)`)?
+    (`cu_seqlens_k` `(` $cu_seqlens_k^ `:` type($cu_seqlens_k) `)`)?
+    (`seqlens_k` `(` $seqlens_k^ `:` type($seqlens_k) `)`)?
+    (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     `outs` `(` $output `:` type($output) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     attr-dict (`->` type($results)^)?
@@ -106,6 +130,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     float getScaleValue();
     /// Window bounds [left, right]; negative means unbounded.
     std::pair<int64_t, int64_t> getWindowBounds();
+    /// How the sequences are laid out (cu_seqlens, seqlens_k, block_table).
+    ::mlir::attn::SeqLayout getSeqLayout();
     bool hasPureTensorSemantics() {
       return ::llvm::isa<::mlir::RankedTensorType>(getOutput().getType());
     }

@@ -51,7 +51,13 @@ struct AttnToROCDLPipelineOptions
 
 /// Options of attn-to-cpu.
 struct AttnToCPUPipelineOptions
-    : public PassPipelineOptions<AttnToCPUPipelineOptions> {};
+    : public PassPipelineOptions<AttnToCPUPipelineOptions> {
+  PassOptions::Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("Split the keys of KV-cache ops in this many parts "
+                     "(attn-tile's kv-splits)"),
+      llvm::cl::init(1)};
+};
 
 void buildAttnToNVVMPipeline(OpPassManager &pm,
                              const AttnToNVVMPipelineOptions &options);

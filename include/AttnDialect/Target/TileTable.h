@@ -122,6 +122,9 @@ struct ChipSpec {
   bool hasMmaSync() const { return hasFeature("mma_sync"); }
   bool hasTma() const { return hasFeature("tma"); }
   bool hasWgmma() const { return hasFeature("wgmma"); }
+  /// Atomic adds of two f32 at once to global memory (sm_90's
+  /// red.global.add.v2.f32).
+  bool hasVectorRedF32() const { return hasFeature("red_v2_f32"); }
   bool hasBF16() const { return hasFeature("bf16"); }
   bool hasMfma() const { return hasFeature("mfma"); }
   bool hasWmma() const { return hasFeature("wmma"); }

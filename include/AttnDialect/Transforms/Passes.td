@@ -54,7 +54,16 @@ def AttnTilePass : Pass<"attn-tile"> {
     rounded to their element types.
 
     No `[Sq x Sk]` buffer is created. The result is scf/arith/vector/memref.
+
+    `kv-splits=N` splits the keys of every KV-cache op (`seqlens_k`) in N
+    parts of whole key blocks, each with its own online softmax, merged by
+    their logsumexps: the split-KV computation of the GPU kernels, here so
+    that its numerics are checked on the host.
   }];
+  let options = [
+    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"1",
+           "Split a KV-cache op's keys in this many parts (split-KV)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",

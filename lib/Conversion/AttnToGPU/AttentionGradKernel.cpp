@@ -409,17 +409,35 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       auto ifOp = scf::IfOp::create(b, loc, lt(rowBase, c32(bm)), false);
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
-    // This warp's rows of dS, read back in the score layout of dS K.
+    // This warp's rows of dS, read back in the score layout of dS K;
+    // adjacent columns of a row in one load (even column, even row stride:
+    // aligned to the pair).
     SmallVector<Value> p;
     Value first = add(rowBase, pLayout.laneRow);
-    for (unsigned e = 0, ne = pLayout.getNumElements(); e < ne; ++e) {
+    bool evenStride =
+        dsTile.rowStride % 2 == 0 && pLayout.laneColMultiple % 2 == 0;
+    for (unsigned e = 0, ne = pLayout.getNumElements(); e < ne;) {
       Value r = add(first, c32(pLayout.rowSlotOffsets[pLayout.rowSlot[e]]));
       Value c = add(pLayout.laneCol, c32(pLayout.colOffsets[e]));
-      Value x = load(spec.elemType,
-                     gep(dsTile.base, spec.elemType,
-                         add(mul(r, c32(dsTile.rowStride)), c)),
-                     elemBytes);
-      p.push_back(arith::ExtFOp::create(b, loc, f32, x));
+      Value ptr = gep(dsTile.base, spec.elemType,
+                      add(mul(r, c32(dsTile.rowStride)), c));
+      bool pair = evenStride && e + 1 < ne &&
+                  pLayout.rowSlot[e + 1] == pLayout.rowSlot[e] &&
+                  pLayout.colOffsets[e + 1] == pLayout.colOffsets[e] + 1 &&
+                  pLayout.colOffsets[e] % 2 == 0;
+      if (!pair) {
+        p.push_back(arith::ExtFOp::create(b, loc, f32,
+                                          load(spec.elemType, ptr, elemBytes)));
+        ++e;
+        continue;
+      }
+      auto pairType = VectorType::get({2}, spec.elemType);
+      Value v = load(pairType, ptr, 2 * elemBytes);
+      for (int64_t i = 0; i < 2; ++i) {
+        Value x = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
+        p.push_back(arith::ExtFOp::create(b, loc, f32, x));
+      }
+      e += 2;
     }
     SmallVector<Value> zero(dqLayout.getNumElements(), cf(0.0));
     SmallVector<Value> dq =
@@ -431,13 +449,22 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       auto ifOp = scf::IfOp::create(b, loc, lt(q, sq), false);
       b.setInsertionPointToStart(ifOp.thenBlock());
       Value rowPtr = dqAccumRow(dqAccum, add(accumRow0, ext(q)));
-      for (unsigned e = 0, ne = dq.size(); e < ne; ++e) {
-        if (dqLayout.rowSlot[e] != slot)
+      // Adjacent columns of a row go out as one atomic where the target
+      // has vector atomics (the pair starts at an even column: 8 bytes).
+      for (unsigned e = 0, ne = dq.size(); e < ne;) {
+        if (dqLayout.rowSlot[e] != slot) {
+          ++e;
           continue;
+        }
+        bool pair = e + 1 < ne && dqLayout.rowSlot[e + 1] == slot &&
+                    dqLayout.colOffsets[e + 1] == dqLayout.colOffsets[e] + 1 &&
+                    dqLayout.colOffsets[e] % 2 == 0;
         Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
-        LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::fadd,
-                                  gep(rowPtr, f32, ext(c)), fmul(dq[e], scale),
-                                  LLVM::AtomicOrdering::monotonic);
+        SmallVector<Value, 2> vals = {fmul(dq[e], scale)};
+        if (pair)
+          vals.push_back(fmul(dq[e + 1], scale));
+        target.emitAtomicAddF32(b, loc, gep(rowPtr, f32, ext(c)), vals);
+        e += pair ? 2 : 1;
       }
     }
   }
@@ -660,14 +687,11 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
 static gpu::GPUFuncOp createStage(OpBuilder &b, Location loc, StringRef name,
                                   int64_t threads,
                                   const GPUTargetInfo &target) {
-  MLIRContext *ctx = b.getContext();
-  auto func = gpu::GPUFuncOp::create(
+  return createKernelFunction(
       b, loc, name,
-      getBackwardKernelFunctionType(ctx, target.getGlobalAddressSpace()));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-  return func;
+      getBackwardKernelFunctionType(b.getContext(),
+                                    target.getGlobalAddressSpace()),
+      threads);
 }
 
 BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,

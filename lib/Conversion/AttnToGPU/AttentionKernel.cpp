@@ -74,7 +74,17 @@ private:
   void waitCopies(int pending);
 
   void copyTile(const SharedTile &tile, Value src, Value rowStart,
-                Value rowLimit, Value rowStride);
+                Value rowLimit, Value rowStride,
+                function_ref<Value(Value)> rowOffset = {});
+  /// Binds sq, sk and the sequence's row offsets for a serving layout.
+  void bindSequence();
+  /// i32 element `i` of the i32 array argument `array`, clamped to [lo, hi].
+  Value loadClamped(unsigned array, Value i, Value lo, Value hi);
+  /// Element offset of key `row` in a paged cache whose pages are
+  /// `pageStride` elements apart and rows `rowStride`.
+  Value pagedRowOffset(Value row, Value pageStride, Value rowStride);
+  /// Everything after the ids and lengths are bound.
+  void emitBody();
   void loadKV(Value block, Value stage);
   /// Adds the bias of the key block at n0 to this thread's scores.
   void addBias(MutableArrayRef<Value> s, Value tScale, Value n0);
@@ -93,6 +103,27 @@ private:
                                  c32(1));
   }
   void emitEpilogue(ValueRange state);
+  /// Stores the normalized accumulator rows (f32 `vals(e)` of element e)
+  /// at `base` + row * rowStride + column, as `type`, runs of adjacent
+  /// columns as one vector store of at most `maxAlign` bytes.
+  void storeRows(Value base, function_ref<Value(Value)> rowOffset, Type type,
+                 int64_t maxAlign, function_ref<Value(unsigned)> vals);
+  /// Element offset (i64) of tile row `r` in a q/o-shaped tensor whose head
+  /// and row strides are given: r * rowStride, or with packed GQA heads
+  /// (r % G) * headStride + (r / G) * rowStride.
+  Value rowOffset(Value r, Value headStride, Value rowStride);
+  /// The query position of tile row `r` (r / G with packed GQA heads).
+  Value queryOf(Value r) {
+    return spec.packGQA() ? arith::DivUIOp::create(b, loc, r, group) : r;
+  }
+  /// The output rows and their lse (when lse is not null), where the op
+  /// puts them.
+  void storeOutputs(
+      function_ref<Value(unsigned)> normalized,
+      function_ref<void(Value base, Value headStride, Value enabled)> storeLse);
+  /// Restricts [jLo, jHi) to this workgroup's share of the key blocks when
+  /// the keys are split (split-KV).
+  void clampToSplit(Value &jLo, Value &jHi);
 
   Block &entry;
   const KernelSpec &spec;
@@ -102,14 +133,21 @@ private:
   int64_t elemBytes, threads;
 
   // Values computed once at kernel entry.
-  Value tid, lane, warpRow, m0, head, batch, sq, sk, smemBase;
+  Value tid, lane, warpRow, m0, head, headKV, batch, sq, sk, smemBase;
+  /// Query heads per key/value head; rows of the tile (G * Sq when packed).
+  Value group, rows;
+  /// First query and key row of the sequence (packed batches; else 0).
+  Value qRow0, kRow0;
+  /// Split-KV: the number of splits and this workgroup's one.
+  Value numSplits, split;
   Value qPtr, kPtr, vPtr, oPtr, biasPtr;
   Value scaleLog2, softcapScale, softcapLog2;
   MaskParams maskParams;
   SharedTile qTile;
   SmallVector<Value> query;
   AccLayout sLayout, oLayout;
-  SmallVector<Value> rowOfSlot; // absolute query row of each row slot
+  SmallVector<Value> rowOfSlot;   // absolute tile row of each row slot
+  SmallVector<Value> queryOfSlot; // its query position (for masks)
 };
 } // namespace
 
@@ -128,9 +166,60 @@ void KernelEmitter::waitCopies(int pending) {
 }
 
 void KernelEmitter::copyTile(const SharedTile &tile, Value src, Value rowStart,
-                             Value rowLimit, Value rowStride) {
+                             Value rowLimit, Value rowStride,
+                             function_ref<Value(Value)> rowOffset) {
   emitTileCopy(b, loc, target, tile, tid, threads, src, rowStart, rowLimit,
-               rowStride, spec.config.getAlignBytes());
+               rowStride, spec.config.getAlignBytes(), rowOffset);
+}
+
+Value KernelEmitter::loadClamped(unsigned array, Value i, Value lo, Value hi) {
+  Value v = LLVM::LoadOp::create(b, loc, b.getI32Type(),
+                                 gep(arg(array), b.getI32Type(), ext(i)), 4);
+  return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, v, lo),
+                                hi);
+}
+
+void KernelEmitter::bindSequence() {
+  qRow0 = kRow0 = c32(0);
+  switch (spec.layout) {
+  case SeqLayout::Dense:
+    return;
+  case SeqLayout::Varlen: {
+    // Sq and Sk arrive as the packed row counts; offsets are clamped into
+    // them so that bad offsets touch nothing outside the tensors.
+    Value next = add(batch, c32(1));
+    qRow0 = loadClamped(kArgCuSeqlensQ, batch, c32(0), sq);
+    kRow0 = loadClamped(kArgCuSeqlensK, batch, c32(0), sk);
+    sq = arith::SubIOp::create(
+        b, loc, loadClamped(kArgCuSeqlensQ, next, qRow0, sq), qRow0);
+    sk = arith::SubIOp::create(
+        b, loc, loadClamped(kArgCuSeqlensK, next, kRow0, sk), kRow0);
+    return;
+  }
+  case SeqLayout::KVCache:
+  case SeqLayout::Paged:
+    // Sk is the cache's capacity (pages per batch x page size when paged).
+    sk = loadClamped(kArgSeqlensK, batch, c32(0), sk);
+    return;
+  }
+}
+
+Value KernelEmitter::pagedRowOffset(Value row, Value pageStride,
+                                    Value rowStride) {
+  // Rows past Sk are not copied, but the table is read for them too: clamp.
+  Value last = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, sk, c32(1)), c32(0));
+  Value r = arith::MinSIOp::create(b, loc, row, last);
+  Value pageSize = arg(kArgPageSize);
+  Value slot = arith::DivUIOp::create(b, loc, r, pageSize);
+  Value at = add(mul(ext(batch), arg(kArgBlockTableStride)), ext(slot));
+  Value page = LLVM::LoadOp::create(
+      b, loc, b.getI32Type(), gep(arg(kArgBlockTable), b.getI32Type(), at), 4);
+  page = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, page, c32(0)),
+      arith::SubIOp::create(b, loc, arg(kArgNumPages), c32(1)));
+  Value inPage = arith::RemUIOp::create(b, loc, r, pageSize);
+  return add(mul(ext(page), pageStride), mul(ext(inPage), rowStride));
 }
 
 /// Scores become t * tScale + bias * log2(e) (the exp2 domain, after the
@@ -164,8 +253,18 @@ void KernelEmitter::addBias(MutableArrayRef<Value> s, Value tScale, Value n0) {
 void KernelEmitter::loadKV(Value block, Value stage) {
   Value n0 = mul(block, c32(spec.blockN()));
   SharedTile k = keyTile(stage), v = valueTile(stage);
-  copyTile(k, kPtr, n0, sk, arg(kArgKStrideB + 2));
-  copyTile(v, vPtr, n0, sk, arg(kArgVStrideB + 2));
+  if (spec.layout == SeqLayout::Paged) {
+    // Each row finds its page; kPtr and vPtr hold only the head's offset.
+    copyTile(k, kPtr, n0, sk, Value(), [&](Value row) {
+      return pagedRowOffset(row, arg(kArgKStrideB), arg(kArgKStrideB + 2));
+    });
+    copyTile(v, vPtr, n0, sk, Value(), [&](Value row) {
+      return pagedRowOffset(row, arg(kArgVStrideB), arg(kArgVStrideB + 2));
+    });
+  } else {
+    copyTile(k, kPtr, n0, sk, arg(kArgKStrideB + 2));
+    copyTile(v, vPtr, n0, sk, arg(kArgVStrideB + 2));
+  }
   target.emitCopyCommit(b, loc);
 }
 
@@ -199,8 +298,9 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
   // two corners of this warp's rows x block's keys (masks are bands, so
   // both corners visible means everything between is). Uniform per warp.
   Value negInf = cf(-std::numeric_limits<double>::infinity());
-  Value rowFirst = add(m0, warpRow);
-  Value rowLast = add(rowFirst, c32(mma->getRowsPerWarp() - 1));
+  Value rowFirst = queryOf(add(m0, warpRow));
+  Value rowLast =
+      queryOf(add(add(m0, warpRow), c32(mma->getRowsPerWarp() - 1)));
   Value inside = arith::AndIOp::create(
       b, loc,
       emitKeyVisible(b, loc, maskParams, rowFirst,
@@ -218,7 +318,7 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
     for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
       Value col = add(colBase, c32(sLayout.colOffsets[e]));
       Value visible = emitKeyVisible(
-          b, loc, maskParams, rowOfSlot[sLayout.rowSlot[e]], col, sq, sk);
+          b, loc, maskParams, queryOfSlot[sLayout.rowSlot[e]], col, sq, sk);
       masked.push_back(arith::SelectOp::create(b, loc, visible, s[e], negInf));
     }
     scf::YieldOp::create(b, loc, masked);
@@ -283,59 +383,144 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
         arith::SelectOp::create(b, loc, has, fmul(lse2, cf(M_LN2)), negInf);
   }
 
-  // Output: runs of adjacent columns of one row become one vector store.
-  Value oRowStride = arg(kArgOStrideB + 2);
-  unsigned ne = oLayout.getNumElements();
-  for (unsigned e = 0; e < ne;) {
-    unsigned slot = oLayout.rowSlot[e];
-    unsigned run = 1;
-    while (e + run < ne && run < 16 / elemBytes &&
-           oLayout.rowSlot[e + run] == slot &&
-           oLayout.colOffsets[e + run] == oLayout.colOffsets[e] + run)
-      ++run;
-    while (run & (run - 1))
-      --run; // keep power-of-two runs so the store is naturally aligned
-    SmallVector<Value> vals;
-    for (unsigned i = 0; i < run; ++i)
-      vals.push_back(arith::TruncFOp::create(
-          b, loc, spec.elemType, fmul(state[2 * slots + e + i], inv[slot])));
-    Value row = rowOfSlot[slot];
-    Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, sq);
+  auto normalized = [&](unsigned e) {
+    return fmul(state[2 * slots + e], inv[oLayout.rowSlot[e]]);
+  };
+  Value firstCol = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         sLayout.laneCol, c32(0));
+  // lse rows: `headStride` apart between packed heads, 1 between rows.
+  auto storeLse = [&](Value base, Value headStride, Value enabled) {
+    for (unsigned slot = 0; slot < slots; ++slot) {
+      Value row = rowOfSlot[slot];
+      Value ok = arith::AndIOp::create(
+          b, loc, arith::AndIOp::create(b, loc, enabled, firstCol),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows));
+      OpBuilder::InsertionGuard guard(b);
+      auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      LLVM::StoreOp::create(b, loc, lse[slot],
+                            gep(base, f32, rowOffset(row, headStride, c64(1))),
+                            4);
+    }
+  };
+  if (spec.splitKV()) {
+    // Several splits: this one's rows, normalized by its own sum, and its
+    // lse go to the workspace ([splits, B, Hq, Sq, Dv] f32, then [splits,
+    // B, Hq, Sq] f32 at the next 256 bytes) for the _combine kernel.
+    Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                       numSplits, c32(1));
+    auto ifOp = scf::IfOp::create(b, loc, many, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value rowsPerSplit = mul(mul(ext(arg(kArgBatch)), ext(arg(kArgHeadsQ))),
+                               ext(arg(kArgSeqQ)));
+      Value row0 =
+          mul(add(mul(add(mul(ext(split), ext(arg(kArgBatch))), ext(batch)),
+                      ext(arg(kArgHeadsQ))),
+                  ext(head)),
+              ext(arg(kArgSeqQ)));
+      Value ws = arg(kArgWorkspace);
+      int64_t dv = spec.headDimV;
+      Value seq = ext(arg(kArgSeqQ));
+      storeRows(
+          gep(ws, f32, mul(row0, c64(dv))),
+          [&](Value r) { return mul(rowOffset(r, seq, c64(1)), c64(dv)); }, f32,
+          dv % 4 == 0 ? 16 : 4, normalized);
+      Value oBytes =
+          mul(mul(mul(rowsPerSplit, ext(numSplits)), c64(dv)), c64(4));
+      Value lseOffset = arith::AndIOp::create(b, loc, add(oBytes, c64(255)),
+                                              c64(~int64_t(255)));
+      Value lsePart = gep(gep(ws, b.getI8Type(), lseOffset), f32, row0);
+      storeLse(lsePart, seq, arith::ConstantIntOp::create(b, loc, 1, 1));
+    }
     OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    Value col = add(oLayout.laneCol, c32(oLayout.colOffsets[e]));
-    Value off = add(mul(ext(row), oRowStride), ext(col));
-    Value ptr = gep(oPtr, spec.elemType, off);
-    Value vec = vector::FromElementsOp::create(
-        b, loc, VectorType::get({(int64_t)run}, spec.elemType), vals);
-    LLVM::StoreOp::create(b, loc, vec, ptr,
-                          std::min<int64_t>(run * elemBytes,
-                                            spec.config.getAlignBytes()));
-    e += run;
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    storeOutputs(normalized, storeLse);
+    return;
   }
+  storeOutputs(normalized, storeLse);
+}
 
+void KernelEmitter::storeOutputs(
+    function_ref<Value(unsigned)> normalized,
+    function_ref<void(Value base, Value headStride, Value enabled)> storeLse) {
+  storeRows(
+      oPtr,
+      [&](Value r) {
+        return rowOffset(r, arg(kArgOStrideB + 1), arg(kArgOStrideB + 2));
+      },
+      spec.elemType, spec.config.getAlignBytes(),
+      [&](unsigned e) {
+        return arith::TruncFOp::create(b, loc, spec.elemType, normalized(e))
+            .getResult();
+      });
   // lse, by the lane holding column 0 of each row, when lse is not null.
   Value lsePtr = arg(kArgLse);
   Value null = LLVM::ZeroOp::create(b, loc, lsePtr.getType());
   Value hasLse =
       LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, lsePtr, null);
-  Value firstCol = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         sLayout.laneCol, c32(0));
-  Value lseBase = add(mul(ext(batch), arg(kArgLseStrideB)),
+  // A packed batch's lse rows follow its query rows.
+  Value lseBase = add(spec.layout == SeqLayout::Varlen
+                          ? ext(qRow0)
+                          : mul(ext(batch), arg(kArgLseStrideB)),
                       mul(ext(head), arg(kArgLseStrideB + 1)));
-  for (unsigned slot = 0; slot < slots; ++slot) {
-    Value row = rowOfSlot[slot];
-    Value ok = arith::AndIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, hasLse, firstCol),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, sq));
+  storeLse(gep(lsePtr, f32, lseBase), arg(kArgLseStrideB + 1), hasLse);
+}
+
+Value KernelEmitter::rowOffset(Value r, Value headStride, Value rowStride) {
+  if (!spec.packGQA())
+    return mul(ext(r), rowStride);
+  Value g = arith::RemUIOp::create(b, loc, r, group);
+  return add(mul(ext(g), headStride), mul(ext(queryOf(r)), rowStride));
+}
+
+void KernelEmitter::storeRows(Value base,
+                              function_ref<Value(Value)> rowOffsetOf, Type type,
+                              int64_t maxAlign,
+                              function_ref<Value(unsigned)> vals) {
+  // Runs of adjacent columns of one row become one vector store.
+  int64_t bytes = type.getIntOrFloatBitWidth() / 8;
+  unsigned ne = oLayout.getNumElements();
+  for (unsigned e = 0; e < ne;) {
+    unsigned slot = oLayout.rowSlot[e];
+    unsigned run = 1;
+    while (e + run < ne && run < 16 / bytes &&
+           oLayout.rowSlot[e + run] == slot &&
+           oLayout.colOffsets[e + run] == oLayout.colOffsets[e] + run)
+      ++run;
+    while (run & (run - 1))
+      --run; // keep power-of-two runs so the store is naturally aligned
+    SmallVector<Value> row;
+    for (unsigned i = 0; i < run; ++i)
+      row.push_back(vals(e + i));
+    Value r = rowOfSlot[slot];
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, rows);
     OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value ptr = gep(lsePtr, f32, add(lseBase, ext(row)));
-    LLVM::StoreOp::create(b, loc, lse[slot], ptr, 4);
+    Value col = add(oLayout.laneCol, c32(oLayout.colOffsets[e]));
+    Value ptr = gep(base, type, add(rowOffsetOf(r), ext(col)));
+    Value vec = vector::FromElementsOp::create(
+        b, loc, VectorType::get({(int64_t)run}, type), row);
+    LLVM::StoreOp::create(b, loc, vec, ptr,
+                          std::min<int64_t>(run * bytes, maxAlign));
+    e += run;
   }
+}
+
+void KernelEmitter::clampToSplit(Value &jLo, Value &jHi) {
+  if (!spec.splitKV())
+    return;
+  // Split s of n takes key blocks [s * c, (s + 1) * c), c = ceil(blocks /
+  // n), of those its rows see; the last splits may get none.
+  Value blocks = arith::CeilDivUIOp::create(b, loc, sk, c32(spec.blockN()));
+  Value chunk = arith::CeilDivUIOp::create(b, loc, blocks, numSplits);
+  Value first = mul(split, chunk);
+  jLo = arith::MaxUIOp::create(b, loc, jLo, first);
+  jHi = arith::MinUIOp::create(b, loc, jHi, add(first, chunk));
+  jHi = arith::MaxUIOp::create(b, loc, jHi, jLo);
 }
 
 void KernelEmitter::emit() {
@@ -355,22 +540,70 @@ void KernelEmitter::emit() {
   }
   head = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
   batch = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
+  if (spec.splitKV()) {
+    // Grid z is batch x splits, the splits of a batch adjacent.
+    numSplits = arith::MaxSIOp::create(b, loc, arg(kArgNumSplits), c32(1));
+    split = arith::RemUIOp::create(b, loc, batch, numSplits);
+    batch = arith::DivUIOp::create(b, loc, batch, numSplits);
+  }
   sq = arg(kArgSeqQ);
   sk = arg(kArgSeqK);
   m0 = mul(mBlock, c32(spec.blockM()));
-  Value group =
-      arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
-  Value headKV = arith::DivSIOp::create(b, loc, head, group);
+  group = arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
+  if (spec.packGQA()) {
+    // Grid y runs over key/value heads; `head` is the group's first.
+    headKV = head;
+    head = mul(headKV, group);
+  } else {
+    headKV = arith::DivSIOp::create(b, loc, head, group);
+  }
+  bindSequence();
+  rows = spec.packGQA() ? mul(sq, group) : sq;
+  if (spec.layout == SeqLayout::Dense) {
+    emitBody();
+    return;
+  }
+  OpBuilder::InsertionGuard guard(b);
+  if (spec.layout == SeqLayout::Varlen) {
+    // The grid is sized by max_seqlen_q, a hint the device cannot check: a
+    // workgroup takes row blocks x, x + gridDim.x, ... of its sequence, so
+    // a hint below a sequence's length costs time, never rows. Blocks past
+    // a short sequence's end do nothing.
+    Value blocks = arith::CeilDivUIOp::create(b, loc, rows, c32(spec.blockM()));
+    Value step = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+    auto loop = scf::ForOp::create(b, loc, mBlock, blocks, step);
+    b.setInsertionPointToStart(loop.getBody());
+    // Every warp is done with the previous block's shared tiles (wgmma
+    // reads Q from them) before this one's copies overwrite them.
+    gpu::BarrierOp::create(b, loc);
+    m0 = mul(loop.getInductionVar(), c32(spec.blockM()));
+    emitBody();
+    return;
+  }
+  // A block past the (packed) rows has nothing to do.
+  Value rowsLeft =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, m0, rows);
+  auto ifOp = scf::IfOp::create(b, loc, rowsLeft, /*withElse=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  emitBody();
+}
 
-  auto base = [&](unsigned ptrArg, unsigned strideArg, Value h) {
-    Value off =
-        add(mul(ext(batch), arg(strideArg)), mul(ext(h), arg(strideArg + 1)));
+void KernelEmitter::emitBody() {
+  // The sequence's first row: batch * stride_b, or (packed) its offset
+  // times the row stride; a paged cache adds each row's page on copy.
+  auto base = [&](unsigned ptrArg, unsigned strideArg, Value h, Value row0,
+                  bool isCache) {
+    Value off = mul(ext(h), arg(strideArg + 1));
+    if (spec.layout == SeqLayout::Varlen)
+      off = add(off, mul(ext(row0), arg(strideArg + 2)));
+    else if (!isCache || spec.layout != SeqLayout::Paged)
+      off = add(off, mul(ext(batch), arg(strideArg)));
     return gep(arg(ptrArg), spec.elemType, off);
   };
-  qPtr = base(kArgQ, kArgQStrideB, head);
-  kPtr = base(kArgK, kArgKStrideB, headKV);
-  vPtr = base(kArgV, kArgVStrideB, headKV);
-  oPtr = base(kArgO, kArgOStrideB, head);
+  qPtr = base(kArgQ, kArgQStrideB, head, qRow0, false);
+  kPtr = base(kArgK, kArgKStrideB, headKV, kRow0, true);
+  vPtr = base(kArgV, kArgVStrideB, headKV, kRow0, true);
+  oPtr = base(kArgO, kArgOStrideB, head, qRow0, false);
   if (spec.biasType)
     biasPtr = gep(arg(kArgBias), spec.biasType,
                   add(mul(ext(batch), arg(kArgBiasStrideB)),
@@ -394,20 +627,31 @@ void KernelEmitter::emit() {
   oLayout = mma->getOutputLayout(b, loc, lane);
   for (int64_t off : sLayout.rowSlotOffsets)
     rowOfSlot.push_back(add(add(m0, warpRow), add(sLayout.laneRow, c32(off))));
+  for (Value r : rowOfSlot)
+    queryOfSlot.push_back(queryOf(r));
 
   // Q: global -> shared -> registers, once.
   qTile = sharedTile(smemBase, spec.blockM(), spec.headDim, smem.qRowStride);
-  copyTile(qTile, qPtr, m0, sq, arg(kArgQStrideB + 2));
+  if (spec.packGQA())
+    copyTile(qTile, qPtr, m0, rows, Value(), [&](Value r) {
+      return rowOffset(r, arg(kArgQStrideB + 1), arg(kArgQStrideB + 2));
+    });
+  else
+    copyTile(qTile, qPtr, m0, sq, arg(kArgQStrideB + 2));
   target.emitCopyCommit(b, loc);
 
   // Key blocks any row of this block can see.
-  Value rowEnd =
-      arith::MinSIOp::create(b, loc, add(m0, c32(spec.blockM())), sq);
-  auto [lo, hi] = emitVisibleKeyRange(b, loc, maskParams, m0, rowEnd, sq, sk);
+  // The query positions of the block's rows: [m0, m0 + block_m), or with
+  // packed heads [m0 / G, (m0 + block_m - 1) / G + 1).
+  Value qBegin = queryOf(m0);
+  Value qEnd = arith::MinSIOp::create(
+      b, loc, add(queryOf(add(m0, c32(spec.blockM() - 1))), c32(1)), sq);
+  auto [lo, hi] = emitVisibleKeyRange(b, loc, maskParams, qBegin, qEnd, sq, sk);
   Value blockN = c32(spec.blockN());
   Value jLo = arith::DivUIOp::create(b, loc, lo, blockN);
   Value jHi =
       arith::DivUIOp::create(b, loc, add(hi, c32(spec.blockN() - 1)), blockN);
+  clampToSplit(jLo, jHi);
   // Block jLo's tiles follow Q; the synchronous loop lets them stay in
   // flight while Q is read into registers.
   bool async = mma->hasAsyncOutput();
@@ -508,11 +752,10 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(gpuModule.getBody());
   declareDynamicSharedMemory(b, loc, gpuModule, target);
-  auto func = gpu::GPUFuncOp::create(
-      b, loc, name, getKernelFunctionType(ctx, target.getGlobalAddressSpace()));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  int32_t threads = spec.warps() * target.getWarpSize();
-  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+  auto func = createKernelFunction(
+      b, loc, name,
+      getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout),
+      spec.warps() * target.getWarpSize());
   target.annotateKernel(func, spec);
 
   Block &entry = func.getBody().front();

@@ -37,6 +37,8 @@ std::string attn::getKernelName(const KernelSpec &spec) {
     name += "_softcap";
   if (spec.biasType)
     name += getBiasName(spec) == "same" ? "_bias" : "_biasf32";
+  if (spec.layout != SeqLayout::Dense)
+    name += "_" + stringifySeqLayout(spec.layout).str();
   name += "_m" + std::to_string(spec.blockM()) + "n" +
           std::to_string(spec.blockN()) + "w" + std::to_string(spec.warps()) +
           "s" + std::to_string(spec.stages());
@@ -70,12 +72,23 @@ FunctionType attn::getBackwardKernelFunctionType(MLIRContext *ctx,
 }
 
 FunctionType attn::getKernelFunctionType(MLIRContext *ctx,
-                                         unsigned globalAddrSpace) {
+                                         unsigned globalAddrSpace,
+                                         SeqLayout layout) {
   Type ptr = LLVM::LLVMPointerType::get(ctx, globalAddrSpace);
   Type i32 = IntegerType::get(ctx, 32);
   Type i64 = IntegerType::get(ctx, 64);
   Type f32 = Float32Type::get(ctx);
-  SmallVector<Type> args(kNumKernelArgs);
+  bool serving = layout != SeqLayout::Dense;
+  SmallVector<Type> args(serving ? kNumServingKernelArgs : kNumKernelArgs);
+  if (serving) {
+    for (unsigned i = kArgCuSeqlensQ; i <= kArgBlockTable; ++i)
+      args[i] = ptr;
+    args[kArgBlockTableStride] = i64;
+    args[kArgPageSize] = i32;
+    args[kArgNumPages] = i32;
+    args[kArgWorkspace] = ptr;
+    args[kArgNumSplits] = i32;
+  }
   for (unsigned i = kArgQ; i <= kArgBias; ++i)
     args[i] = ptr;
   for (unsigned i = kArgBatch; i <= kArgSeqK; ++i)

@@ -60,6 +60,18 @@ protected:
   Type i32, i64, f32;
 };
 
+/// A gpu.func kernel `name` of `type` at `b`'s insertion point, launched
+/// with `threads` threads in x.
+inline gpu::GPUFuncOp createKernelFunction(OpBuilder &b, Location loc,
+                                           StringRef name, FunctionType type,
+                                           int64_t threads) {
+  auto func = gpu::GPUFuncOp::create(b, loc, name, type);
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  return func;
+}
+
 } // namespace attn
 } // namespace mlir
 

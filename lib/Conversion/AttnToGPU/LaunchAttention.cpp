@@ -28,6 +28,7 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
   if (failed(shared))
     return failure();
   KernelSpec spec = *shared;
+  spec.layout = op.getSeqLayout();
   int64_t elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
   if (spec.config.getAlignBytes() < elemBytes)
     return op.emitOpError("config '")
@@ -64,6 +65,7 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("bias", b.getStringAttr(getBiasName(spec)));
   attrs.append("softcap", b.getBoolAttr(spec.softcap));
   attrs.append("block_m", b.getI64IntegerAttr(spec.blockM()));
+  attrs.append("block_n", b.getI64IntegerAttr(spec.blockN()));
   attrs.append("threads",
                b.getI64IntegerAttr(spec.warps() * target.getWarpSize()));
   attrs.append("dynamic_smem",
@@ -76,6 +78,19 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
     attrs.append(
         "bias_align_bytes",
         b.getI64IntegerAttr(spec.biasType.getIntOrFloatBitWidth() / 8));
+  // Serving layouts take seven more arguments (docs/BundleFormat.md);
+  // absent means dense.
+  if (spec.layout != SeqLayout::Dense)
+    attrs.append("layout", b.getStringAttr(stringifySeqLayout(spec.layout)));
+  // KV caches may split the keys: the runtime then launches the combine
+  // kernel after this one (docs/BundleFormat.md, "Split-KV").
+  if (spec.splitKV()) {
+    attrs.append("combine_entry", b.getStringAttr(name + "_combine"));
+    attrs.append("combine_threads", b.getI64IntegerAttr(kCombineThreads));
+  }
+  // Rows are (query, head of the GQA group) pairs; grid y is Hkv.
+  if (spec.packGQA())
+    attrs.append("pack_gqa", b.getBoolAttr(true));
   attrs.append("seqlen_q_multiple", b.getI64IntegerAttr(1));
   attrs.append("seqlen_k_multiple", b.getI64IntegerAttr(1));
   attrs.append("config", b.getStringAttr(config));
@@ -114,6 +129,9 @@ AttentionToGPULaunch::matchAndRewrite(AttentionOp op,
   FailureOr<gpu::GPUModuleOp> gpuModule = getOrCreateKernelModule(
       rewriter, op, name, name, target, [&](gpu::GPUModuleOp m) {
         buildAttentionKernel(rewriter, op.getLoc(), m, name, *spec, target);
+        if (spec->splitKV())
+          buildSplitCombineKernel(rewriter, op.getLoc(), m, name + "_combine",
+                                  *spec, target);
         return getMetadata(op.getContext(), name, *spec, target);
       });
   if (failed(gpuModule))
@@ -147,7 +165,8 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
   auto kType = cast<MemRefType>(op.getKey().getType());
   Value null = LLVM::ZeroOp::create(b, loc, ptrType);
 
-  SmallVector<Value> args(kNumKernelArgs);
+  bool serving = spec.layout != SeqLayout::Dense;
+  SmallVector<Value> args(serving ? kNumServingKernelArgs : kNumKernelArgs);
   args[kArgQ] = getDevicePointer(b, loc, op.getQuery(), ptrType);
   args[kArgK] = getDevicePointer(b, loc, op.getKey(), ptrType);
   args[kArgV] = getDevicePointer(b, loc, op.getValue(), ptrType);
@@ -181,15 +200,53 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
       args[kArgBiasStrideB + i] = cI64(0);
   }
   getScalarArgs(b, loc, op, MutableArrayRef<Value>(args).slice(kArgScale, 4));
+  Value gridZ = memref::DimOp::create(b, loc, op.getQuery(), 0);
+  if (serving) {
+    auto ptrOr = [&](Value v) {
+      return v ? getDevicePointer(b, loc, v, ptrType) : null;
+    };
+    args[kArgCuSeqlensQ] = ptrOr(op.getCuSeqlensQ());
+    args[kArgCuSeqlensK] = ptrOr(op.getCuSeqlensK());
+    args[kArgSeqlensK] = ptrOr(op.getSeqlensK());
+    args[kArgBlockTable] = ptrOr(op.getBlockTable());
+    args[kArgBlockTableStride] = cI64(0);
+    args[kArgPageSize] = cI32(0);
+    args[kArgNumPages] = cI32(0);
+    // One split: the workgroups write the output directly (the runtime
+    // splits; a launch from IR does not).
+    args[kArgWorkspace] = null;
+    args[kArgNumSplits] = cI32(1);
+    if (Value table = op.getBlockTable()) {
+      // Sk is the logical capacity: pages per batch times the page size.
+      args[kArgBlockTableStride] = getStrides(b, loc, table, 1).front();
+      args[kArgPageSize] = dimI32(op.getKey(), 2);
+      args[kArgNumPages] = dimI32(op.getKey(), 0);
+      args[kArgSeqK] =
+          arith::MulIOp::create(b, loc, dimI32(table, 1), args[kArgPageSize]);
+    }
+    if (Value cu = op.getCuSeqlensQ()) {
+      // One grid z per sequence; the rows of the packed batch bound Sq.
+      gridZ =
+          arith::SubIOp::create(b, loc, memref::DimOp::create(b, loc, cu, 0),
+                                arith::ConstantIndexOp::create(b, loc, 1));
+      args[kArgBatch] = arith::IndexCastOp::create(b, loc, i32, gridZ);
+    }
+  }
 
   // Grid (ceil(Sq / block_m), Hq, B), block (threads, 1, 1).
   auto cIdx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   Value sqIdx = memref::DimOp::create(b, loc, op.getQuery(), 2);
+  int64_t heads = qType.getDimSize(1);
+  if (spec.packGQA()) {
+    // Rows of a block are (query, head) pairs of one key/value head.
+    int64_t group = heads / kType.getDimSize(1);
+    sqIdx = arith::MulIOp::create(b, loc, sqIdx, cIdx(group));
+    heads = kType.getDimSize(1);
+  }
   Value gridX = arith::CeilDivUIOp::create(b, loc, sqIdx, cIdx(spec.blockM()));
-  Value gridZ = memref::DimOp::create(b, loc, op.getQuery(), 0);
-  gpu::KernelDim3 grid{gridX, cIdx(qType.getDimSize(1)), gridZ};
+  gpu::KernelDim3 grid{gridX, cIdx(heads), gridZ};
   gpu::KernelDim3 block{cIdx(spec.warps() * target.getWarpSize()), cIdx(1),
                         cIdx(1)};
   Value smemBytes = cI32(getDynamicSharedMemoryBytes(spec, target));

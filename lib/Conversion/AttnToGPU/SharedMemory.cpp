@@ -75,7 +75,8 @@ Value attn::getSharedChunkAddress(OpBuilder &b, Location loc,
 void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
                         const SharedTile &tile, Value tid, int64_t threads,
                         Value src, Value rowStart, Value rowLimit,
-                        Value rowStride, int64_t alignBytes) {
+                        Value rowStride, int64_t alignBytes,
+                        function_ref<Value(Value row)> rowOffset) {
   Type i64 = b.getI64Type();
   int64_t vec = 16 / (tile.elemType.getIntOrFloatBitWidth() / 8);
   int64_t chunksPerRow = tile.cols / vec;
@@ -94,10 +95,14 @@ void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
     Value row = arith::AddIOp::create(b, loc, rowStart, r);
     Value valid =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rowLimit);
+    Value rowOff =
+        rowOffset
+            ? rowOffset(row)
+            : arith::MulIOp::create(
+                  b, loc, arith::ExtSIOp::create(b, loc, i64, row), rowStride)
+                  .getResult();
     Value gOff = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, i64, row),
-                              rowStride),
+        b, loc, rowOff,
         arith::ExtSIOp::create(
             b, loc, i64, arith::MulIOp::create(b, loc, c, c32(b, loc, vec))));
     Value at = LLVM::GEPOp::create(b, loc, src.getType(), tile.elemType, src,

@@ -13,9 +13,11 @@ using namespace mlir;
 using namespace mlir::attn;
 
 Attribute NVVMTargetInfo::getTargetAttr(MLIRContext *ctx) const {
-  // PTX 8.0 is the first ISA with sm_90a; every chip here accepts it.
+  // PTX 8.0 is the first ISA with sm_90a; every chip here accepts it. 8.1
+  // adds the vector reductions (red.global.add.v2.f32) of sm_90.
   return NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda",
-                                   chip.name, "+ptx80");
+                                   chip.name,
+                                   chip.hasVectorRedF32() ? "+ptx81" : "+ptx80");
 }
 
 LogicalResult NVVMTargetInfo::checkSupported(
@@ -116,6 +118,20 @@ void NVVMTargetInfo::emitCopyWait(OpBuilder &b, Location loc,
   NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
 }
 
+// Pairs go out as one sm_90 vector reduction: half the atomic instructions
+// of the backward's dQ accumulation. No NVVM op has the vector form (LLVM's
+// atomicrmw is scalar), hence inline PTX.
+void NVVMTargetInfo::emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
+                                      ArrayRef<Value> values) const {
+  if (values.size() != 2 || !chip.hasVectorRedF32())
+    return GPUTargetInfo::emitAtomicAddF32(b, loc, ptr, values);
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange(), ValueRange{ptr, values[0], values[1]},
+      "red.relaxed.gpu.global.add.v2.f32 [$0], {$1, $2};", "l,f,f",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
 AccLayout attn::getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,
                                   int64_t mTiles, int64_t cols) {
   auto cst = [&](int64_t v) {
@@ -125,6 +141,7 @@ AccLayout attn::getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,
   l.laneRow = arith::DivUIOp::create(b, loc, lane, cst(4));
   l.laneCol = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, cst(4)), cst(2));
+  l.laneColMultiple = 2;
   // Element (mt, tile, r, c) is at index ((mt * tiles + tile) * 2 + r) * 2
   // + c: row 16 mt + 8 r + lane / 4, column 8 tile + 2 (lane % 4) + c.
   for (int64_t mt = 0; mt < mTiles; ++mt) {

@@ -32,6 +32,8 @@ public:
   Value emitExp2(OpBuilder &b, Location loc, Value v) const override;
   void emitCopyCommit(OpBuilder &b, Location loc) const override;
   void emitCopyWait(OpBuilder &b, Location loc, int pending) const override;
+  void emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
+                        ArrayRef<Value> values) const override;
 
 private:
   LogicalResult

@@ -5,6 +5,10 @@
     out, lse = lib.attention(q, k, v, causal=False, scale=None, window=None,
                              bias=None, return_lse=False)
     dq, dk, dv = lib.attention_backward(dout, q, k, v, out, lse, ...)
+    out, lse = lib.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                    max_seqlen_q, max_seqlen_k, ...)
+    out, lse = lib.attention_kvcache(q, k_cache, v_cache, cache_seqlens,
+                                     block_table=None, ...)
 
 q, k, v are torch CUDA tensors laid out [B, H, S, D] (any strides with a unit
 last-dim stride); the kernels run on torch's current stream. lse is None
@@ -20,9 +24,10 @@ import math
 import os
 import threading
 
-__all__ = ["AttnError", "Library", "load", "find_library", "API_VERSION"]
+__all__ = ["AttnError", "Library", "PreparedCall", "load", "find_library",
+           "API_VERSION"]
 
-API_VERSION = 3
+API_VERSION = 4
 
 STATUS_NAMES = {
     0: "ATTN_STATUS_SUCCESS",
@@ -73,7 +78,14 @@ class _FwdParams(ctypes.Structure):
     _fields_ = (_fields(_P, "q", "k", "v", "o", "lse", "bias") + _DIMS
                 + _fields(_I32, "dtype", "mask", "bias_kind")
                 + _strides("q", "k", "v", "o") + _strides("lse", n=2)
-                + _strides("bias") + _TAIL)
+                + _strides("bias") + _TAIL
+                + _fields(_P, "cu_seqlens_q", "cu_seqlens_k", "seqlens_k",
+                          "block_table")
+                + _fields(ctypes.c_int64, "block_table_stride")
+                + _fields(_I32, "page_size", "num_pages", "max_seqlen_q",
+                          "num_splits")
+                + _fields(_P, "workspace")
+                + _fields(ctypes.c_size_t, "workspace_size"))
 
 
 class _BwdParams(ctypes.Structure):
@@ -173,6 +185,10 @@ def _library():
         lib.attn_backward_workspace_size.restype = ctypes.c_int
         lib.attn_backward.argtypes = [P, bwd]
         lib.attn_backward.restype = ctypes.c_int
+        lib.attn_forward_workspace_size.argtypes = [
+            P, params, ctypes.POINTER(ctypes.c_int),
+            ctypes.POINTER(ctypes.c_size_t)]
+        lib.attn_forward_workspace_size.restype = ctypes.c_int
         for name, struct, fn in (
                 ("attn_fwd_params", _FwdParams, lib.attn_fwd_params_size),
                 ("attn_bwd_params", _BwdParams, lib.attn_bwd_params_size)):
@@ -366,6 +382,15 @@ class Library:
         _check(self._clib, self._clib.attn_bundle_force_variant(
             self._handle, name.encode() if name else None))
 
+    def forward_workspace(self, params):
+        """(splits, workspace bytes) attn_forward would use for `params`
+        (split-KV of a KV-cache call; (1, 0) otherwise)."""
+        splits, size = ctypes.c_int(1), ctypes.c_size_t(0)
+        _check(self._clib, self._clib.attn_forward_workspace_size(
+            self._handle, ctypes.byref(params), ctypes.byref(splits),
+            ctypes.byref(size)))
+        return splits.value, size.value
+
     def forward(self, params):
         _check(self._clib,
                self._clib.attn_forward(self._handle, ctypes.byref(params)))
@@ -530,6 +555,218 @@ class Library:
             self.forward(params)
         return out, lse
 
+    # -- serving forms ---------------------------------------------------
+
+    @staticmethod
+    def _index_tensor(name, t, device, dims):
+        """Checks an int32 CUDA index tensor of `dims` dimensions with a
+        unit last stride; returns it."""
+        import torch
+
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor")
+        if t.dtype != torch.int32:
+            raise TypeError(f"{name} must be int32, got {t.dtype}")
+        if t.device != device:
+            raise ValueError(f"{name} is on {t.device}, q on {device}")
+        if t.dim() != dims:
+            raise ValueError(f"{name} must be {dims}-D, got shape "
+                             f"{tuple(t.shape)}")
+        if t.numel() > 1 and t.stride(-1) != 1:
+            raise ValueError(f"{name} must be contiguous in its last "
+                             f"dimension, strides {t.stride()}")
+        return t
+
+    def attention_varlen(self, q, k, v, cu_seqlens_q, cu_seqlens_k,
+                         max_seqlen_q, max_seqlen_k, causal=False, scale=None,
+                         window=None, softcap=None, return_lse=False):
+        """Attention over a packed batch of sequences of different lengths:
+        q [total_q, Hq, D], k [total_k, Hkv, D], v [total_k, Hkv, Dv] (any
+        strides, unit last stride); sequence i owns rows cu_seqlens_q[i] to
+        cu_seqlens_q[i + 1] of q (int32 [B + 1], non-decreasing) and
+        likewise of k and v. max_seqlen_q sizes the grid (below the
+        longest query length it is still correct, only slower). Masks apply
+        per sequence (causal=True top-left,
+        "bottom_right"). Returns (out [total_q, Hq, Dv], lse [Hq, total_q]
+        float32 or None). Rows no sequence owns are not written."""
+        import torch
+
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            if not isinstance(t, torch.Tensor) or t.dim() != 3:
+                raise ValueError(f"{name} must be a 3-D torch.Tensor "
+                                 f"[total, H, D]")
+        cu_q = self._index_tensor("cu_seqlens_q", cu_seqlens_q, q.device, 1)
+        cu_k = self._index_tensor("cu_seqlens_k", cu_seqlens_k, q.device, 1)
+        if cu_q.shape[0] != cu_k.shape[0] or cu_q.shape[0] < 1:
+            raise ValueError(f"cu_seqlens_q and cu_seqlens_k must both have "
+                             f"B + 1 >= 1 entries, got {cu_q.shape[0]} and "
+                             f"{cu_k.shape[0]}")
+        max_seqlen_q, max_seqlen_k = int(max_seqlen_q), int(max_seqlen_k)
+        if max_seqlen_q < 0 or max_seqlen_k < 0:
+            raise ValueError("max_seqlen_q and max_seqlen_k must be >= 0")
+        total_q, Hq, _ = q.shape
+        total_k = k.shape[0]
+        batch = cu_q.shape[0] - 1
+        # [total, H, D] viewed as the op's [1, H, total, D].
+        q4, k4, v4 = (t.permute(1, 0, 2).unsqueeze(0) for t in (q, k, v))
+        out = self._empty((total_q, Hq, v.shape[2]), q.dtype, q.device)
+        lse = (torch.empty((Hq, total_q), dtype=torch.float32,
+                           device=q.device) if return_lse else None)
+        if batch == 0 or total_q == 0 or max_seqlen_q == 0:
+            return out, lse
+        if total_k == 0:
+            # No sequence sees a key: zeros and lse = -inf, as the op says.
+            out.zero_()
+            if lse is not None:
+                lse.fill_(float("-inf"))
+            return out, lse
+        if window is not None and causal in (True, "top_left") and \
+                not torch.equal(cu_q, cu_k):
+            raise ValueError("a window with top-left causal masking needs "
+                             "equal query and key lengths in every "
+                             "sequence; use causal='bottom_right'")
+        # Per sequence, top-left and bottom-right agree when the lengths do;
+        # the check above made them equal where it matters.
+        mask, left, right = resolve_mask(causal, window, 1, 1)
+        if causal in (True, "top_left") and window is None:
+            mask = "causal"
+        params = self._torch_params(
+            q4, k4, v4, out.permute(1, 0, 2).unsqueeze(0),
+            None if lse is None else lse.unsqueeze(0), False, scale, None,
+            None, softcap)
+        params.mask = MASKS[mask]
+        params.window_left, params.window_right = left, right
+        params.seqlen_q, params.seqlen_k = total_q, max(total_k, 1)
+        params.batch = batch
+        params.cu_seqlens_q, params.cu_seqlens_k = \
+            cu_q.data_ptr(), cu_k.data_ptr()
+        params.max_seqlen_q = min(max_seqlen_q, total_q)
+        with torch.cuda.device(q.device):
+            self.forward(params)
+        return out, lse
+
+    def attention_kvcache(self, q, k_cache, v_cache, cache_seqlens,
+                          block_table=None, causal=False, scale=None,
+                          window=None, softcap=None, return_lse=False,
+                          num_splits=0):
+        """Attention of q [B, Hq, Sq, D] over a KV cache: batch b uses its
+        first cache_seqlens[b] keys (int32 [B]). Without block_table,
+        k_cache and v_cache are [B, Hkv, S_max, D]; with block_table (int32
+        [B, max_pages]) they are pages [num_pages, Hkv, page_size, D] and
+        key j of batch b is row j % page_size of page block_table[b, j //
+        page_size]. Masks align to each batch's key count (causal=True
+        top-left, "bottom_right"). num_splits: how many workgroups share
+        each batch's keys (split-KV; their partial results are merged by a
+        second kernel): 0 lets the runtime choose from the shape and the
+        GPU, 1 never splits. Returns (out [B, Hq, Sq, Dv], lse [B, Hq, Sq]
+        float32 or None)."""
+        import torch
+
+        # One device scope for planning and launch (each costs microseconds
+        # on a decode step).
+        with torch.cuda.device(q.device):
+            call = self._prepare_kvcache(
+                q, k_cache, v_cache, cache_seqlens, block_table, causal,
+                scale, window, softcap, return_lse, num_splits)
+            if call._params is not None:
+                self.forward(call._params)
+        return call.out, call.lse
+
+    def prepare_kvcache(self, q, k_cache, v_cache, cache_seqlens,
+                        block_table=None, causal=False, scale=None,
+                        window=None, softcap=None, return_lse=False,
+                        num_splits=0):
+        """attention_kvcache's checks, outputs and workspace, bound once:
+        returns a PreparedCall whose run() launches the kernels on the
+        current stream (again and again, e.g. under a CUDA graph capture or
+        a benchmark loop: the tensors' contents may change between runs,
+        not their shapes or addresses) and whose .out and .lse hold the
+        results."""
+        import torch
+
+        with torch.cuda.device(q.device):
+            return self._prepare_kvcache(
+                q, k_cache, v_cache, cache_seqlens, block_table, causal,
+                scale, window, softcap, return_lse, num_splits)
+
+    def _prepare_kvcache(self, q, k_cache, v_cache, cache_seqlens,
+                         block_table, causal, scale, window, softcap,
+                         return_lse, num_splits):
+        """prepare_kvcache inside the caller's device scope."""
+        import torch
+
+        if not isinstance(num_splits, int) or num_splits < 0:
+            raise ValueError(f"num_splits must be an int >= 0, got "
+                             f"{num_splits!r}")
+        if q.dim() != 4 or k_cache.dim() != 4 or v_cache.dim() != 4:
+            raise ValueError("q, k_cache and v_cache must be 4-D")
+        B, Hq, Sq, _ = q.shape
+        lens = self._index_tensor("cache_seqlens", cache_seqlens, q.device, 1)
+        if lens.shape[0] != B:
+            raise ValueError(f"cache_seqlens must have B = {B} entries, got "
+                             f"{lens.shape[0]}")
+        table = None
+        if block_table is not None:
+            table = self._index_tensor("block_table", block_table, q.device,
+                                       2)
+            if table.shape[0] != B or table.shape[1] < 1:
+                raise ValueError(f"block_table must be [B = {B}, max_pages "
+                                 f">= 1], got {tuple(table.shape)}")
+            num_pages, _, page_size, _ = k_cache.shape
+            if tuple(v_cache.shape[:3]) != tuple(k_cache.shape[:3]):
+                raise ValueError(f"k_cache {tuple(k_cache.shape)} and v_cache "
+                                 f"{tuple(v_cache.shape)} differ in pages")
+            if num_pages == 0 or page_size == 0:
+                raise ValueError(f"k_cache {tuple(k_cache.shape)} holds no "
+                                 f"pages")
+            capacity = table.shape[1] * page_size
+            # The tensor checks want k's batch to be q's: they see one page
+            # per batch; the page stride is set below.
+            kc = k_cache[:1].expand(B, -1, -1, -1)
+            vc = v_cache[:1].expand(B, -1, -1, -1)
+        else:
+            kc, vc = k_cache, v_cache
+            capacity = k_cache.shape[2]
+        # Top-left and bottom-right alignment differ unless Sq equals each
+        # batch's key count, which only the device knows.
+        if window is not None and causal in (True, "top_left"):
+            raise ValueError("a window with top-left causal masking needs "
+                             "seqlen_q == seqlen_k in every batch; use "
+                             "causal='bottom_right'")
+        mask, left, right = resolve_mask(causal, window, 1, 1)
+        if causal in (True, "top_left") and window is None:
+            mask = "causal"
+        out = self._empty((B, Hq, Sq, v_cache.shape[3]), q.dtype, q.device)
+        lse = (torch.empty((B, Hq, Sq), dtype=torch.float32, device=q.device)
+               if return_lse else None)
+        if B == 0 or Sq == 0:
+            return PreparedCall(self, None, out, lse)
+        params = self._torch_params(q, kc, vc, out, lse, False, scale, None,
+                                    None, softcap)
+        if capacity == 0:
+            # No keys at all: zeros and lse = -inf, as the op says.
+            out.zero_()
+            if lse is not None:
+                lse.fill_(float("-inf"))
+            return PreparedCall(self, None, out, lse)
+        params.mask = MASKS[mask]
+        params.window_left, params.window_right = left, right
+        params.seqlens_k = lens.data_ptr()
+        params.seqlen_k = max(capacity, 1)
+        if table is not None:
+            params.k_stride[0] = k_cache.stride(0)
+            params.v_stride[0] = v_cache.stride(0)
+            params.block_table = table.data_ptr()
+            params.block_table_stride = table.stride(0)
+            params.page_size = page_size
+            params.num_pages = num_pages
+        params.num_splits = num_splits
+        splits, size = self.forward_workspace(params)
+        workspace = _attach_workspace(params, size, q.device)
+        # The split count is fixed now: later runs need no SM-count query.
+        params.num_splits = splits
+        return PreparedCall(self, params, out, lse, workspace, q.device)
+
     def _empty(self, shape, dtype, device):
         import torch
 
@@ -622,21 +859,54 @@ class Library:
         params, grads = self._torch_bwd_params(
             dout, q, k, v, out, lse, causal, scale, window, bias, softcap,
             deterministic, bias_grad)
-        size = self.workspace_size(params)
-        workspace = None
-        if size:
-            # torch's caching allocator aligns to 512 bytes; the slack keeps
-            # this right whatever it does.
-            workspace = torch.empty(size + WORKSPACE_ALIGNMENT,
-                                    dtype=torch.uint8, device=q.device)
-            ptr = workspace.data_ptr()
-            params.workspace = ptr + (-ptr) % WORKSPACE_ALIGNMENT
-            params.workspace_size = size
+        workspace = _attach_workspace(params, self.workspace_size(params),
+                                      q.device)
         with torch.cuda.device(q.device):
             self.backward(params)
-        # `workspace` is freed here; the caching allocator hands its memory
-        # out again only in order on this stream, after the kernels.
+        # Freed now; the caching allocator hands its memory out again only
+        # in order on this stream, after the kernels.
+        del workspace
         return grads
+
+
+def _attach_workspace(params, size, device):
+    """A torch buffer of `size` workspace bytes on `device` (None for 0),
+    its aligned address and size set in `params`. Keep the tensor until the
+    kernels are queued: torch's caching allocator then hands its memory out
+    again only in stream order."""
+    if not size:
+        return None
+    import torch
+
+    # The allocator aligns to 512 bytes; the slack keeps this right
+    # whatever it does.
+    workspace = torch.empty(size + WORKSPACE_ALIGNMENT, dtype=torch.uint8,
+                            device=device)
+    ptr = workspace.data_ptr()
+    params.workspace = ptr + (-ptr) % WORKSPACE_ALIGNMENT
+    params.workspace_size = size
+    return workspace
+
+
+class PreparedCall:
+    """A forward call with its tensors, outputs and workspace bound
+    (Library.prepare_kvcache): run() launches it on the current stream."""
+
+    def __init__(self, lib, params, out, lse, workspace=None, device=None):
+        self._lib, self._params = lib, params
+        self.out, self.lse = out, lse
+        # Kept alive with the call: the kernels write into it.
+        self._workspace, self._device = workspace, device
+
+    def run(self):
+        if self._params is None:
+            return
+        import torch
+
+        with torch.cuda.device(self._device):
+            self._params.stream = torch.cuda.current_stream(
+                self._device).cuda_stream
+            self._lib.forward(self._params)
 
 
 _ATTENTION_FUNCTION = []

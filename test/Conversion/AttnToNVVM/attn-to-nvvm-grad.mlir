@@ -1,4 +1,6 @@
 // RUN: attn-opt %s -split-input-file --convert-attn-to-nvvm=chip=sm_90a | FileCheck %s
+// Without sm_90's vector reductions dQ is added one float at a time.
+// RUN: attn-opt %s -split-input-file --convert-attn-to-nvvm=chip=sm_80 | FileCheck %s --check-prefix=SM80
 
 // attn.attention_grad becomes its backward plan: a workspace (delta, then
 // dq_accum at the next 256 bytes), the three stage launches in order on one
@@ -29,8 +31,12 @@
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: nvvm.ldmatrix
 // CHECK: nvvm.mma.sync
-// CHECK: llvm.atomicrmw fadd
+// CHECK: llvm.inline_asm has_side_effects "red.relaxed.gpu.global.add.v2.f32 [$0], {$1, $2};", "l,f,f"
 // CHECK: gpu.func @bwd_f16_d64_causal_m64n64w4s1_dq
+// SM80-LABEL: gpu.func @bwd_f16_d64_causal_m64n64w4s1_main
+// SM80-NOT: red.relaxed
+// SM80: llvm.atomicrmw fadd
+// SM80-LABEL: gpu.func @bwd_f16_d64_causal_m64n64w4s1_dq
 func.func @grad(%q: memref<?x4x?x64xf16>, %k: memref<?x2x?x64xf16>,
                 %o: memref<?x4x?x64xf16>, %lse: memref<?x4x?xf32>,
                 %dq: memref<?x4x?x64xf16>, %dk: memref<?x2x?x64xf16>,

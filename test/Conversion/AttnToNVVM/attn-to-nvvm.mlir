@@ -4,7 +4,7 @@
 
 #cfg = #attn.config<name = "sm90_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 
-// CHECK: module attributes {attn.kernels = [{align_bytes = 16 : i64, bias = "none", block_m = 128 : i64, chip = "sm_90a"
+// CHECK: module attributes {attn.kernels = [{align_bytes = 16 : i64, bias = "none", block_m = 128 : i64, block_n = 64 : i64, chip = "sm_90a"
 // CHECK-SAME: dtype = "bf16", dynamic_smem = 104448 : i64, entry = "fwd_bf16_d128_causal_m128n64w4s2", head_dim = 128 : i64, head_dim_v = 128 : i64, mask = "causal"
 // CHECK-SAME: platform = "cuda", seqlen_k_multiple = 1 : i64, seqlen_q_multiple = 1 : i64, softcap = false, threads = 128 : i64}], gpu.container_module}
 
@@ -16,7 +16,7 @@
 // CHECK-SAME: args(%{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : i32, %c8_i32 : i32, %c2_i32 : i32, %{{.*}} : i32, %{{.*}} : i32, %{{.*}} : i64,
 // CHECK-NOT: attn.attention
 
-// CHECK: gpu.module @fwd_bf16_d128_causal_m128n64w4s2 [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// CHECK: gpu.module @fwd_bf16_d128_causal_m128n64w4s2 [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx81">]
 // CHECK: llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK: gpu.func @fwd_bf16_d128_causal_m128n64w4s2(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i64, {{.*}}, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: i32, %{{.*}}: i32) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // Causal: the query blocks run in reverse, the ones with the most keys first.

@@ -47,6 +47,17 @@ gpu::GPUFuncOp buildAttentionKernel(OpBuilder &b, Location loc,
                                     const KernelSpec &spec,
                                     const GPUTargetInfo &target);
 
+/// Threads of a split-KV combine workgroup (one query row each).
+inline constexpr int32_t kCombineThreads = 128;
+
+/// Emits `name`, the kernel that merges the partial outputs of a split-KV
+/// kernel of `spec` (spec.splitKV()) into the output and lse; it takes the
+/// same arguments, and runs on a grid of (Sq, Hq, B) (CombineKernel.cpp).
+gpu::GPUFuncOp buildSplitCombineKernel(OpBuilder &b, Location loc,
+                                       gpu::GPUModuleOp gpuModule,
+                                       StringRef name, const KernelSpec &spec,
+                                       const GPUTargetInfo &target);
+
 } // namespace attn
 } // namespace mlir
 

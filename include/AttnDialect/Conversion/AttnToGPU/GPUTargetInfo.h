@@ -49,6 +49,9 @@ struct AccLayout {
   SmallVector<unsigned> rowSlot;
   SmallVector<int64_t> colOffsets;
   SmallVector<int32_t> rowReduceXor;
+  /// laneCol is a multiple of this (pairs of columns can then be loaded or
+  /// stored as one aligned access).
+  int64_t laneColMultiple = 1;
 
   unsigned getNumElements() const { return rowSlot.size(); }
   unsigned getNumRowSlots() const { return rowSlotOffsets.size(); }
@@ -195,6 +198,11 @@ public:
                                 Value valid) const = 0;
   virtual void emitCopyCommit(OpBuilder &b, Location loc) const {}
   virtual void emitCopyWait(OpBuilder &b, Location loc, int pending) const {}
+
+  /// Atomically adds `values` (f32) to consecutive floats at global `ptr`,
+  /// which is aligned to all of them. Default: one atomicrmw fadd each.
+  virtual void emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
+                                ArrayRef<Value> values) const;
 
   /// Target attributes on the kernel (launch bounds and the like).
   virtual void annotateKernel(gpu::GPUFuncOp func,

@@ -39,8 +39,25 @@ enum KernelArg : unsigned {
   kArgSoftcap,
   kArgWindowLeft,
   kArgWindowRight,
-  kNumKernelArgs
+  kNumKernelArgs,
+  // Kernels of the serving forms (SeqLayout other than dense) take nine
+  // more: the i32 arrays cu_seqlens_q/k ([B + 1]), seqlens_k ([B]) and
+  // block_table ([B, P]; null unless paged), the block table's row stride
+  // (elements), page_size and num_pages (0 unless paged), then the split-KV
+  // workspace and the number of splits (KV caches; 1 and null otherwise).
+  kArgCuSeqlensQ = kNumKernelArgs,
+  kArgCuSeqlensK,
+  kArgSeqlensK,
+  kArgBlockTable,
+  kArgBlockTableStride,
+  kArgPageSize,
+  kArgNumPages,
+  kArgWorkspace,
+  kArgNumSplits,
+  kNumServingKernelArgs
 };
+static_assert(kNumKernelArgs == 33, "attn-fwd-v1 has 33 arguments");
+static_assert(kNumServingKernelArgs == 42, "serving kernels have 42");
 
 /// Positions of the attn-bwd-v1 kernel arguments: every stage of a backward
 /// plan takes all of them.
@@ -92,6 +109,21 @@ struct KernelSpec {
   /// Element type of the additive bias (elemType or f32); null without one.
   Type biasType;
   ConfigAttr config;
+  /// Where the sequences live (attn.attention's serving operands).
+  SeqLayout layout = SeqLayout::Dense;
+
+  /// KV-cache kernels may split the keys over several workgroups (split-KV,
+  /// FlashDecoding): then each writes a partial output and LSE to the
+  /// workspace and the `_combine` kernel merges them.
+  bool splitKV() const {
+    return layout == SeqLayout::KVCache || layout == SeqLayout::Paged;
+  }
+  /// KV-cache kernels also pack the query heads of a GQA group into the
+  /// tile's rows (row r is query r / G of head r % G of the group), so that
+  /// each key/value head is read once per query block rather than G times
+  /// (FlashAttention's PackGQA): one workgroup per (row block, key/value
+  /// head, batch).
+  bool packGQA() const { return splitKV(); }
 
   int64_t blockM() const { return config.getBlockM(); }
   int64_t blockN() const { return config.getBlockN(); }
@@ -111,7 +143,8 @@ std::string getBiasName(const KernelSpec &spec);
 
 /// Deterministic kernel name from the problem and the config, e.g.
 /// fwd_bf16_d128_causal_m64n64w4s2 (Dv is spelled out only when != D;
-/// `_softcap`, `_bias` or `_biasf32` follow the mask when present, `_align<N>`
+/// `_softcap`, `_bias` or `_biasf32` follow the mask when present, then
+/// `_varlen`, `_kvcache` or `_paged` for a serving layout; `_align<N>` follows
 /// the tile when the config assumes less than 16-byte alignment).
 std::string getKernelName(const KernelSpec &spec);
 
@@ -120,8 +153,10 @@ std::string getKernelName(const KernelSpec &spec);
 std::string getBackwardPlanName(const KernelSpec &spec);
 
 /// The kernel's function type: pointers are `!llvm.ptr<globalAddrSpace>`
-/// (bare device pointers), then i32 / i64 / f32 scalars as in the ABI table.
-FunctionType getKernelFunctionType(MLIRContext *ctx, unsigned globalAddrSpace);
+/// (bare device pointers), then i32 / i64 / f32 scalars as in the ABI table;
+/// a serving layout appends its nine arguments.
+FunctionType getKernelFunctionType(MLIRContext *ctx, unsigned globalAddrSpace,
+                                   SeqLayout layout = SeqLayout::Dense);
 
 /// The same for attn-bwd-v1.
 FunctionType getBackwardKernelFunctionType(MLIRContext *ctx,
