@@ -50,13 +50,18 @@ public:
 
 private:
   void buildGridPoint(Value batch, Value head, Value mBlock);
+  /// Zero accumulators, -inf running maxima, zero sums for the block's rows.
+  void resetRows();
+  /// The key blocks [from, to) (multiples of block_n) into the running state.
+  void runKeys(Value from, Value to);
+  /// Per row r: the accumulator normalized by 1/l (0 for a row that saw no
+  /// key) and its lse (-inf then), handed to `put(r, out, lse)`.
+  void finishRows(function_ref<void(Value r, Value out, Value lse)> put);
+  /// Row r's output (and lse, when the op has it) where the op puts them.
+  void writeOutput(Value r, Value out, Value lse);
   /// The key loop of a KV-cache grid point split in kvSplits parts, merged.
-  void buildSplitKeys(
-      Value firstBlock, Value hi, Value nRows, function_ref<void()> resetRows,
-      function_ref<void(Value, Value)> runKeys,
-      function_ref<void(function_ref<void(Value, Value, Value)>)> finishRows,
-      function_ref<void(Value, Value, Value)> writeOutput);
-  void buildKeyBlock(Value kb, Value nRows);
+  void buildSplitKeys(Value firstBlock, Value hi);
+  void buildKeyBlock(Value kb);
   /// Binds sq, sk and the offsets of the grid point's sequence.
   void bindSequence();
   /// Indices of `row` of the grid point in query, output ([.., D]) and lse.
@@ -71,7 +76,7 @@ private:
   int64_t kvSplits;
 
   // Values of the grid point being built.
-  Value batch, head, kvHead, row0;
+  Value batch, head, kvHead, row0, nRows;
   /// Where the sequence's rows start in query/output and in key/value
   /// (packed batches), and its batch index in those memrefs.
   Value qStart, kStart, memBatch, pageSize;
@@ -167,7 +172,7 @@ void AttentionTiler::buildGridPoint(Value batchIv, Value headIv, Value mBlock) {
   // Past a short sequence's end the block has no rows (rowEnd < row0).
   if (layout == SeqLayout::Varlen)
     rowEnd = arith::MaxSIOp::create(b, rowEnd, row0);
-  Value nRows = arith::SubIOp::create(b, rowEnd, row0);
+  nRows = arith::SubIOp::create(b, rowEnd, row0);
   setBiasBatchHead(batch, head);
 
   qTile = memref::AllocaOp::create(b, MemRefType::get({bm, d}, f32));
@@ -184,14 +189,6 @@ void AttentionTiler::buildGridPoint(Value batchIv, Value headIv, Value mBlock) {
     qv = arith::MulFOp::create(b, qv, splat(f32Const(qScale), d));
     vector::StoreOp::create(b, qv, qTile, ValueRange{r, idx(0)});
   });
-  auto resetRows = [&] {
-    forEach(c0, nRows, [&](Value r) {
-      vector::StoreOp::create(b, splat(f32Const(0.0), dv), accTile,
-                              ValueRange{r, idx(0)});
-      memref::StoreOp::create(b, negInf(), maxRow, r);
-      memref::StoreOp::create(b, f32Const(0.0), sumRow, r);
-    });
-  };
 
   auto [lo, hi] =
       emitVisibleKeyRange(b, b.getLoc(), mask, row0, rowEnd, sq, sk);
@@ -202,55 +199,59 @@ void AttentionTiler::buildGridPoint(Value batchIv, Value headIv, Value mBlock) {
         hi);
   Value firstBlock =
       arith::MulIOp::create(b, arith::DivUIOp::create(b, lo, idx(bn)), idx(bn));
-  auto runKeys = [&](Value from, Value to) {
-    loop(from, to, idx(bn), {}, [&](Value kb, ValueRange) {
-      buildKeyBlock(kb, nRows);
-      return SmallVector<Value>{};
-    });
-  };
-  // Normalize by 1/l; rows that saw no key get 0 and lse = -inf.
-  auto finishRows = [&](function_ref<void(Value r, Value out, Value lse)> put) {
-    forEach(c0, nRows, [&](Value r) {
-      Value l = memref::LoadOp::create(b, sumRow, r);
-      Value empty =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32Const(0.0));
-      Value inv = arith::SelectOp::create(
-          b, empty, f32Const(0.0), arith::DivFOp::create(b, f32Const(1.0), l));
-      Value acc = vector::LoadOp::create(b, VectorType::get({dv}, f32), accTile,
-                                         ValueRange{r, idx(0)});
-      Value m = memref::LoadOp::create(b, maxRow, r);
-      Value v = arith::MulFOp::create(
-          b, arith::AddFOp::create(b, m, math::Log2Op::create(b, l)),
-          f32Const(kLn2));
-      put(r, arith::MulFOp::create(b, acc, splat(inv, dv)),
-          arith::SelectOp::create(b, empty, negInf(), v));
-    });
-  };
-  auto writeOutput = [&](Value r, Value out, Value lseValue) {
-    Value row = arith::AddIOp::create(b, row0, r);
-    writeRow(out, op.getOutput(), rowIndex(row));
-    if (Value lse = op.getLse())
-      memref::StoreOp::create(b, lseValue, lse,
-                              rowIndex(row, /*withCol=*/false));
-  };
-
-  bool split = kvSplits > 1 &&
-               (layout == SeqLayout::KVCache || layout == SeqLayout::Paged);
-  if (!split) {
-    resetRows();
-    runKeys(firstBlock, hi);
-    finishRows(writeOutput);
+  if (kvSplits > 1 &&
+      (layout == SeqLayout::KVCache || layout == SeqLayout::Paged)) {
+    buildSplitKeys(firstBlock, hi);
     return;
   }
-  buildSplitKeys(firstBlock, hi, nRows, resetRows, runKeys, finishRows,
-                 writeOutput);
+  resetRows();
+  runKeys(firstBlock, hi);
+  finishRows([&](Value r, Value out, Value lse) { writeOutput(r, out, lse); });
 }
 
-void AttentionTiler::buildSplitKeys(
-    Value firstBlock, Value hi, Value nRows, function_ref<void()> resetRows,
-    function_ref<void(Value, Value)> runKeys,
-    function_ref<void(function_ref<void(Value, Value, Value)>)> finishRows,
-    function_ref<void(Value, Value, Value)> writeOutput) {
+void AttentionTiler::resetRows() {
+  forEach(idx(0), nRows, [&](Value r) {
+    vector::StoreOp::create(b, splat(f32Const(0.0), dv), accTile,
+                            ValueRange{r, idx(0)});
+    memref::StoreOp::create(b, negInf(), maxRow, r);
+    memref::StoreOp::create(b, f32Const(0.0), sumRow, r);
+  });
+}
+
+void AttentionTiler::runKeys(Value from, Value to) {
+  loop(from, to, idx(bn), {}, [&](Value kb, ValueRange) {
+    buildKeyBlock(kb);
+    return SmallVector<Value>{};
+  });
+}
+
+void AttentionTiler::finishRows(
+    function_ref<void(Value r, Value out, Value lse)> put) {
+  forEach(idx(0), nRows, [&](Value r) {
+    Value l = memref::LoadOp::create(b, sumRow, r);
+    Value empty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32Const(0.0));
+    Value inv = arith::SelectOp::create(
+        b, empty, f32Const(0.0), arith::DivFOp::create(b, f32Const(1.0), l));
+    Value acc = vector::LoadOp::create(b, VectorType::get({dv}, f32), accTile,
+                                       ValueRange{r, idx(0)});
+    Value m = memref::LoadOp::create(b, maxRow, r);
+    Value v = arith::MulFOp::create(
+        b, arith::AddFOp::create(b, m, math::Log2Op::create(b, l)),
+        f32Const(kLn2));
+    put(r, arith::MulFOp::create(b, acc, splat(inv, dv)),
+        arith::SelectOp::create(b, empty, negInf(), v));
+  });
+}
+
+void AttentionTiler::writeOutput(Value r, Value out, Value lseValue) {
+  Value row = arith::AddIOp::create(b, row0, r);
+  writeRow(out, op.getOutput(), rowIndex(row));
+  if (Value lse = op.getLse())
+    memref::StoreOp::create(b, lseValue, lse, rowIndex(row, /*withCol=*/false));
+}
+
+void AttentionTiler::buildSplitKeys(Value firstBlock, Value hi) {
   // Split s takes key blocks [s * c, (s + 1) * c), c = ceil(blocks /
   // splits), as the GPU kernels do, and leaves its normalized rows and lse;
   // they merge as O = sum_s w_s O_s / sum_s w_s, w_s = exp(lse_s - max).
@@ -307,7 +308,7 @@ void AttentionTiler::buildSplitKeys(
   });
 }
 
-void AttentionTiler::buildKeyBlock(Value kb, Value nRows) {
+void AttentionTiler::buildKeyBlock(Value kb) {
   Value c0 = idx(0), c1 = idx(1);
   Value lastKey = arith::SubIOp::create(b, sk, c1);
   forEach(c0, nRows, [&](Value r) {

@@ -21,7 +21,7 @@ namespace attn {
 constexpr int kBundleSchemaVersion = 3;
 
 /// Where a forward call's sequences live (attn.attention's serving forms);
-/// kernels of the non-dense layouts take seven more arguments.
+/// kernels of the non-dense layouts take nine more arguments.
 enum class SeqLayout { Dense, Varlen, KVCache, Paged };
 const char *layoutName(SeqLayout layout);
 

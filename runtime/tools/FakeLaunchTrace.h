@@ -3,7 +3,7 @@
 // The fake CUDA driver and HIP runtime print every kernel launch; this turns
 // the argument block into text. ATTN_FAKE_ABI says which ABI the launches of
 // the process use: attn-fwd-v1 (the default: B, Hq, Hkv, Sq and Sk, on the
-// launch line), attn-fwd-v1-serving (the same, then the seven arguments of
+// launch line), attn-fwd-v1-serving (the same, then the nine arguments of
 // the serving layouts' kernels on a line of their own) or attn-bwd-v1 (every
 // argument, on lines of their own).
 //

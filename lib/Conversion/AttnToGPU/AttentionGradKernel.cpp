@@ -704,25 +704,19 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
   declareDynamicSharedMemory(b, loc, gpuModule, target);
   int64_t rowThreads = kBackwardRowWarps * target.getWarpSize();
   BackwardKernels k;
-  auto body = [&](gpu::GPUFuncOp func, auto emitFn) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&func.getBody().front());
-    emitFn(func);
-    gpu::ReturnOp::create(b, loc);
-  };
   k.pre = createStage(b, loc, (planName + "_pre").str(), rowThreads, target);
-  body(k.pre, [&](gpu::GPUFuncOp f) {
-    RowStageEmitter(b, loc, f, spec, target).emitPre();
+  emitKernelBody(b, loc, k.pre, [&](Block &) {
+    RowStageEmitter(b, loc, k.pre, spec, target).emitPre();
   });
   k.main = createStage(b, loc, (planName + "_main").str(),
                        spec.warps() * target.getWarpSize(), target);
   target.annotateKernel(k.main, spec);
-  body(k.main, [&](gpu::GPUFuncOp f) {
-    MainStageEmitter(b, loc, f, spec, target).emit();
+  emitKernelBody(b, loc, k.main, [&](Block &) {
+    MainStageEmitter(b, loc, k.main, spec, target).emit();
   });
   k.dq = createStage(b, loc, (planName + "_dq").str(), rowThreads, target);
-  body(k.dq, [&](gpu::GPUFuncOp f) {
-    RowStageEmitter(b, loc, f, spec, target).emitConvertDq();
+  emitKernelBody(b, loc, k.dq, [&](Block &) {
+    RowStageEmitter(b, loc, k.dq, spec, target).emitConvertDq();
   });
   return k;
 }

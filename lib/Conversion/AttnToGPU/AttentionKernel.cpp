@@ -757,10 +757,8 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
       getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout),
       spec.warps() * target.getWarpSize());
   target.annotateKernel(func, spec);
-
-  Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  KernelEmitter(b, loc, entry, spec, target).emit();
-  gpu::ReturnOp::create(b, loc);
+  emitKernelBody(b, loc, func, [&](Block &entry) {
+    KernelEmitter(b, loc, entry, spec, target).emit();
+  });
   return func;
 }

@@ -150,9 +150,8 @@ gpu::GPUFuncOp attn::buildSplitCombineKernel(OpBuilder &builder, Location loc,
       b, loc, name,
       getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout),
       kCombineThreads);
-  Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  CombineEmitter(b, loc, entry, spec, target).emit();
-  gpu::ReturnOp::create(b, loc);
+  emitKernelBody(b, loc, func, [&](Block &entry) {
+    CombineEmitter(b, loc, entry, spec, target).emit();
+  });
   return func;
 }

@@ -72,6 +72,17 @@ inline gpu::GPUFuncOp createKernelFunction(OpBuilder &b, Location loc,
   return func;
 }
 
+/// Emits `func`'s body with `emit` at the start of its entry block, then
+/// gpu.return; `b`'s insertion point is restored after.
+inline void emitKernelBody(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
+                           function_ref<void(Block &entry)> emit) {
+  OpBuilder::InsertionGuard guard(b);
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  emit(entry);
+  gpu::ReturnOp::create(b, loc);
+}
+
 } // namespace attn
 } // namespace mlir
 

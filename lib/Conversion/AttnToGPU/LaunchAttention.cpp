@@ -78,7 +78,7 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
     attrs.append(
         "bias_align_bytes",
         b.getI64IntegerAttr(spec.biasType.getIntOrFloatBitWidth() / 8));
-  // Serving layouts take seven more arguments (docs/BundleFormat.md);
+  // Serving layouts take nine more arguments (docs/BundleFormat.md);
   // absent means dense.
   if (spec.layout != SeqLayout::Dense)
     attrs.append("layout", b.getStringAttr(stringifySeqLayout(spec.layout)));
