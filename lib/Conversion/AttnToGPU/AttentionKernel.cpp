@@ -12,6 +12,7 @@
 #include "AttnDialect/Target/Constraints.h"
 #include "AttnDialect/Utils/MaskUtils.h"
 #include "KernelBuilder.h"
+#include "SplitWorkspace.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -405,33 +406,22 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
   };
   if (spec.splitKV()) {
     // Several splits: this one's rows, normalized by its own sum, and its
-    // lse go to the workspace ([splits, B, Hq, Sq, Dv] f32, then [splits,
-    // B, Hq, Sq] f32 at the next 256 bytes) for the _combine kernel.
+    // lse go to the workspace (SplitWorkspace.h) for the _combine kernel.
     Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
                                        numSplits, c32(1));
     auto ifOp = scf::IfOp::create(b, loc, many, /*withElse=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      Value rowsPerSplit = mul(mul(ext(arg(kArgBatch)), ext(arg(kArgHeadsQ))),
-                               ext(arg(kArgSeqQ)));
-      Value row0 =
-          mul(add(mul(add(mul(ext(split), ext(arg(kArgBatch))), ext(batch)),
-                      ext(arg(kArgHeadsQ))),
-                  ext(head)),
-              ext(arg(kArgSeqQ)));
-      Value ws = arg(kArgWorkspace);
       int64_t dv = spec.headDimV;
+      SplitWorkspace ws = getSplitWorkspace(b, loc, entry, dv, numSplits);
+      Value row0 = getSplitRowIndex(b, loc, entry, split, batch, head);
       Value seq = ext(arg(kArgSeqQ));
       storeRows(
-          gep(ws, f32, mul(row0, c64(dv))),
+          gep(ws.outputs, f32, mul(row0, c64(dv))),
           [&](Value r) { return mul(rowOffset(r, seq, c64(1)), c64(dv)); }, f32,
           dv % 4 == 0 ? 16 : 4, normalized);
-      Value oBytes =
-          mul(mul(mul(rowsPerSplit, ext(numSplits)), c64(dv)), c64(4));
-      Value lseOffset = arith::AndIOp::create(b, loc, add(oBytes, c64(255)),
-                                              c64(~int64_t(255)));
-      Value lsePart = gep(gep(ws, b.getI8Type(), lseOffset), f32, row0);
+      Value lsePart = gep(ws.lse, f32, row0);
       storeLse(lsePart, seq, arith::ConstantIntOp::create(b, loc, 1, 1));
     }
     OpBuilder::InsertionGuard guard(b);

@@ -15,6 +15,7 @@
 
 #include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
 #include "KernelBuilder.h"
+#include "SplitWorkspace.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include <cmath>
@@ -22,6 +23,51 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+
+namespace {
+/// i64 arithmetic on i32 kernel arguments, for the workspace addresses.
+struct I64Math {
+  OpBuilder &b;
+  Location loc;
+  Value ext(Value v) {
+    return arith::ExtSIOp::create(b, loc, b.getI64Type(), v);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value c64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+};
+} // namespace
+
+SplitWorkspace attn::getSplitWorkspace(OpBuilder &b, Location loc, Block &entry,
+                                       int64_t headDimV, Value numSplits) {
+  I64Math m{b, loc};
+  auto arg = [&](unsigned i) { return entry.getArgument(i); };
+  SplitWorkspace w;
+  w.rowsPerSplit = m.mul(m.mul(m.ext(arg(kArgBatch)), m.ext(arg(kArgHeadsQ))),
+                         m.ext(arg(kArgSeqQ)));
+  w.outputs = arg(kArgWorkspace);
+  Value bytes =
+      m.mul(m.mul(m.mul(w.rowsPerSplit, m.ext(numSplits)), m.c64(headDimV)),
+            m.c64(4));
+  Value lseOffset = arith::AndIOp::create(b, loc, m.add(bytes, m.c64(255)),
+                                          m.c64(~int64_t(255)));
+  w.lse = LLVM::GEPOp::create(b, loc, w.outputs.getType(), b.getI8Type(),
+                              w.outputs, ValueRange{lseOffset});
+  return w;
+}
+
+Value attn::getSplitRowIndex(OpBuilder &b, Location loc, Block &entry,
+                             Value split, Value batch, Value head) {
+  I64Math m{b, loc};
+  auto arg = [&](unsigned i) { return m.ext(entry.getArgument(i)); };
+  return m.mul(
+      m.add(m.mul(m.add(m.mul(m.ext(split), arg(kArgBatch)), m.ext(batch)),
+                  arg(kArgHeadsQ)),
+            m.ext(head)),
+      arg(kArgSeqQ));
+}
 
 namespace {
 class CombineEmitter : KernelBuilder {
@@ -37,13 +83,17 @@ private:
   /// for (i = lo; i < hi; i += step) with one carried f32, built by `body`.
   Value loop(Value lo, Value hi, Value step, Value init,
              function_ref<Value(Value i, Value acc)> body);
+  /// This row's index in split `s` of the workspace, and its lse there.
+  Value partialRow(Value s);
+  Value lseOf(Value s);
   /// The weight of split `s`: exp(lse_s - m), 0 when m = -inf.
   Value weight(Value s);
 
   Block &entry;
   const KernelSpec &spec;
   const GPUTargetInfo &target;
-  Value numSplits, rows, row0, lsePart, maxLse, empty;
+  SplitWorkspace ws;
+  Value numSplits, row0, maxLse, empty;
 };
 } // namespace
 
@@ -57,10 +107,16 @@ Value CombineEmitter::loop(Value lo, Value hi, Value step, Value init,
   return forOp.getResult(0);
 }
 
+Value CombineEmitter::partialRow(Value s) {
+  return add(mul(ext(s), ws.rowsPerSplit), row0);
+}
+
+Value CombineEmitter::lseOf(Value s) {
+  return LLVM::LoadOp::create(b, loc, f32, gep(ws.lse, f32, partialRow(s)), 4);
+}
+
 Value CombineEmitter::weight(Value s) {
-  Value lse = LLVM::LoadOp::create(
-      b, loc, f32, gep(lsePart, f32, add(mul(ext(s), rows), row0)), 4);
-  Value w = target.emitExp2(b, loc, fmul(fsub(lse, maxLse), cf(M_LOG2E)));
+  Value w = target.emitExp2(b, loc, fmul(fsub(lseOf(s), maxLse), cf(M_LOG2E)));
   return select(empty, cf(0.0), w);
 }
 
@@ -70,25 +126,14 @@ void CombineEmitter::emit() {
   Value head = blockId(gpu::Dimension::y);
   Value batch = blockId(gpu::Dimension::z);
   numSplits = arith::MaxSIOp::create(b, loc, arg(kArgNumSplits), c32(1));
-  // Rows per split, and this row's index in split 0.
-  rows =
-      mul(mul(ext(arg(kArgBatch)), ext(arg(kArgHeadsQ))), ext(arg(kArgSeqQ)));
-  row0 = add(mul(add(mul(ext(batch), ext(arg(kArgHeadsQ))), ext(head)),
-                 ext(arg(kArgSeqQ))),
-             ext(row));
   int64_t dv = spec.headDimV;
-  Value ws = arg(kArgWorkspace);
-  Value oBytes = mul(mul(mul(rows, ext(numSplits)), c64(dv)), c64(4));
-  Value lseOffset =
-      arith::AndIOp::create(b, loc, add(oBytes, c64(255)), c64(~int64_t(255)));
-  lsePart = gep(ws, b.getI8Type(), lseOffset);
+  // Rows per split, and this row's index in split 0.
+  ws = getSplitWorkspace(b, loc, entry, dv, numSplits);
+  row0 = add(getSplitRowIndex(b, loc, entry, c32(0), batch, head), ext(row));
 
   Value negInf = cf(-std::numeric_limits<double>::infinity());
-  maxLse = loop(c32(0), numSplits, c32(1), negInf, [&](Value s, Value m) {
-    Value lse = LLVM::LoadOp::create(
-        b, loc, f32, gep(lsePart, f32, add(mul(ext(s), rows), row0)), 4);
-    return fmax(m, lse);
-  });
+  maxLse = loop(c32(0), numSplits, c32(1), negInf,
+                [&](Value s, Value m) { return fmax(m, lseOf(s)); });
   empty =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, maxLse, negInf);
   Value sum = loop(c32(0), numSplits, c32(1), cf(0.0),
@@ -110,8 +155,7 @@ void CombineEmitter::emit() {
     Value acc = loop(c32(0), numSplits, c32(1), cf(0.0), [&](Value s, Value a) {
       Value o = LLVM::LoadOp::create(
           b, loc, f32,
-          gep(ws, f32, add(mul(add(mul(ext(s), rows), row0), c64(dv)), ext(d))),
-          4);
+          gep(ws.outputs, f32, add(mul(partialRow(s), c64(dv)), ext(d))), 4);
       return arith::AddFOp::create(b, loc, a, fmul(weight(s), o)).getResult();
     });
     Value v = arith::TruncFOp::create(b, loc, spec.elemType, fmul(acc, inv));
