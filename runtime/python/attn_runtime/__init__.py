@@ -615,10 +615,7 @@ class Library:
         if batch == 0 or total_q == 0 or max_seqlen_q == 0:
             return out, lse
         if total_k == 0:
-            # No sequence sees a key: zeros and lse = -inf, as the op says.
-            out.zero_()
-            if lse is not None:
-                lse.fill_(float("-inf"))
+            _no_keys(out, lse)
             return out, lse
         if window is not None and causal in (True, "top_left") and \
                 not torch.equal(cu_q, cu_k):
@@ -628,8 +625,6 @@ class Library:
         # Per sequence, top-left and bottom-right agree when the lengths do;
         # the check above made them equal where it matters.
         mask, left, right = resolve_mask(causal, window, 1, 1)
-        if causal in (True, "top_left") and window is None:
-            mask = "causal"
         params = self._torch_params(
             q4, k4, v4, out.permute(1, 0, 2).unsqueeze(0),
             None if lse is None else lse.unsqueeze(0), False, scale, None,
@@ -734,8 +729,6 @@ class Library:
                              "seqlen_q == seqlen_k in every batch; use "
                              "causal='bottom_right'")
         mask, left, right = resolve_mask(causal, window, 1, 1)
-        if causal in (True, "top_left") and window is None:
-            mask = "causal"
         out = self._empty((B, Hq, Sq, v_cache.shape[3]), q.dtype, q.device)
         lse = (torch.empty((B, Hq, Sq), dtype=torch.float32, device=q.device)
                if return_lse else None)
@@ -744,10 +737,7 @@ class Library:
         params = self._torch_params(q, kc, vc, out, lse, False, scale, None,
                                     None, softcap)
         if capacity == 0:
-            # No keys at all: zeros and lse = -inf, as the op says.
-            out.zero_()
-            if lse is not None:
-                lse.fill_(float("-inf"))
+            _no_keys(out, lse)
             return PreparedCall(self, None, out, lse)
         params.mask = MASKS[mask]
         params.window_left, params.window_right = left, right
@@ -867,6 +857,14 @@ class Library:
         # in order on this stream, after the kernels.
         del workspace
         return grads
+
+
+def _no_keys(out, lse):
+    """The result of a call in which no query row sees a key, as the op
+    defines it: zeros, and lse = -inf."""
+    out.zero_()
+    if lse is not None:
+        lse.fill_(float("-inf"))
 
 
 def _attach_workspace(params, size, device):
