@@ -165,12 +165,12 @@ Call describe(const attn_fwd_params &p) {
   if (c.layout == SeqLayout::Varlen)
     for (Tensor &t : c.tensors)
       t.sizes[0] = 1;
+  // describeCommon's tensors are q, k, v, o: k and v are pages.
   if (c.layout == SeqLayout::Paged)
-    for (Tensor &t : c.tensors)
-      if (t.name[0] == 'k' || t.name[0] == 'v') {
-        t.sizes[0] = p.num_pages;
-        t.sizes[2] = p.page_size;
-      }
+    for (Tensor *t : {&c.tensors[1], &c.tensors[2]}) {
+      t->sizes[0] = p.num_pages;
+      t->sizes[2] = p.page_size;
+    }
   addOptionalTensors(c, kOutput);
   return c;
 }
