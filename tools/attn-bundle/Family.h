@@ -60,7 +60,9 @@ struct Variant {
   BiasKind bias;
   bool softcap;
   const TileCandidate *tile;
-  /// The #attn.config's align_bytes: 16, or the element size.
+  /// The #attn.config's align_bytes: what a contiguous row of D elements
+  /// keeps (getRowAlignBytes; 16 for most head dims), or the element size
+  /// for its unaligned twin.
   int64_t alignBytes = 16;
   /// A forward variant or a backward plan.
   Direction direction = Direction::Forward;
