@@ -246,37 +246,61 @@ CheckResult mlir::attn::checkPipeline(const ChipSpec &chip,
   return std::nullopt;
 }
 
+int64_t mlir::attn::getTileHeadDim(const MatrixInstr &instr, int64_t headDim) {
+  return llvm::alignTo(headDim, std::max<int64_t>(instr.headDimMultiple, 1));
+}
+
+int64_t mlir::attn::getTileHeadDimV(const MatrixInstr &instr,
+                                    int64_t headDimV) {
+  // Dv is an output dim of O = P V: whole instruction N tiles.
+  return llvm::alignTo(headDimV,
+                       std::max<int64_t>({instr.headDimMultiple, instr.n, 1}));
+}
+
+int64_t mlir::attn::getRowAlignBytes(int64_t elemBytes, int64_t cols) {
+  int64_t bytes = elemBytes * cols;
+  return bytes <= 0 ? 16 : std::min<int64_t>(16, bytes & -bytes);
+}
+
+AttentionProblem mlir::attn::getTiledProblem(const MatrixInstr &instr,
+                                             const AttentionProblem &problem) {
+  AttentionProblem tiled = problem;
+  tiled.headDim = getTileHeadDim(instr, problem.headDim);
+  tiled.headDimV = getTileHeadDimV(instr, problem.headDimV);
+  return tiled;
+}
+
 CheckResult mlir::attn::checkHeadDim(const ChipSpec &chip,
                                      const TileCandidate &cand,
                                      const MatrixInstr &instr, int64_t headDim,
                                      int64_t headDimV) {
   std::string reasons;
-  // D is a reduction dim of S = Q K^T (instruction K); Dv is an output
-  // dim of O = P V, so it must also be whole instruction N tiles.
-  auto check = [&](llvm::StringRef what, int64_t d, int64_t multiple) {
+  auto check = [&](llvm::StringRef what, int64_t d, int64_t tiled) {
     auto add = [&](const std::string &r) {
       if (!reasons.empty())
         reasons += "; ";
       reasons += r;
     };
-    if (d <= 0 || d % 8 != 0)
-      add(formatv("head dim {0} = {1}: must be a positive multiple of 8", what,
-                  d));
-    else if (d % multiple != 0)
-      add(formatv("head dim {0} = {1}: {2} needs a multiple of {3}", what, d,
-                  instr.getName(), multiple));
+    if (d <= 0) {
+      add(formatv("head dim {0} = {1}: must be positive", what, d));
+      return;
+    }
+    std::string padded =
+        tiled == d
+            ? std::string()
+            : formatv(" (padded to {0} for {1})", tiled, instr.getName()).str();
     int64_t max = std::min(chip.headDimMax, instr.headDimMax);
-    if (d > max)
-      add(formatv("head dim {0} = {1}: {2} handles at most {3}", what, d,
-                  chip.name, max));
-    else if (d > cand.headDimMax)
-      add(formatv("head dim {0} = {1}: above the candidate's bucket {2}", what,
-                  d, cand.headDimMax));
+    if (tiled > max)
+      add(formatv("head dim {0} = {1}{2}: {3} handles at most {4}", what, d,
+                  padded, chip.name, max));
+    else if (tiled > cand.headDimMax)
+      add(formatv("head dim {0} = {1}{2}: above the candidate's bucket {3}",
+                  what, d, padded, cand.headDimMax));
   };
-  int64_t vMultiple = std::max(instr.headDimMultiple, instr.n);
-  check("D", headDim, instr.headDimMultiple);
-  if (headDimV != headDim || vMultiple != instr.headDimMultiple)
-    check("Dv", headDimV, vMultiple);
+  check("D", headDim, getTileHeadDim(instr, headDim));
+  if (headDimV != headDim ||
+      getTileHeadDimV(instr, headDimV) != getTileHeadDim(instr, headDim))
+    check("Dv", headDimV, getTileHeadDimV(instr, headDimV));
   if (reasons.empty())
     return std::nullopt;
   return reasons;

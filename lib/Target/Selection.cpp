@@ -39,10 +39,12 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
       add(checkElementType(chip, cand, *instr, problem.elementType));
       add(checkPipeline(chip, cand));
       add(checkHeadDim(chip, cand, *instr, problem.headDim, problem.headDimV));
-      add(checkTileShape(chip, cand, *instr, problem.headDim));
+      // Resources are those of the padded tiles the kernel computes on.
+      AttentionProblem tiled = getTiledProblem(*instr, problem);
+      add(checkTileShape(chip, cand, *instr, tiled.headDim));
       add(checkThreads(chip, cand));
-      add(checkSharedMemory(chip, cand, *instr, problem, v.smemBytes));
-      add(checkRegisters(chip, cand, *instr, problem, v.registers));
+      add(checkSharedMemory(chip, cand, *instr, tiled, v.smemBytes));
+      add(checkRegisters(chip, cand, *instr, tiled, v.registers));
       add(checkAlignment(cand, problem));
       add(checkBias(cand, problem));
     }
@@ -59,16 +61,31 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
   return v;
 }
 
-/// The priority key, smaller first, as xformers' sort_index: the table's
-/// explicit priority (a faster kernel family ranks ahead of even the aligned
-/// variants of a slower one), aligned variants, output kept in registers,
-/// the smallest head-dim bucket, no bias support unless the op has a bias,
-/// then the table order (larger tiles are listed first).
-static auto priorityKey(const TileCandidate &c,
+/// Whether `c`'s instruction pads the problem's head dims by more than it
+/// tolerates (max_padding_percent of the padded D + Dv).
+static bool isOverPadded(const ChipSpec &chip, const TileCandidate &c,
+                         const AttentionProblem &problem) {
+  const MatrixInstr *instr = chip.lookupInstr(c.mma);
+  if (!instr || problem.headDim <= 0 || problem.headDimV <= 0)
+    return false;
+  AttentionProblem tiled = getTiledProblem(*instr, problem);
+  int64_t padded = tiled.headDim + tiled.headDimV;
+  int64_t pad = padded - problem.headDim - problem.headDimV;
+  return pad * 100 > instr->maxPaddingPercent * padded;
+}
+
+/// The priority key, smaller first, as xformers' sort_index: candidates
+/// whose instruction pads the head dims more than it tolerates last, then
+/// the table's explicit priority (a faster kernel family ranks ahead of even
+/// the aligned variants of a slower one), aligned variants, output kept in
+/// registers, the smallest head-dim bucket, no bias support unless the op
+/// has a bias, then the table order (larger tiles are listed first).
+static auto priorityKey(const ChipSpec &chip, const TileCandidate &c,
                         const AttentionProblem &problem) {
   bool biasMismatch = c.supportsBias != problem.hasBias;
-  return std::make_tuple(c.priority, !c.aligned, !c.accInRegisters,
-                         c.headDimMax, biasMismatch, c.tableIndex);
+  return std::make_tuple(isOverPadded(chip, c, problem), c.priority, !c.aligned,
+                         !c.accInRegisters, c.headDimMax, biasMismatch,
+                         c.tableIndex);
 }
 
 llvm::SmallVector<Verdict>
@@ -79,7 +96,7 @@ mlir::attn::evaluateCandidates(const ChipSpec &chip,
   for (const TileCandidate &c : chip.candidates)
     order.push_back(&c);
   llvm::stable_sort(order, [&](const TileCandidate *a, const TileCandidate *b) {
-    return priorityKey(*a, problem) < priorityKey(*b, problem);
+    return priorityKey(chip, *a, problem) < priorityKey(chip, *b, problem);
   });
   llvm::SmallVector<Verdict> verdicts;
   for (const TileCandidate *c : order)

@@ -47,6 +47,7 @@ json::Value mlir::attn::toJSON(const MatrixInstr &i) {
       {"head_dim_multiple", i.headDimMultiple},
       {"head_dim_max", i.headDimMax},
       {"min_mma_per_iteration", i.minMmaPerIteration},
+      {"max_padding_percent", i.maxPaddingPercent},
       {"shared_operands", i.sharedOperands},
   };
 }

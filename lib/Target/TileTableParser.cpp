@@ -225,11 +225,14 @@ MatrixInstr parseInstr(const json::Value &v, const std::string &where,
   i.headDimMultiple = r.getInt("head_dim_multiple");
   i.headDimMax = r.getInt("head_dim_max");
   i.minMmaPerIteration = r.getInt("min_mma_per_iteration", false, 0);
+  i.maxPaddingPercent = r.getInt("max_padding_percent", false, 100);
   i.sharedOperands = r.getBool("shared_operands", false, false);
   r.finish();
   if (i.m <= 0 || i.n <= 0 || i.k <= 0 || i.blockNMultiple <= 0 ||
       i.headDimMultiple <= 0)
     r.fail("m, n, k, block_n_multiple and head_dim_multiple must be positive");
+  if (i.maxPaddingPercent < 0 || i.maxPaddingPercent > 100)
+    r.fail("max_padding_percent must be in [0, 100]");
   return i;
 }
 

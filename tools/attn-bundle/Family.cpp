@@ -11,6 +11,7 @@
 
 #include "Family.h"
 #include "AttnDialect/IR/AttnOps.h"
+#include "AttnDialect/Target/Constraints.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -120,7 +121,8 @@ static SmallVector<Variant> getCombinations(const FamilyRequest &request) {
       for (ElementType dtype : request.dtypes)
         for (int64_t d : request.headDims)
           for (MaskKind mask : request.masks)
-            out.push_back({dtype, d, mask, bias, cap, nullptr});
+            out.push_back({dtype, d, mask, bias, cap, nullptr,
+                           getRowAlignBytes(getElementBytes(dtype), d)});
   return out;
 }
 
@@ -144,7 +146,10 @@ SmallVector<Variant> attn::enumerateVariants(
   if (request.unaligned) {
     size_t aligned = variants.size();
     for (size_t i = 0; i < aligned; ++i) {
+      // A head dim whose rows keep only element alignment needs no twin.
       Variant twin = variants[i];
+      if (twin.alignBytes == getElementBytes(twin.dtype))
+        continue;
       twin.alignBytes = getElementBytes(twin.dtype);
       variants.push_back(twin);
     }
@@ -157,7 +162,9 @@ SmallVector<Variant> attn::enumerateVariants(
       continue;
     for (size_t i = 0; i < dense; ++i) {
       Variant v = variants[i];
-      if (v.bias != BiasKind::None || v.alignBytes != 16)
+      bool twin =
+          v.alignBytes != getRowAlignBytes(getElementBytes(v.dtype), v.headDim);
+      if (v.bias != BiasKind::None || twin)
         continue;
       v.layout = layout;
       variants.push_back(v);

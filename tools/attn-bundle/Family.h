@@ -52,6 +52,12 @@ struct FamilyRequest {
   llvm::SmallVector<SeqLayout> layouts;
 };
 
+/// The head dims of a family when none are asked for (those the chip's table
+/// compiles every combination of): the common ones of today's models. Any
+/// other D up to 256 is one --head-dims away (the kernels pad their tiles).
+inline constexpr int64_t kDefaultHeadDims[] = {32,  64,  80,  96, 128,
+                                               160, 192, 224, 256};
+
 /// One kernel of the family.
 struct Variant {
   ElementType dtype;
@@ -60,7 +66,9 @@ struct Variant {
   BiasKind bias;
   bool softcap;
   const TileCandidate *tile;
-  /// The #attn.config's align_bytes: 16, or the element size.
+  /// The #attn.config's align_bytes: what a contiguous row of D elements
+  /// keeps (getRowAlignBytes; 16 for most head dims), or the element size
+  /// for its unaligned twin.
   int64_t alignBytes = 16;
   /// A forward variant or a backward plan.
   Direction direction = Direction::Forward;

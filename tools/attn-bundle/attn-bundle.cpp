@@ -46,8 +46,8 @@ static cl::opt<std::string>
                 cl::init("inference"), cl::cat(category));
 static cl::list<int64_t> headDims(
     "head-dims", cl::CommaSeparated,
-    cl::desc("Head dims (default: those of 64,96,128,256 the chip's table "
-             "compiles)"),
+    cl::desc("Head dims, any of 1..256 (default: those of "
+             "32,64,80,96,128,160,192,224,256 the chip's table compiles)"),
     cl::cat(category));
 static cl::list<std::string>
     dtypes("dtypes", cl::CommaSeparated,
@@ -199,7 +199,7 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
   if (headDims.empty()) {
     // The defaults are those the chip compiles every combination of; a head
     // dim left out is named, and --head-dims asks for it to see why.
-    for (int64_t d : {64, 96, 128, 256}) {
+    for (int64_t d : kDefaultHeadDims) {
       FamilyRequest one = request;
       one.headDims = {d};
       one.backward = false;

@@ -279,38 +279,44 @@ TEST_F(ChecksTest, MmaCountRule) {
 TEST_F(ChecksTest, HeadDimRules) {
   EXPECT_FALSE(checkHeadDim(chip, cand, instr, 128, 128));
   EXPECT_FALSE(checkHeadDim(chip, cand, instr, 96, 64));
-  CheckResult r = checkHeadDim(chip, cand, instr, 100, 100);
+  // Any positive head dim: the tiles pad it to whole instruction K steps.
+  EXPECT_FALSE(checkHeadDim(chip, cand, instr, 100, 100));
+  EXPECT_FALSE(checkHeadDim(chip, cand, instr, 1, 59));
+  EXPECT_EQ(getTileHeadDim(instr, 100), 112);
+  EXPECT_EQ(getTileHeadDim(instr, 1), 16);
+  CheckResult r = checkHeadDim(chip, cand, instr, 0, 64);
   ASSERT_TRUE(r);
-  EXPECT_NE(r->find("multiple of 8"), std::string::npos);
-  r = checkHeadDim(chip, cand, instr, 72, 72);
+  EXPECT_EQ(*r, "head dim D = 0: must be positive");
+  EXPECT_FALSE(checkHeadDim(chip, cand, instr, 121, 121));
+  r = checkHeadDim(chip, cand, instr, 130, 130);
   ASSERT_TRUE(r);
-  EXPECT_NE(r->find("needs a multiple of 16"), std::string::npos);
+  EXPECT_EQ(*r, "head dim D = 130 (padded to 144 for mma.m16n8k16): above "
+                "the candidate's bucket 128");
   r = checkHeadDim(chip, cand, instr, 256, 256);
   ASSERT_TRUE(r);
   EXPECT_NE(r->find("bucket 128"), std::string::npos);
   r = checkHeadDim(chip, cand, instr, 512, 128);
   ASSERT_TRUE(r);
   EXPECT_NE(r->find("at most 256"), std::string::npos);
-  r = checkHeadDim(chip, cand, instr, 128, 40);
+  r = checkHeadDim(chip, cand, instr, 128, 140);
   ASSERT_TRUE(r);
-  EXPECT_NE(r->find("head dim Dv = 40"), std::string::npos) << *r;
+  EXPECT_NE(r->find("head dim Dv = 140"), std::string::npos) << *r;
 }
 
 TEST_F(ChecksTest, ValueHeadDimIsWholeInstructionNTiles) {
   instr.kind = MatrixInstrKind::Mfma32x32x8;
   instr.m = instr.n = 32;
   instr.k = 8;
-  cand.headDimMax = 256;
-  // D = 80 is a multiple of 16: fine as a reduction dim; Dv = 80 is not a
-  // multiple of N = 32.
-  EXPECT_FALSE(checkHeadDim(chip, cand, instr, 80, 64));
-  CheckResult r = checkHeadDim(chip, cand, instr, 64, 80);
+  cand.headDimMax = 96;
+  // D = 80 pads to 80 (a multiple of 16) as a reduction dim; Dv = 80 pads
+  // to 96, whole N = 32 tiles.
+  EXPECT_EQ(getTileHeadDim(instr, 80), 80);
+  EXPECT_EQ(getTileHeadDimV(instr, 80), 96);
+  EXPECT_FALSE(checkHeadDim(chip, cand, instr, 80, 80));
+  CheckResult r = checkHeadDim(chip, cand, instr, 96, 97);
   ASSERT_TRUE(r);
-  EXPECT_EQ(*r, "head dim Dv = 80: mfma.32x32x8 needs a multiple of 32");
-  // D = Dv = 80: only Dv is reported.
-  r = checkHeadDim(chip, cand, instr, 80, 80);
-  ASSERT_TRUE(r);
-  EXPECT_EQ(*r, "head dim Dv = 80: mfma.32x32x8 needs a multiple of 32");
+  EXPECT_EQ(*r, "head dim Dv = 97 (padded to 128 for mfma.32x32x8): above "
+                "the candidate's bucket 96");
 }
 
 TEST_F(ChecksTest, ElementTypes) {

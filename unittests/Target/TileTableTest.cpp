@@ -90,11 +90,19 @@ TEST(Selection, MasksRestrictCandidates) {
             "mask: used only for none, the op has causal");
 }
 
-TEST(Selection, WgmmaNeedsHeadDimsOf64Columns) {
-  // D = 96 is no multiple of the 64-column swizzled panels: mma.sync.
+TEST(Selection, WgmmaRanksLastWhenPaddedTooMuch) {
+  // wgmma pads head dims to its 64-column swizzled panels: D = 96 to 128
+  // (25% of the work, within its max_padding_percent) stays on wgmma, D = 80
+  // to 128 (37.5%) goes to mma.sync, which pads to 16.
   AttentionProblem p = problem(ElementType::BF16, 96);
   EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
+            "wgmma_d128_m128n128w8");
+  p = problem(ElementType::BF16, 80);
+  EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
             "mma_d128_m128n64w4");
+  p = problem(ElementType::BF16, 59);
+  EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
+            "wgmma_d64_m128n64w8");
 }
 
 TEST(Selection, AlignedFirstWhenShapesAllow) {

@@ -94,6 +94,25 @@ int64_t backwardRegisterEstimate(int64_t rowsPerWarp, int64_t warpSize,
 int64_t mmaPerIteration(const MatrixInstr &instr, int64_t blockN,
                         int64_t headDim);
 
+/// The head dims a kernel's tiles use: D rounded up to the instruction's
+/// head_dim_multiple, Dv also to its N. The kernels zero-fill the columns
+/// past the op's D and Dv in shared memory and never store them, so any
+/// head dim lowers; the checks below size shared memory and registers, and
+/// count instructions, with these.
+int64_t getTileHeadDim(const MatrixInstr &instr, int64_t headDim);
+int64_t getTileHeadDimV(const MatrixInstr &instr, int64_t headDimV);
+/// The alignment (bytes) every row of a row-major matrix of `cols`
+/// elements of `elemBytes` keeps when its base is 16-byte aligned and its
+/// rows are contiguous: the largest power of two, at most 16, that divides
+/// a row's bytes. The kernels' global loads and stores never cross a row
+/// boundary wider than this, and a bundle's first variant for a head dim
+/// assumes this much of q, k, v and o (its twin, the element size).
+int64_t getRowAlignBytes(int64_t elemBytes, int64_t cols);
+
+/// `problem` with its head dims padded for `instr`.
+AttentionProblem getTiledProblem(const MatrixInstr &instr,
+                                 const AttentionProblem &problem);
+
 /// Smallest head-dim bucket of `buckets` (ascending or not) that holds
 /// `headDim`, or nullopt.
 std::optional<int64_t> headDimBucket(llvm::ArrayRef<int64_t> buckets,
@@ -117,8 +136,7 @@ CheckResult checkElementType(const ChipSpec &chip, const TileCandidate &cand,
                              const MatrixInstr &instr, ElementType type);
 /// The chip has what the pipeline needs, with a stage count it allows.
 CheckResult checkPipeline(const ChipSpec &chip, const TileCandidate &cand);
-/// D and Dv: multiples of 8 and of the instruction's head_dim_multiple (Dv
-/// also of its N), within the chip's,
+/// D and Dv: positive, and once padded (getTileHeadDim) within the chip's,
 /// the instruction's and the candidate's maximum.
 CheckResult checkHeadDim(const ChipSpec &chip, const TileCandidate &cand,
                          const MatrixInstr &instr, int64_t headDim,

@@ -49,8 +49,13 @@ struct MatrixInstr {
   int64_t blockNMax = 0;
   /// When not empty, the only block_n values the lowering handles.
   llvm::SmallVector<int64_t> blockNAllowed;
+  /// Head dims are padded to a multiple of this (getTileHeadDim).
   int64_t headDimMultiple = 1;
   int64_t headDimMax = 0;
+  /// Candidates of this instruction whose padded head dims make more than
+  /// this percent of the D + Dv work padding rank after every candidate
+  /// that pads less (a coarse instruction loses to a finer one there).
+  int64_t maxPaddingPercent = 100;
   /// Fewest matrix instructions per wave per key block for S = Q K^T, below
   /// which the lowering cannot hide the LDS latency (CK's MFMA-count rule).
   int64_t minMmaPerIteration = 0;

@@ -28,8 +28,8 @@ static BackwardSharedMemoryLayout getLayout(const KernelSpec &spec,
                                             const GPUTargetInfo &target) {
   return getBackwardSharedMemoryLayout(
       spec.blockM(), spec.blockN(), spec.stages(),
-      spec.elemType.getIntOrFloatBitWidth() / 8, spec.headDim, spec.headDimV,
-      target.getSharedRowPadding());
+      spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
+      spec.tileHeadDimV, target.getSharedRowPadding());
 }
 
 int64_t attn::getBackwardSharedMemoryBytes(const KernelSpec &spec,
@@ -39,13 +39,14 @@ int64_t attn::getBackwardSharedMemoryBytes(const KernelSpec &spec,
 
 /// `spec` with its tile read as one product of the backward: `rows` rows
 /// (the forward's block_m) by `cols` score columns (its block_n), a
-/// contraction of `inner` (its D) and an output of `outer` columns (its Dv).
+/// contraction of `inner` (its D) and an output of `outer` columns (its Dv),
+/// both tile (padded) head dims.
 static KernelSpec getProductSpec(const KernelSpec &spec, int64_t rows,
                                  int64_t cols, int64_t inner, int64_t outer) {
   ConfigAttr c = spec.config;
   KernelSpec p = spec;
-  p.headDim = inner;
-  p.headDimV = outer;
+  p.headDim = p.tileHeadDim = inner;
+  p.headDimV = p.tileHeadDimV = outer;
   p.config = ConfigAttr::get(
       c.getContext(), c.getName(), rows, cols, c.getWarps(), c.getStages(),
       c.getPipeline(), c.getAccInRegisters(), c.getMma(), c.getAlignBytes());
@@ -146,8 +147,8 @@ public:
                    const KernelSpec &spec, const GPUTargetInfo &target)
       : StageEmitter(b, loc, func, spec, target),
         smem(getLayout(spec, target)) {
-    int64_t bm = spec.blockM(), bn = spec.blockN(), d = spec.headDim,
-            dv = spec.headDimV;
+    int64_t bm = spec.blockM(), bn = spec.blockN(), d = spec.tileHeadDim,
+            dv = spec.tileHeadDimV;
     rowsPerWarp = bn / spec.warps();
     // Key rows x query columns for S^T = K Q^T, dV += P^T dO,
     // dP^T = V dO^T and dK += dS^T Q; query rows x key columns for
@@ -177,10 +178,11 @@ private:
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
   /// Issues the copies of rows [rowStart, rowStart + tile.rows) of the
-  /// operand `ptrArg` (head `h`) into `tile`, zeros at or past `rowLimit`.
-  void copyRows(const SharedTile &tile, unsigned ptrArg, unsigned strideArg,
-                Value h, Value rowStart, Value rowLimit) {
-    emitTileCopy(b, loc, target, tile, tid, threads,
+  /// `cols`-column operand `ptrArg` (head `h`) into `tile`, zeros at or past
+  /// `rowLimit` and `cols`.
+  void copyRows(const SharedTile &tile, int64_t cols, unsigned ptrArg,
+                unsigned strideArg, Value h, Value rowStart, Value rowLimit) {
+    emitTileCopy(b, loc, target, tile, cols, tid, threads,
                  rowPtr(ptrArg, strideArg, batch, h, c32(0)), rowStart,
                  rowLimit, arg(strideArg + 2), spec.config.getAlignBytes());
   }
@@ -198,8 +200,9 @@ private:
   /// Issues (and commits) the copies of query block `m0` of head `h` into
   /// buffer `stage`.
   void loadQueryBlock(Value h, Value m0, Value stage) {
-    copyRows(queryTile(stage), kBwdQ, kBwdQStrideB, h, m0, sq);
-    copyRows(gradOutputTile(stage), kBwdDO, kBwdDOStrideB, h, m0, sq);
+    copyRows(queryTile(stage), spec.headDim, kBwdQ, kBwdQStrideB, h, m0, sq);
+    copyRows(gradOutputTile(stage), spec.headDimV, kBwdDO, kBwdDOStrideB, h, m0,
+             sq);
     target.emitCopyCommit(b, loc);
   }
   /// One query block of head `h`, its Q and dO in buffer `stage`: updates
@@ -451,6 +454,10 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       Value rowPtr = dqAccumRow(dqAccum, add(accumRow0, ext(q)));
       // Adjacent columns of a row go out as one atomic where the target
       // has vector atomics (the pair starts at an even column: 8 bytes).
+      // dq_accum rows are D floats: a padded tile's columns past D are
+      // skipped, and pairs need an even D to stay within a row.
+      int64_t d = spec.headDim;
+      bool tail = d < spec.tileHeadDim;
       for (unsigned e = 0, ne = dq.size(); e < ne;) {
         if (dqLayout.rowSlot[e] != slot) {
           ++e;
@@ -458,11 +465,16 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
         }
         bool pair = e + 1 < ne && dqLayout.rowSlot[e + 1] == slot &&
                     dqLayout.colOffsets[e + 1] == dqLayout.colOffsets[e] + 1 &&
-                    dqLayout.colOffsets[e] % 2 == 0;
+                    dqLayout.colOffsets[e] % 2 == 0 && d % 2 == 0;
         Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
         SmallVector<Value, 2> vals = {fmul(dq[e], scale)};
         if (pair)
           vals.push_back(fmul(dq[e + 1], scale));
+        OpBuilder::InsertionGuard inColumn(b);
+        if (tail) {
+          auto colIf = scf::IfOp::create(b, loc, lt(c, c32(d)), false);
+          b.setInsertionPointToStart(colIf.thenBlock());
+        }
         target.emitAtomicAddF32(b, loc, gep(rowPtr, f32, ext(c)), vals);
         e += pair ? 2 : 1;
       }
@@ -523,8 +535,10 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
 void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
   unsigned nk = dkLayout.getNumElements();
   Value scale = arg(kBwdScale);
+  // Columns of a padded tile past the operand's head dim are not stored.
   auto storeRows = [&](const AccLayout &layout, ArrayRef<Value> vals,
-                       unsigned ptrArg, unsigned strideArg, bool scaled) {
+                       int64_t cols, int64_t tileCols, unsigned ptrArg,
+                       unsigned strideArg, bool scaled) {
     Value keyFirst = add(add(n0, warpRow), layout.laneRow);
     for (unsigned slot = 0; slot < layout.getNumRowSlots(); ++slot) {
       Value key = add(keyFirst, c32(layout.rowSlotOffsets[slot]));
@@ -537,13 +551,20 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
           continue;
         Value x = scaled ? fmul(vals[e], scale) : vals[e];
         Value c = add(layout.laneCol, c32(layout.colOffsets[e]));
+        OpBuilder::InsertionGuard inColumn(b);
+        if (cols < tileCols) {
+          auto colIf = scf::IfOp::create(b, loc, lt(c, c32(cols)), false);
+          b.setInsertionPointToStart(colIf.thenBlock());
+        }
         store(arith::TruncFOp::create(b, loc, spec.elemType, x),
               gep(rowBase, spec.elemType, ext(c)), elemBytes);
       }
     }
   };
-  storeRows(dkLayout, acc.take_front(nk), kBwdDK, kBwdDKStrideB, true);
-  storeRows(dvLayout, acc.drop_front(nk), kBwdDV, kBwdDVStrideB, false);
+  storeRows(dkLayout, acc.take_front(nk), spec.headDim, spec.tileHeadDim,
+            kBwdDK, kBwdDKStrideB, true);
+  storeRows(dvLayout, acc.drop_front(nk), spec.headDimV, spec.tileHeadDimV,
+            kBwdDV, kBwdDVStrideB, false);
 }
 
 void MainStageEmitter::emit() {
@@ -571,10 +592,10 @@ void MainStageEmitter::emit() {
 
   smemBase = getDynamicSharedMemoryBase(b, loc, func, 16);
   int64_t bm = spec.blockM(), bn = spec.blockN();
-  kTile = tile(smem.kOffset, bn, spec.headDim, smem.kRowStride);
-  vTile = tile(smem.vOffset, bn, spec.headDimV, smem.vRowStride);
-  qTile = tile(smem.qOffset, bm, spec.headDim, smem.qRowStride);
-  doTile = tile(smem.doOffset, bm, spec.headDimV, smem.doRowStride);
+  kTile = tile(smem.kOffset, bn, spec.tileHeadDim, smem.kRowStride);
+  vTile = tile(smem.vOffset, bn, spec.tileHeadDimV, smem.vRowStride);
+  qTile = tile(smem.qOffset, bm, spec.tileHeadDim, smem.qRowStride);
+  doTile = tile(smem.doOffset, bm, spec.tileHeadDimV, smem.doRowStride);
   dsTile = tile(smem.dsOffset, bm, bn, smem.dsRowStride);
 
   sLayout = scoresMma->getScoreLayout(b, loc, lane);
@@ -584,8 +605,8 @@ void MainStageEmitter::emit() {
   dqLayout = dqMma->getOutputLayout(b, loc, lane);
 
   // K and V of this key block stay in shared memory throughout.
-  copyRows(kTile, kBwdK, kBwdKStrideB, headKV, n0, sk);
-  copyRows(vTile, kBwdV, kBwdVStrideB, headKV, n0, sk);
+  copyRows(kTile, spec.headDim, kBwdK, kBwdKStrideB, headKV, n0, sk);
+  copyRows(vTile, spec.headDimV, kBwdV, kBwdVStrideB, headKV, n0, sk);
   target.emitCopyCommit(b, loc);
   target.emitCopyWait(b, loc, 0);
 
@@ -667,15 +688,17 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
       op.getConfig(), op.getMask(), op.getSoftcap().has_value(),
       {op.getQuery(), op.getKey(), op.getValue(), op.getOutput(),
        op.getGradOutput(), op.getGradQuery(), op.getGradKey(),
-       op.getGradValue()});
+       op.getGradValue()},
+      target);
   if (failed(spec))
     return failure();
   ConfigAttr config = spec->config;
-  if (config.getAlignBytes() != 16)
+  int64_t elemBytes = spec->elemType.getIntOrFloatBitWidth() / 8;
+  if (config.getAlignBytes() < elemBytes)
     return op.emitOpError("config '")
            << config.getName()
-           << "' has align_bytes = " << config.getAlignBytes()
-           << "; the backward kernels assume 16-byte aligned rows";
+           << "' has align_bytes = " << config.getAlignBytes() << ", below the "
+           << elemBytes << "-byte elements of " << spec->elemType;
   if (failed(target.checkSupported(*spec, Direction::Backward,
                                    [&] { return op.emitOpError(); })) ||
       failed(checkSharedMemoryFits(

@@ -34,8 +34,8 @@ struct SharedLayout : SharedMemoryLayout {
                SharedTileLayout kind)
       : SharedMemoryLayout(getSharedMemoryLayout(
             spec.blockM(), spec.blockN(), spec.stages(),
-            spec.elemType.getIntOrFloatBitWidth() / 8, spec.headDim,
-            spec.headDimV, target.getSharedRowPadding(),
+            spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
+            spec.tileHeadDimV, target.getSharedRowPadding(),
             kind == SharedTileLayout::Swizzle128B)),
         kind(kind) {}
 };
@@ -64,17 +64,18 @@ private:
   }
   SharedTile keyTile(Value stage) {
     return sharedTile(sharedAt(smem.qBytes, stage, smem.kStageBytes),
-                      spec.blockN(), spec.headDim, smem.kRowStride);
+                      spec.blockN(), spec.tileHeadDim, smem.kRowStride);
   }
   SharedTile valueTile(Value stage) {
     return sharedTile(sharedAt(smem.qBytes + spec.stages() * smem.kStageBytes,
                                stage, smem.vStageBytes),
-                      spec.blockN(), spec.headDimV, smem.vRowStride);
+                      spec.blockN(), spec.tileHeadDimV, smem.vRowStride);
   }
   /// Waits for `pending` copy groups, then publishes them to all threads.
   void waitCopies(int pending);
 
-  void copyTile(const SharedTile &tile, Value src, Value rowStart,
+  /// Copies rows of the `cols`-column matrix `src` into `tile`.
+  void copyTile(const SharedTile &tile, int64_t cols, Value src, Value rowStart,
                 Value rowLimit, Value rowStride,
                 function_ref<Value(Value)> rowOffset = {});
   /// Binds sq, sk and the sequence's row offsets for a serving layout.
@@ -106,7 +107,8 @@ private:
   void emitEpilogue(ValueRange state);
   /// Stores the normalized accumulator rows (f32 `vals(e)` of element e)
   /// at `base` + row * rowStride + column, as `type`, runs of adjacent
-  /// columns as one vector store of at most `maxAlign` bytes.
+  /// columns as one vector store of at most `maxAlign` bytes; columns of
+  /// the padded tile past Dv are not stored.
   void storeRows(Value base, function_ref<Value(Value)> rowOffset, Type type,
                  int64_t maxAlign, function_ref<Value(unsigned)> vals);
   /// Element offset (i64) of tile row `r` in a q/o-shaped tensor whose head
@@ -166,11 +168,11 @@ void KernelEmitter::waitCopies(int pending) {
   gpu::BarrierOp::create(b, loc);
 }
 
-void KernelEmitter::copyTile(const SharedTile &tile, Value src, Value rowStart,
-                             Value rowLimit, Value rowStride,
+void KernelEmitter::copyTile(const SharedTile &tile, int64_t cols, Value src,
+                             Value rowStart, Value rowLimit, Value rowStride,
                              function_ref<Value(Value)> rowOffset) {
-  emitTileCopy(b, loc, target, tile, tid, threads, src, rowStart, rowLimit,
-               rowStride, spec.config.getAlignBytes(), rowOffset);
+  emitTileCopy(b, loc, target, tile, cols, tid, threads, src, rowStart,
+               rowLimit, rowStride, spec.config.getAlignBytes(), rowOffset);
 }
 
 Value KernelEmitter::loadClamped(unsigned array, Value i, Value lo, Value hi) {
@@ -256,15 +258,15 @@ void KernelEmitter::loadKV(Value block, Value stage) {
   SharedTile k = keyTile(stage), v = valueTile(stage);
   if (spec.layout == SeqLayout::Paged) {
     // Each row finds its page; kPtr and vPtr hold only the head's offset.
-    copyTile(k, kPtr, n0, sk, Value(), [&](Value row) {
+    copyTile(k, spec.headDim, kPtr, n0, sk, Value(), [&](Value row) {
       return pagedRowOffset(row, arg(kArgKStrideB), arg(kArgKStrideB + 2));
     });
-    copyTile(v, vPtr, n0, sk, Value(), [&](Value row) {
+    copyTile(v, spec.headDimV, vPtr, n0, sk, Value(), [&](Value row) {
       return pagedRowOffset(row, arg(kArgVStrideB), arg(kArgVStrideB + 2));
     });
   } else {
-    copyTile(k, kPtr, n0, sk, arg(kArgKStrideB + 2));
-    copyTile(v, vPtr, n0, sk, arg(kArgVStrideB + 2));
+    copyTile(k, spec.headDim, kPtr, n0, sk, arg(kArgKStrideB + 2));
+    copyTile(v, spec.headDimV, vPtr, n0, sk, arg(kArgVStrideB + 2));
   }
   target.emitCopyCommit(b, loc);
 }
@@ -472,11 +474,17 @@ void KernelEmitter::storeRows(Value base,
   // Runs of adjacent columns of one row become one vector store.
   int64_t bytes = type.getIntOrFloatBitWidth() / 8;
   unsigned ne = oLayout.getNumElements();
+  // Runs start at a multiple of their length; with a padded Dv, a length
+  // that divides Dv keeps each run wholly before or past it.
+  int64_t dv = spec.headDimV;
+  bool tail = dv < spec.tileHeadDimV;
+  unsigned maxRun = 16 / bytes;
+  if (tail)
+    maxRun = std::min<unsigned>(maxRun, dv & -dv);
   for (unsigned e = 0; e < ne;) {
     unsigned slot = oLayout.rowSlot[e];
     unsigned run = 1;
-    while (e + run < ne && run < 16 / bytes &&
-           oLayout.rowSlot[e + run] == slot &&
+    while (e + run < ne && run < maxRun && oLayout.rowSlot[e + run] == slot &&
            oLayout.colOffsets[e + run] == oLayout.colOffsets[e] + run)
       ++run;
     while (run & (run - 1))
@@ -485,12 +493,17 @@ void KernelEmitter::storeRows(Value base,
     for (unsigned i = 0; i < run; ++i)
       row.push_back(vals(e + i));
     Value r = rowOfSlot[slot];
+    Value col = add(oLayout.laneCol, c32(oLayout.colOffsets[e]));
     Value inRange =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, rows);
+    if (tail)
+      inRange = arith::AndIOp::create(
+          b, loc, inRange,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, col,
+                                c32(dv)));
     OpBuilder::InsertionGuard guard(b);
     auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value col = add(oLayout.laneCol, c32(oLayout.colOffsets[e]));
     Value ptr = gep(base, type, add(rowOffsetOf(r), ext(col)));
     Value vec = vector::FromElementsOp::create(
         b, loc, VectorType::get({(int64_t)run}, type), row);
@@ -621,13 +634,14 @@ void KernelEmitter::emitBody() {
     queryOfSlot.push_back(queryOf(r));
 
   // Q: global -> shared -> registers, once.
-  qTile = sharedTile(smemBase, spec.blockM(), spec.headDim, smem.qRowStride);
+  qTile =
+      sharedTile(smemBase, spec.blockM(), spec.tileHeadDim, smem.qRowStride);
   if (spec.packGQA())
-    copyTile(qTile, qPtr, m0, rows, Value(), [&](Value r) {
+    copyTile(qTile, spec.headDim, qPtr, m0, rows, Value(), [&](Value r) {
       return rowOffset(r, arg(kArgQStrideB + 1), arg(kArgQStrideB + 2));
     });
   else
-    copyTile(qTile, qPtr, m0, sq, arg(kArgQStrideB + 2));
+    copyTile(qTile, spec.headDim, qPtr, m0, sq, arg(kArgQStrideB + 2));
   target.emitCopyCommit(b, loc);
 
   // Key blocks any row of this block can see.

@@ -24,7 +24,7 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
   FailureOr<KernelSpec> shared = getSharedKernelSpec(
       op, op.getQuery(), op.getValue(), op.getOutput(), op.getBias(),
       op.getConfig(), op.getMask(), op.getSoftcap().has_value(),
-      {op.getQuery(), op.getKey(), op.getValue(), op.getOutput()});
+      {op.getQuery(), op.getKey(), op.getValue(), op.getOutput()}, target);
   if (failed(shared))
     return failure();
   KernelSpec spec = *shared;

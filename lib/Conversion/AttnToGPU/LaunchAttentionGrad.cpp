@@ -83,7 +83,7 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("softcap", b.getBoolAttr(spec.softcap));
   // dq_accum is summed by atomic adds in whatever order the blocks run.
   attrs.append("deterministic", b.getBoolAttr(false));
-  attrs.append("align_bytes", b.getI64IntegerAttr(16));
+  attrs.append("align_bytes", b.getI64IntegerAttr(spec.config.getAlignBytes()));
   if (spec.biasType)
     attrs.append(
         "bias_align_bytes",

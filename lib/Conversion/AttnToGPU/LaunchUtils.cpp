@@ -2,6 +2,7 @@
 
 #include "LaunchUtils.h"
 #include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
+#include "AttnDialect/Target/Constraints.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -58,7 +59,8 @@ SmallVector<Value> attn::getBroadcastStrides(OpBuilder &b, Location loc,
 FailureOr<KernelSpec>
 attn::getSharedKernelSpec(Operation *op, Value query, Value value, Value output,
                           Value bias, std::optional<ConfigAttr> config,
-                          MaskKind mask, bool softcap, ValueRange rows) {
+                          MaskKind mask, bool softcap, ValueRange rows,
+                          const GPUTargetInfo &target) {
   auto qType = dyn_cast<MemRefType>(query.getType());
   if (!qType || !isa<MemRefType>(output.getType()))
     return op->emitOpError(
@@ -70,6 +72,14 @@ attn::getSharedKernelSpec(Operation *op, Value query, Value value, Value output,
   spec.elemType = qType.getElementType();
   spec.headDim = qType.getDimSize(3);
   spec.headDimV = cast<MemRefType>(value.getType()).getDimSize(3);
+  spec.tileHeadDim = spec.headDim;
+  spec.tileHeadDimV = spec.headDimV;
+  // An unknown instruction is checkSupported's error to report.
+  if (const MatrixInstr *instr =
+          target.getChipSpec().lookupInstr(config->getMma())) {
+    spec.tileHeadDim = getTileHeadDim(*instr, spec.headDim);
+    spec.tileHeadDimV = getTileHeadDimV(*instr, spec.headDimV);
+  }
   spec.mask = mask;
   spec.softcap = softcap;
   spec.config = *config;

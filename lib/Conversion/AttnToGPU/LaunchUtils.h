@@ -50,16 +50,16 @@ void getScalarArgs(OpBuilder &b, Location loc, OpT op,
 }
 
 /// What KernelSpec the forward and the backward op share, read from a
-/// memref-form op: element type, D (of `query`), Dv (of `value`), mask,
-/// softcap, config and bias type. Fails with an error on `op` for tensor
+/// memref-form op: element type, D (of `query`), Dv (of `value`) and the
+/// tiles' padded head dims for the config's instruction on `target`'s chip,
+/// mask, softcap, config and bias type. Fails with an error on `op` for tensor
 /// operands (`query` or `output` not a memref), no config, a bias that is no
 /// strided memref, or an operand of `rows` whose last dimension is not
 /// contiguous.
-FailureOr<KernelSpec> getSharedKernelSpec(Operation *op, Value query,
-                                          Value value, Value output, Value bias,
-                                          std::optional<ConfigAttr> config,
-                                          MaskKind mask, bool softcap,
-                                          ValueRange rows);
+FailureOr<KernelSpec>
+getSharedKernelSpec(Operation *op, Value query, Value value, Value output,
+                    Value bias, std::optional<ConfigAttr> config, MaskKind mask,
+                    bool softcap, ValueRange rows, const GPUTargetInfo &target);
 
 /// Fails with an error on `op` when a kernel of `spec` needs more than the
 /// target's `bytes` of shared memory.

@@ -1,6 +1,7 @@
 //===- SharedMemory.cpp - the kernels' dynamic shared memory --------------===//
 
 #include "AttnDialect/Conversion/AttnToGPU/SharedMemory.h"
+#include "AttnDialect/Target/Constraints.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -73,14 +74,23 @@ Value attn::getSharedChunkAddress(OpBuilder &b, Location loc,
 }
 
 void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
-                        const SharedTile &tile, Value tid, int64_t threads,
-                        Value src, Value rowStart, Value rowLimit,
-                        Value rowStride, int64_t alignBytes,
+                        const SharedTile &tile, int64_t cols, Value tid,
+                        int64_t threads, Value src, Value rowStart,
+                        Value rowLimit, Value rowStride, int64_t alignBytes,
                         function_ref<Value(Value row)> rowOffset) {
   Type i64 = b.getI64Type();
-  int64_t vec = 16 / (tile.elemType.getIntOrFloatBitWidth() / 8);
+  int64_t elemBytes = tile.elemType.getIntOrFloatBitWidth() / 8;
+  int64_t vec = 16 / elemBytes;
   int64_t chunksPerRow = tile.cols / vec;
   int64_t total = tile.rows * chunksPerRow;
+  // A row of the matrix ends inside the tile when the tile is padded
+  // (cols < tile.cols): chunks past its end are zeros, and no load crosses
+  // it, so loads are at most as wide as the row's bytes are a multiple of.
+  int64_t rowBytes = cols * elemBytes;
+  int64_t width =
+      std::min<int64_t>(alignBytes, getRowAlignBytes(elemBytes, cols));
+  bool tail = cols < tile.cols;
+  bool partial = rowBytes % 16 != 0;
   for (int64_t it = 0; it * threads < total; ++it) {
     OpBuilder::InsertionGuard guard(b);
     Value idx = arith::AddIOp::create(b, loc, tid, c32(b, loc, it * threads));
@@ -95,6 +105,18 @@ void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
     Value row = arith::AddIOp::create(b, loc, rowStart, r);
     Value valid =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rowLimit);
+    Value chunkByte = arith::MulIOp::create(b, loc, c, c32(b, loc, 16));
+    if (tail)
+      valid = arith::AndIOp::create(
+          b, loc, valid,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, chunkByte,
+                                c32(b, loc, rowBytes)));
+    Value validBytes;
+    if (partial)
+      validBytes = arith::MinSIOp::create(
+          b, loc,
+          arith::SubIOp::create(b, loc, c32(b, loc, rowBytes), chunkByte),
+          c32(b, loc, 16));
     Value rowOff =
         rowOffset
             ? rowOffset(row)
@@ -109,6 +131,6 @@ void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
                                    ValueRange{gOff});
     Value from = arith::SelectOp::create(b, loc, valid, at, src);
     Value to = getSharedChunkAddress(b, loc, tile, r, c);
-    target.emitCopyToShared(b, loc, to, from, 16, alignBytes, valid);
+    target.emitCopyToShared(b, loc, to, from, 16, width, valid, validBytes);
   }
 }

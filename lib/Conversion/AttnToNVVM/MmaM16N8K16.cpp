@@ -37,7 +37,7 @@ public:
     return getM16N8AccLayout(b, loc, lane, mTiles, spec.blockN());
   }
   AccLayout getOutputLayout(OpBuilder &b, Location loc, Value lane) override {
-    return getM16N8AccLayout(b, loc, lane, mTiles, spec.headDimV);
+    return getM16N8AccLayout(b, loc, lane, mTiles, spec.tileHeadDimV);
   }
   SmallVector<Value> loadQuery(OpBuilder &b, Location loc, Value lane,
                                const SharedTile &q, Value warpRow) override;
@@ -178,7 +178,7 @@ SmallVector<Value> MmaM16N8K16::loadQuery(OpBuilder &b, Location loc,
   SmallVector<Value> frags;
   if (mTiles > 1)
     return frags; // re-read per block by queryFragment
-  for (int64_t ks = 0; ks < spec.headDim / 16; ++ks) {
+  for (int64_t ks = 0; ks < spec.tileHeadDim / 16; ++ks) {
     Value off = arith::AddIOp::create(b, loc, laneOff, cst(b, loc, 16 * ks));
     llvm::append_range(frags, ldmatrix4(b, loc, q, off, /*trans=*/false));
   }
@@ -208,7 +208,7 @@ SmallVector<Value> MmaM16N8K16::computeScores(OpBuilder &b, Location loc,
       arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
   int64_t nTiles = spec.blockN() / 8;
   SmallVector<Value> acc(mTiles * nTiles * 4, zero);
-  for (int64_t ks = 0; ks < spec.headDim / 16; ++ks) {
+  for (int64_t ks = 0; ks < spec.tileHeadDim / 16; ++ks) {
     SmallVector<SmallVector<Value>> a;
     for (int64_t mt = 0; mt < mTiles; ++mt)
       a.push_back(queryFragment(b, loc, query, mt, ks));
@@ -233,7 +233,7 @@ SmallVector<Value> MmaM16N8K16::accumulateOutput(OpBuilder &b, Location loc,
       b, loc, v, arith::AddIOp::create(b, loc, t.lo8, t.hi8), t.hi16);
 
   SmallVector<Value> acc(accIn.begin(), accIn.end());
-  int64_t sTiles = spec.blockN() / 8, oTiles = spec.headDimV / 8;
+  int64_t sTiles = spec.blockN() / 8, oTiles = spec.tileHeadDimV / 8;
   for (int64_t kk = 0; kk < spec.blockN() / 16; ++kk) {
     // S tiles 2kk and 2kk+1 of each m tile (4 values each: row g pair, row
     // g+8 pair) are the A fragment of this k16 step.
@@ -243,7 +243,7 @@ SmallVector<Value> MmaM16N8K16::accumulateOutput(OpBuilder &b, Location loc,
       a.push_back({pack(b, loc, pt[0], pt[1]), pack(b, loc, pt[2], pt[3]),
                    pack(b, loc, pt[4], pt[5]), pack(b, loc, pt[6], pt[7])});
     }
-    for (int64_t dp = 0; dp < spec.headDimV / 16; ++dp) {
+    for (int64_t dp = 0; dp < spec.tileHeadDimV / 16; ++dp) {
       Value off = arith::AddIOp::create(
           b, loc, laneOff, cst(b, loc, 16 * kk * v.rowStride + 16 * dp));
       SmallVector<Value> r = ldmatrix4(b, loc, v, off, /*trans=*/true);

@@ -87,22 +87,18 @@ NVVMTargetInfo::createMmaEmitter(const KernelSpec &spec) const {
 
 void NVVMTargetInfo::emitCopyToShared(OpBuilder &b, Location loc, Value dst,
                                       Value src, int64_t bytes,
-                                      int64_t alignBytes, Value valid) const {
-  if (alignBytes < bytes) {
-    // cp.async needs a source aligned to its size: load `alignBytes` at a
-    // time into registers (synchronously) and store the chunk to shared.
-    // Invalid rows point at the tile's base, which is in bounds.
-    Type word = b.getIntegerType(8 * alignBytes);
-    auto vecType = VectorType::get({bytes / alignBytes}, word);
-    Value data = LLVM::LoadOp::create(b, loc, vecType, src, alignBytes);
-    Value zero = arith::ConstantOp::create(
-        b, loc, vecType, cast<TypedAttr>(b.getZeroAttr(vecType)));
-    data = arith::SelectOp::create(b, loc, valid, data, zero);
-    LLVM::StoreOp::create(b, loc, data, dst, bytes);
-    return;
-  }
-  // cp.async with src-size 0 writes zeros without reading the source.
-  Value full = arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes);
+                                      int64_t alignBytes, Value valid,
+                                      Value validBytes) const {
+  // cp.async needs a source aligned to its size: below that, load
+  // `alignBytes` at a time into registers (synchronously).
+  if (alignBytes < bytes)
+    return emitPiecewiseCopyToShared(b, loc, dst, src, bytes, alignBytes, valid,
+                                     validBytes);
+  // cp.async reads src-size bytes and zero-fills the rest: 0 writes zeros
+  // without reading the source.
+  Value full =
+      validBytes ? validBytes
+                 : arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes);
   Value none = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
   Value size = arith::SelectOp::create(b, loc, valid, full, none);
   NVVM::CpAsyncOp::create(b, loc, dst, src, bytes,

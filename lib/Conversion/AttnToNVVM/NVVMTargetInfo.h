@@ -27,8 +27,8 @@ public:
   createMmaEmitter(const KernelSpec &spec) const override;
   bool lowersBackward() const override { return true; }
   void emitCopyToShared(OpBuilder &b, Location loc, Value dst, Value src,
-                        int64_t bytes, int64_t alignBytes,
-                        Value valid) const override;
+                        int64_t bytes, int64_t alignBytes, Value valid,
+                        Value validBytes) const override;
   Value emitExp2(OpBuilder &b, Location loc, Value v) const override;
   void emitCopyCommit(OpBuilder &b, Location loc) const override;
   void emitCopyWait(OpBuilder &b, Location loc, int pending) const override;

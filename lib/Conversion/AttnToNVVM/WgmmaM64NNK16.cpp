@@ -84,7 +84,7 @@ public:
     return getM16N8AccLayout(b, loc, lane, /*mTiles=*/1, spec.blockN());
   }
   AccLayout getOutputLayout(OpBuilder &b, Location loc, Value lane) override {
-    return getM16N8AccLayout(b, loc, lane, /*mTiles=*/1, spec.headDimV);
+    return getM16N8AccLayout(b, loc, lane, /*mTiles=*/1, spec.tileHeadDimV);
   }
   SmallVector<Value> loadQuery(OpBuilder &b, Location loc, Value lane,
                                const SharedTile &q, Value warpRow) override;
@@ -269,7 +269,7 @@ SmallVector<Value> WgmmaM64NNK16::computeScores(OpBuilder &b, Location loc,
   Value kDesc = descriptor(b, loc, k.base, /*lbo=*/16, /*sbo=*/kAtomBytes);
   SmallVector<SmallVector<Value>> a;
   SmallVector<Value> bDescs;
-  for (int64_t ks = 0; ks < spec.headDim / 16; ++ks) {
+  for (int64_t ks = 0; ks < spec.tileHeadDim / 16; ++ks) {
     int64_t panel = ks / (kPanelCols / 16), inPanel = ks % (kPanelCols / 16);
     a.push_back(
         {advance(b, loc, queryDesc, panel * queryPanelBytes + inPanel * 32)});
@@ -296,7 +296,7 @@ SmallVector<Value> WgmmaM64NNK16::accumulateOutput(OpBuilder &b, Location loc,
                  pack(b, loc, pt[4], pt[5]), pack(b, loc, pt[6], pt[7])});
     bDescs.push_back(advance(b, loc, vDesc, kk * 16 * kRowBytes));
   }
-  return emitChain(b, loc, spec.headDimV, a, bDescs, /*transB=*/true, acc,
+  return emitChain(b, loc, spec.tileHeadDimV, a, bDescs, /*transB=*/true, acc,
                    /*wait=*/false);
 }
 

@@ -113,7 +113,12 @@ AMDTargetInfo::createMmaEmitter(const KernelSpec &spec) const {
 
 void AMDTargetInfo::emitCopyToShared(OpBuilder &b, Location loc, Value dst,
                                      Value src, int64_t bytes,
-                                     int64_t alignBytes, Value valid) const {
+                                     int64_t alignBytes, Value valid,
+                                     Value validBytes) const {
+  // A row's head-dim tail: no load may run past its last valid byte.
+  if (validBytes)
+    return emitPiecewiseCopyToShared(b, loc, dst, src, bytes, alignBytes, valid,
+                                     validBytes);
   // A 16-byte global load (global_load_dwordx4 when 16-byte aligned, narrower
   // loads otherwise) then an LDS store. The skeleton points invalid rows at
   // the tile's base, which is in bounds, so the load needs no branch; the

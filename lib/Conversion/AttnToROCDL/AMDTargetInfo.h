@@ -62,8 +62,8 @@ public:
   createMmaEmitter(const KernelSpec &spec) const override;
   bool lowersBackward() const override { return true; }
   void emitCopyToShared(OpBuilder &b, Location loc, Value dst, Value src,
-                        int64_t bytes, int64_t alignBytes,
-                        Value valid) const override;
+                        int64_t bytes, int64_t alignBytes, Value valid,
+                        Value validBytes) const override;
 };
 
 /// The emitter of MFMA / WMMA kernels for `shape` on a wave of `waveSize`.

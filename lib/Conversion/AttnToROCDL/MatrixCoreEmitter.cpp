@@ -39,7 +39,7 @@ public:
     return getLayout(b, loc, lane, spec.blockN());
   }
   AccLayout getOutputLayout(OpBuilder &b, Location loc, Value lane) override {
-    return getLayout(b, loc, lane, spec.headDimV);
+    return getLayout(b, loc, lane, spec.tileHeadDimV);
   }
   SmallVector<Value> loadQuery(OpBuilder &b, Location loc, Value lane,
                                const SharedTile &q, Value warpRow) override;
@@ -181,15 +181,15 @@ SmallVector<Value> MatrixCoreEmitter::loadQuery(OpBuilder &b, Location loc,
   SmallVector<Value> chunks;
   if (!keepQueryInRegisters())
     return chunks;
-  for (int64_t c = 0; c < spec.headDim / shape.k; ++c)
+  for (int64_t c = 0; c < spec.tileHeadDim / shape.k; ++c)
     chunks.push_back(loadQueryChunk(b, loc, c));
   return chunks;
 }
 
 bool MatrixCoreEmitter::keepQueryInRegisters() const {
   int64_t elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
-  int64_t qRegs = spec.headDim / shape.k * shape.kPerLane * elemBytes / 4;
-  int64_t oRegs = spec.headDimV / shape.n * accPerLane;
+  int64_t qRegs = spec.tileHeadDim / shape.k * shape.kPerLane * elemBytes / 4;
+  int64_t oRegs = spec.tileHeadDimV / shape.n * accPerLane;
   int64_t sRegs = spec.blockN() / shape.n * accPerLane;
   // Q, O, S and P (as f32 and packed) live at once; leave a quarter of the
   // 256 architectural VGPRs for addresses, softmax state and V operands.
@@ -216,7 +216,7 @@ SmallVector<Value> MatrixCoreEmitter::computeScores(OpBuilder &b, Location loc,
   SmallVector<Value> scores;
   for (int64_t t = 0; t < spec.blockN() / shape.n; ++t) {
     Value acc = zero;
-    for (int64_t c = 0, e = spec.headDim / shape.k; c < e; ++c) {
+    for (int64_t c = 0, e = spec.tileHeadDim / shape.k; c < e; ++c) {
       Value off = arith::AddIOp::create(
           b, loc, laneOff,
           c32(b, loc, t * shape.n * k.rowStride + c * shape.k));
@@ -293,7 +293,7 @@ SmallVector<Value> MatrixCoreEmitter::accumulateOutput(OpBuilder &b,
   laneOff = arith::AddIOp::create(b, loc, laneOff, laneMod);
   auto accType = VectorType::get({accPerLane}, b.getF32Type());
   SmallVector<Value> out;
-  for (int64_t u = 0; u < spec.headDimV / shape.n; ++u) {
+  for (int64_t u = 0; u < spec.tileHeadDimV / shape.n; ++u) {
     Value accVec = vector::FromElementsOp::create(
         b, loc, accType, acc.slice(u * accPerLane, accPerLane));
     for (int64_t c = 0; c < chunks; ++c) {

@@ -1,10 +1,10 @@
 // RUN: attn-opt %s -split-input-file -verify-diagnostics --convert-attn-to-nvvm=chip=sm_90a
 
-// The backward plan's kernels read q, k, v, o and dO by 16-byte copies.
+// align_bytes below the element size cannot hold for any tensor.
 
-#bwd = #attn.config<name = "bwd_d64_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mma.m16n8k16, align_bytes = 2>
+#bwd = #attn.config<name = "bwd_d64_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mma.m16n8k16, align_bytes = 1>
 func.func @unaligned(%q: memref<1x4x128x64xf16>, %lse: memref<1x4x128xf32>) {
-  // expected-error @below {{config 'bwd_d64_m64n64w4' has align_bytes = 2; the backward kernels assume 16-byte aligned rows}}
+  // expected-error @below {{config 'bwd_d64_m64n64w4' has align_bytes = 1, below the 2-byte elements of 'f16'}}
   attn.attention_grad q(%q : memref<1x4x128x64xf16>) k(%q : memref<1x4x128x64xf16>) v(%q : memref<1x4x128x64xf16>) o(%q : memref<1x4x128x64xf16>) do(%q : memref<1x4x128x64xf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x64xf16>, memref<1x4x128x64xf16>, memref<1x4x128x64xf16>) {config = #bwd}
   return
 }

@@ -54,9 +54,9 @@ func.func @f32(%q: memref<1x1x64x64xf32>, %o: memref<1x1x64x64xf32>) {
 // -----
 
 #cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
-func.func @head_dim(%q: memref<1x1x64x72xf16>, %o: memref<1x1x64x72xf16>) {
-  // expected-error @+1 {{config 'sm90_m64n64w4' is not supported on sm_90a: head dim D = 72: mma.m16n8k16 needs a multiple of 16}}
-  attn.attention q(%q : memref<1x1x64x72xf16>) k(%q : memref<1x1x64x72xf16>) v(%q : memref<1x1x64x72xf16>) outs(%o : memref<1x1x64x72xf16>) {config = #cfg}
+func.func @head_dim(%q: memref<1x1x64x264xf16>, %o: memref<1x1x64x264xf16>) {
+  // expected-error @+1 {{config 'sm90_m64n64w4' is not supported on sm_90a: head dim D = 264 (padded to 272 for mma.m16n8k16): sm_90a handles at most 256}}
+  attn.attention q(%q : memref<1x1x64x264xf16>) k(%q : memref<1x1x64x264xf16>) v(%q : memref<1x1x64x264xf16>) outs(%o : memref<1x1x64x264xf16>) {config = #cfg}
   return
 }
 

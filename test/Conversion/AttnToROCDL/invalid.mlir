@@ -63,9 +63,9 @@ func.func @lds(%q: memref<1x4x128x128xf16>, %o: memref<1x4x128x128xf16>) {
 // -----
 
 #cfg = #attn.config<name = "mfma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mfma.32x32x8>
-func.func @head_dim(%q: memref<1x4x128x68xf16>, %v: memref<1x4x128x64xf16>, %o: memref<1x4x128x64xf16>) {
-  // expected-error @+1 {{config 'mfma_d64_m128n64w4' is not supported on gfx942: head dim D = 68: must be a positive multiple of 8}}
-  attn.attention q(%q : memref<1x4x128x68xf16>) k(%q : memref<1x4x128x68xf16>) v(%v : memref<1x4x128x64xf16>) outs(%o : memref<1x4x128x64xf16>) {config = #cfg}
+func.func @head_dim(%q: memref<1x4x128x260xf16>, %v: memref<1x4x128x64xf16>, %o: memref<1x4x128x64xf16>) {
+  // expected-error @+1 {{config 'mfma_d64_m128n64w4' is not supported on gfx942: head dim D = 260 (padded to 272 for mfma.32x32x8): gfx942 handles at most 256}}
+  attn.attention q(%q : memref<1x4x128x260xf16>) k(%q : memref<1x4x128x260xf16>) v(%v : memref<1x4x128x64xf16>) outs(%o : memref<1x4x128x64xf16>) {config = #cfg}
   return
 }
 

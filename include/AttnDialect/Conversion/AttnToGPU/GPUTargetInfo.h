@@ -190,12 +190,16 @@ public:
 
   /// Copies `bytes` (16) from global `src` to shared `dst`, or writes zeros
   /// when `valid` (i1) is false. `src` is only `alignBytes`-aligned (the
-  /// config's align_bytes: 16, or as little as the element size). May be asynchronous: the copies issued
-  /// before emitCopyCommit form a group, and emitCopyWait(n) waits until at
-  /// most `n` groups are in flight. The skeleton adds the barrier.
+  /// config's align_bytes: 16, or as little as the element size). When
+  /// `validBytes` (i32, a multiple of alignBytes) is set, only that many
+  /// leading bytes are read and the rest are zeros (a row's head-dim tail);
+  /// `src` is readable whenever `valid` holds. May be asynchronous: the
+  /// copies issued before emitCopyCommit form a group, and emitCopyWait(n)
+  /// waits until at most `n` groups are in flight. The skeleton adds the
+  /// barrier.
   virtual void emitCopyToShared(OpBuilder &b, Location loc, Value dst,
                                 Value src, int64_t bytes, int64_t alignBytes,
-                                Value valid) const = 0;
+                                Value valid, Value validBytes = {}) const = 0;
   virtual void emitCopyCommit(OpBuilder &b, Location loc) const {}
   virtual void emitCopyWait(OpBuilder &b, Location loc, int pending) const {}
 
@@ -209,6 +213,13 @@ public:
                               const KernelSpec &spec) const {}
 
 protected:
+  /// emitCopyToShared by synchronous loads of `alignBytes` each, those at or
+  /// past `validBytes` (when set) or of an invalid chunk not issued but
+  /// zeros, then one store to shared memory.
+  void emitPiecewiseCopyToShared(OpBuilder &b, Location loc, Value dst,
+                                 Value src, int64_t bytes, int64_t alignBytes,
+                                 Value valid, Value validBytes) const;
+
   const ChipSpec &chip;
 };
 

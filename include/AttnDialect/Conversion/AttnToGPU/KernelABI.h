@@ -104,6 +104,11 @@ struct KernelSpec {
   Type elemType;
   int64_t headDim = 0;
   int64_t headDimV = 0;
+  /// D and Dv of the kernel's tiles: the op's, padded to the matrix
+  /// instruction (getTileHeadDim). Columns past headDim and headDimV are
+  /// zero-filled in shared memory and never stored.
+  int64_t tileHeadDim = 0;
+  int64_t tileHeadDimV = 0;
   MaskKind mask = MaskKind::None;
   bool softcap = false;
   /// Element type of the additive bias (elemType or f32); null without one.

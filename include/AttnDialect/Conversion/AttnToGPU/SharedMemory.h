@@ -34,18 +34,19 @@ Value getSharedChunkAddress(OpBuilder &b, Location loc, const SharedTile &tile,
                             Value r, Value c);
 
 /// Copies rows [rowStart, rowStart + tile.rows) of the row-major global
-/// matrix `src` (rows `rowStride` elements apart, an i64) into `tile`, by the
-/// `threads` threads of the workgroup (this one is `tid`); rows at or past
-/// `rowLimit` are zero-filled. Issued with target.emitCopyToShared: the
+/// matrix `src` (`cols` <= tile.cols columns, rows `rowStride` elements
+/// apart, an i64) into `tile`, by the `threads` threads of the workgroup
+/// (this one is `tid`); rows at or past `rowLimit` and columns at or past
+/// `cols` are zero-filled. Issued with target.emitCopyToShared: the
 /// caller commits, waits and adds the barrier. `src` is `alignBytes`-aligned.
 /// `rowOffset`, when set, gives the i64 element offset of a row from `src`
 /// instead of row * rowStride (a paged cache looks its rows up); it is only
 /// emitted for every row of the tile but its result is used only for rows
 /// below `rowLimit`, so it must clamp what it reads.
 void emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
-                  const SharedTile &tile, Value tid, int64_t threads, Value src,
-                  Value rowStart, Value rowLimit, Value rowStride,
-                  int64_t alignBytes,
+                  const SharedTile &tile, int64_t cols, Value tid,
+                  int64_t threads, Value src, Value rowStart, Value rowLimit,
+                  Value rowStride, int64_t alignBytes,
                   function_ref<Value(Value row)> rowOffset = {});
 
 } // namespace attn
