@@ -31,12 +31,14 @@ ARCH_VGPR_MAX = 256
 AGPR_MAX = 256
 
 # attn-fwd-v1 (docs/BundleFormat.md): argument kinds in order. Variants of a
-# serving layout (varlen, kvcache, paged) append nine.
+# serving layout (varlen, kvcache, paged) append nine, those for head dims
+# given at run time (max_head_dim) two.
 _FWD_V1 = ["ptr"] * 6 + ["i32"] * 5 + ["i64"] * 18 + ["f32"] * 2 + ["i32"] * 2
 ABI_ARGS = {
     "attn-fwd-v1": _FWD_V1,
     "attn-fwd-v1-serving": _FWD_V1 + ["ptr"] * 4 + ["i64"] + ["i32"] * 2 +
     ["ptr", "i32"],
+    "attn-fwd-v1-any-head-dim": _FWD_V1 + ["i32"] * 2,
 }
 KIND_SIZE = {"ptr": 8, "i32": 4, "i64": 8, "f32": 4}
 
@@ -251,6 +253,8 @@ def main():
                 abi = bundle["abi"]
                 if v.get("layout", "dense") != "dense":
                     abi += "-serving"
+                elif v.get("max_head_dim"):
+                    abi += "-any-head-dim"
                 objects.append((bundle["chip"],
                                 os.path.join(args.input, v["binary"]),
                                 abi, v))

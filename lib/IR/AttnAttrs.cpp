@@ -18,7 +18,8 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef name, int64_t blockM, int64_t blockN,
                                  int64_t warps, int64_t stages,
                                  PipelineKind pipeline, bool accInRegisters,
-                                 MatrixInstrKind mma, int64_t alignBytes) {
+                                 MatrixInstrKind mma, int64_t alignBytes,
+                                 int64_t maxHeadDim) {
   // Tiles are powers of two or multiples of `multiple` (block_m = 192 is
   // three warpgroups of 64 rows, warps = 12 three warpgroups); the caps keep
   // shared-memory and register footprints (products of these) far from
@@ -44,6 +45,10 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#attn.config: align_bytes must be a power of two "
                           "in [1, 16], got "
                        << alignBytes;
+  if (maxHeadDim < 0 || maxHeadDim > 4096)
+    return emitError() << "#attn.config: max_head_dim must be in [0, 4096], "
+                          "got "
+                       << maxHeadDim;
   return success();
 }
 

@@ -35,15 +35,18 @@ constexpr int64_t kMaxDimSize = std::numeric_limits<int32_t>::max();
 struct Sym {
   StringRef name;
   bool mustBeStatic;
+  /// Head counts and head dims are never 0 where static.
+  bool mustBePositive = mustBeStatic;
   int64_t size = ShapedType::kDynamic;
 };
 
-/// The sizes of an attention problem. Head counts and head dims must be
-/// static because they pick the kernel (tile tables are keyed on D) and the
-/// query-head to key-head mapping; batch and sequence lengths may be dynamic.
+/// The sizes of an attention problem. Head counts must be static because
+/// they fix the query-head to key-head mapping; head dims may be dynamic (a
+/// kernel with a config's max_head_dim serves any up to it), and so may
+/// batch and sequence lengths.
 struct AttnDims {
   Sym b{"B", false}, hq{"Hq", true}, hkv{"Hkv", true}, sq{"Sq", false},
-      sk{"Sk", false}, d{"D", true}, dv{"Dv", true};
+      sk{"Sk", false}, d{"D", false, true}, dv{"Dv", false, true};
 };
 
 class ShapeChecker {
@@ -77,7 +80,7 @@ public:
         return op->emitOpError()
                << name << ": dimension " << i << " (" << sym->name << ") is "
                << size << ", expected at most " << kMaxDimSize;
-      if (sym->mustBeStatic && size == 0)
+      if (sym->mustBePositive && size == 0)
         return op->emitOpError() << name << ": dimension " << i << " ("
                                  << sym->name << ") must be positive, got 0";
       if (ShapedType::isDynamic(sym->size)) {
@@ -298,6 +301,9 @@ template <typename OpTy> float getDefaultedScale(OpTy op) {
   if (auto s = op.getScale())
     return s->convertToFloat();
   auto qType = cast<ShapedType>(op.getQuery().getType());
+  // A dynamic D has no scale before run time: callers check hasStaticScale.
+  if (qType.isDynamicDim(3))
+    return std::numeric_limits<float>::quiet_NaN();
   return 1.0f / std::sqrt(static_cast<float>(qType.getDimSize(3)));
 }
 

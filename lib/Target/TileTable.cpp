@@ -135,7 +135,9 @@ FailureOr<AttentionProblem> mlir::attn::getAttentionProblem(Operation *op) {
       !vType.hasRank() || qType.getRank() != 4 || kType.getRank() != 4 ||
       vType.getRank() != 4 || qType.isDynamicDim(3) || vType.isDynamicDim(3))
     return op->emitError("query, key and value must be ranked 4-D with static "
-                         "head dims");
+                         "head dims for the tile tables to choose a tile; "
+                         "a dynamic head dim needs a #attn.config with "
+                         "max_head_dim (attn-bundle's any-D variants)");
   std::optional<ElementType> et = getElementType(qType.getElementType());
   if (!et)
     return op->emitError("query element type ")
@@ -155,5 +157,5 @@ ConfigAttr mlir::attn::toConfigAttr(MLIRContext *context,
                                     const TileCandidate &c) {
   return ConfigAttr::get(context, c.name, c.blockM, c.blockN, c.warps, c.stages,
                          c.pipeline, c.accInRegisters, c.mma,
-                         /*alignBytes=*/16);
+                         /*alignBytes=*/16, /*maxHeadDim=*/0);
 }

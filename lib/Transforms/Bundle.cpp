@@ -66,6 +66,9 @@ static llvm::json::Object getVariant(DictionaryAttr k,
   }
   if (auto pack = k.getAs<BoolAttr>("pack_gqa"); pack && pack.getValue())
     v["pack_gqa"] = true;
+  // Head dims given at run time (schema version 4): head_dim 0 up to this.
+  if (k.get("max_head_dim"))
+    v["max_head_dim"] = getInt(k, "max_head_dim");
   return v;
 }
 
@@ -196,18 +199,23 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
       return e;
     (k.isPlan ? plans : variants).push_back(llvm::json::Object(k.variant));
   }
-  // Version 2 adds plans, version 3 the serving layouts; a bundle without
-  // them stays readable by older readers.
+  // Version 2 adds plans, version 3 the serving layouts, version 4 the
+  // variants for head dims given at run time; a bundle without them stays
+  // readable by older readers.
   bool hasPlans = !plans.empty();
-  bool hasLayouts = llvm::any_of(variants, [](const llvm::json::Value &v) {
-    return v.getAsObject()->get("layout") != nullptr;
-  });
-  llvm::json::Object bundle{{"schema", "attn-bundle"},
-                            {"version", hasLayouts ? 3 : hasPlans ? 2 : 1},
-                            {"platform", first.platform},
-                            {"chip", first.chip},
-                            {"abi", "attn-fwd-v1"},
-                            {"variants", std::move(variants)}};
+  auto any = [&](StringRef field) {
+    return llvm::any_of(variants, [&](const llvm::json::Value &v) {
+      return v.getAsObject()->get(field) != nullptr;
+    });
+  };
+  int64_t version = any("max_head_dim") ? 4
+                    : any("layout")     ? 3
+                    : hasPlans          ? 2
+                                        : 1;
+  llvm::json::Object bundle{
+      {"schema", "attn-bundle"},    {"version", version},
+      {"platform", first.platform}, {"chip", first.chip},
+      {"abi", "attn-fwd-v1"},       {"variants", std::move(variants)}};
   if (hasPlans)
     bundle["plans"] = std::move(plans);
   SmallString<256> path(dir);

@@ -27,6 +27,12 @@ attn::checkTileConfig(Operation *op, bool isTensorForm, StringRef init,
   if (!config)
     return op->emitOpError() << "config: attn-tile needs a #attn.config "
                                 "attribute; run attn-select-config first";
+  // The host loop nest sizes its vectors by D and Dv.
+  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
+    return op->emitOpError() << "has a dynamic head dim: attn-tile (the host "
+                                "pipeline) needs static D and Dv; the GPU "
+                                "lowerings take it with a config's "
+                                "max_head_dim";
   if (config->getBlockM() <= 0 || config->getBlockN() <= 0)
     return op->emitOpError()
            << "config: expected positive block_m and "

@@ -246,8 +246,18 @@ public:
     static const char *const kBiases[] = {"none", "same", "f32"};
     r.string("name", out.name);
     r.enumeration("dtype", out.dtype, kDtypes);
-    r.integer("head_dim", out.headDim, 1, 1024);
-    r.integer("head_dim_v", out.headDimV, 1, 1024);
+    // head_dim 0: any up to max_head_dim (version 4).
+    r.integer("max_head_dim", out.maxHeadDim, 1, 1024, /*required=*/false);
+    int minDim = out.maxHeadDim ? 0 : 1;
+    r.integer("head_dim", out.headDim, minDim, 1024);
+    r.integer("head_dim_v", out.headDimV, minDim, 1024);
+    if (r.ok() && out.maxHeadDim && version < 4)
+      r.fail("field 'max_head_dim' needs version 4, the bundle is version " +
+             std::to_string(version));
+    if (r.ok() && out.maxHeadDim &&
+        (out.headDim > out.maxHeadDim || out.headDimV > out.maxHeadDim))
+      r.fail("head_dim and head_dim_v must be at most max_head_dim (" +
+             std::to_string(out.maxHeadDim) + ")");
     r.enumeration("mask", out.mask, kMasks);
     r.enumeration("bias", out.bias, kBiases);
     r.boolean("softcap", out.softcap);
@@ -315,6 +325,8 @@ public:
     if (r.ok() && out.layout != SeqLayout::Dense && version < 3)
       r.fail("field 'layout' needs version 3, the bundle is version " +
              std::to_string(version));
+    if (r.ok() && out.layout != SeqLayout::Dense && out.maxHeadDim)
+      r.fail("field 'max_head_dim' needs layout 'dense'");
     std::string combineEntry;
     r.string("combine_entry", combineEntry, /*required=*/false);
     bool cache =
@@ -477,6 +489,8 @@ public:
     Status s = readSignature(r, where, out);
     if (!s.isOk())
       return s;
+    if (r.ok() && out.maxHeadDim)
+      r.fail("field 'max_head_dim': plans take static head dims");
     r.boolean("bias_grad", out.biasGrad);
     r.boolean("deterministic", out.deterministic);
     if (r.ok() && out.biasGrad && out.bias == ATTN_BIAS_NONE)

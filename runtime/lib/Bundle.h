@@ -18,7 +18,7 @@
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 3;
+constexpr int kBundleSchemaVersion = 4;
 
 /// Where a forward call's sequences live (attn.attention's serving forms);
 /// kernels of the non-dense layouts take nine more arguments.
@@ -58,7 +58,17 @@ struct Conditions {
 struct Signature {
   std::string name, config;
   attn_dtype dtype = ATTN_DTYPE_F16;
-  int headDim = 0, headDimV = 0;
+  /// 0 (with maxHeadDim > 0): any head dim up to maxHeadDim, given to the
+  /// kernel as two more arguments (bundle version 4).
+  int headDim = 0, headDimV = 0, maxHeadDim = 0;
+
+  /// Whether a head dim field (`fixed`: headDim or headDimV) serves `x`.
+  bool servesHeadDim(int fixed, int x) const {
+    return fixed ? fixed == x : x >= 1 && x <= maxHeadDim;
+  }
+  bool servesHeadDims(int d, int dv) const {
+    return servesHeadDim(headDim, d) && servesHeadDim(headDimV, dv);
+  }
   attn_mask mask = ATTN_MASK_NONE;
   attn_bias_kind bias = ATTN_BIAS_NONE;
   bool softcap = false;

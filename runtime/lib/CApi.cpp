@@ -231,7 +231,8 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
   if (!s.isOk())
     return report(s);
   const Variant &v = bundle->info.variants[index];
-  KernelArgs args(*params, v.layout != SeqLayout::Dense, splits);
+  KernelArgs args(*params, v.layout != SeqLayout::Dense, splits,
+                  v.maxHeadDim > 0);
   // Split-KV: grid z holds each batch's splits; the combine kernel merges
   // them, one workgroup per query row.
   LaunchGeometry g = {unsigned(forwardGridX(v, *params)),

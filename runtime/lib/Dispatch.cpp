@@ -448,11 +448,14 @@ const char *boolName(bool b) { return b ? "true" : "false"; }
 std::string whyNot(const Signature &sig, const Call &c) {
   if (sig.dtype != c.dtype)
     return mismatch("dtype", dtypeName(sig.dtype), dtypeName(c.dtype));
-  if (sig.headDim != c.headDim)
-    return mismatch("head_dim", std::to_string(sig.headDim),
-                    std::to_string(c.headDim));
-  if (sig.headDimV != c.headDimV)
-    return mismatch("head_dim_v", std::to_string(sig.headDimV),
+  auto dim = [&](int fixed) {
+    return fixed ? std::to_string(fixed)
+                 : "1.." + std::to_string(sig.maxHeadDim);
+  };
+  if (!sig.servesHeadDim(sig.headDim, c.headDim))
+    return mismatch("head_dim", dim(sig.headDim), std::to_string(c.headDim));
+  if (!sig.servesHeadDim(sig.headDimV, c.headDimV))
+    return mismatch("head_dim_v", dim(sig.headDimV),
                     std::to_string(c.headDimV));
   if (sig.mask != c.mask)
     return mismatch("mask", maskName(sig.mask), maskName(c.mask));
@@ -506,9 +509,8 @@ std::string whyNotConditions(const Conditions &cond, const Call &c) {
 /// whyNot(v, c) says nothing about the fields, without building it.
 bool sameFields(const Variant &v, const Call &c) {
   return v.layout == c.layout && v.dtype == c.dtype &&
-         v.headDim == c.headDim && v.headDimV == c.headDimV &&
-         v.mask == c.mask && v.bias == c.biasKind &&
-         v.softcap == (c.softcap > 0);
+         v.servesHeadDims(c.headDim, c.headDimV) && v.mask == c.mask &&
+         v.bias == c.biasKind && v.softcap == (c.softcap > 0);
 }
 
 std::string whyNot(const Variant &v, const Call &c) {

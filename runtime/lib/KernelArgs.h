@@ -25,11 +25,14 @@ class KernelArgs {
 public:
   static constexpr int kNumForwardArgs = 33;
   static constexpr int kNumServingArgs = 42;
+  static constexpr int kNumAnyHeadDimArgs = 35;
   static constexpr int kNumBackwardArgs = 55;
 
   /// ABI attn-fwd-v1; `serving` appends the nine arguments of the serving
-  /// layouts' kernels, with `numSplits` splits.
-  KernelArgs(const attn_fwd_params &p, bool serving, int32_t numSplits = 1) {
+  /// layouts' kernels, with `numSplits` splits; `anyHeadDim` (a dense
+  /// variant with max_head_dim) appends head_dim and head_dim_v.
+  KernelArgs(const attn_fwd_params &p, bool serving, int32_t numSplits = 1,
+             bool anyHeadDim = false) {
     for (const void *ptr : {p.q, p.k, p.v, static_cast<const void *>(p.o),
                             static_cast<const void *>(p.lse), p.bias})
       add(ptr);
@@ -39,6 +42,10 @@ public:
     addStrides(p.lse_stride, 2);
     addStrides(p.bias_stride, 4);
     addTail(p);
+    if (anyHeadDim && !serving) {
+      add(p.head_dim);
+      add(p.head_dim_v);
+    }
     if (!serving)
       return;
     for (const int32_t *array :

@@ -4,7 +4,8 @@
 // the argument block into text. ATTN_FAKE_ABI says which ABI the launches of
 // the process use: attn-fwd-v1 (the default: B, Hq, Hkv, Sq and Sk, on the
 // launch line), attn-fwd-v1-serving (the same, then the nine arguments of
-// the serving layouts' kernels on a line of their own) or attn-bwd-v1 (every
+// the serving layouts' kernels on a line of their own),
+// attn-fwd-v1-any-head-dim (the same, then D and Dv) or attn-bwd-v1 (every
 // argument, on lines of their own).
 //
 //===----------------------------------------------------------------------===//
@@ -36,6 +37,12 @@ inline std::string describeArgs(void **params, const char *prefix) {
     // attn-fwd-v1: six pointers, then B, Hq, Hkv, Sq, Sk (i32).
     std::snprintf(buf, sizeof(buf), " B %d Hq %d Hkv %d Sq %d Sk %d", i32(6),
                   i32(7), i32(8), i32(9), i32(10));
+    if (abi && std::strcmp(abi, "attn-fwd-v1-any-head-dim") == 0) {
+      std::string out = buf;
+      std::snprintf(buf, sizeof(buf), "\n%s  head_dim %d head_dim_v %d", prefix,
+                    i32(33), i32(34));
+      return out + buf;
+    }
     if (!abi || std::strcmp(abi, "attn-fwd-v1-serving") != 0)
       return buf;
     // The serving layouts' nine more: four index arrays, the table's row

@@ -22,6 +22,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 
 SEQLENS = [1, 7, 64, 129, 1000]
+# Head dims a bundle's any-D variants (`_dmax<N>`) serve at run time.
+ANY_HEAD_DIMS = [1, 24, 59, 72, 100, 111, 136, 200, 255]
 HEADS = {"mha": (4, 4), "gqa": (8, 2), "mqa": (4, 1)}
 # Relative error bound: max |out - ref| / max |ref|.
 TOLERANCE = {"bf16": 1e-2, "f16": 5e-3}
@@ -158,7 +160,7 @@ def compare(res, name, dtype, got, ref, got_lse=None, ref_lse=None):
 
 def run_case(lib, res, name, *, dtype, d, sq, sk, heads=(4, 4), batch=2,
              mask="none", window=None, bias=None, lse=False, layout="bhsd",
-             misalign=False, stream=None):
+             misalign=False, stream=None, dv=None):
     import torch
     import attn_runtime as ar
 
@@ -170,13 +172,18 @@ def run_case(lib, res, name, *, dtype, d, sq, sk, heads=(4, 4), batch=2,
         if layout == "bshd":  # strided view of a [B, S, H, D] tensor
             return torch.randn(batch, s, h, dim, dtype=tdtype,
                                device=dev).transpose(1, 2)
+        if layout == "padded":  # rows 16-byte aligned past a short D
+            wide = -(-dim // 8) * 8
+            return torch.randn(batch, h, s, wide, dtype=tdtype,
+                               device=dev)[..., :dim]
         if misalign:  # base pointer one element past an aligned address
             flat = torch.randn(batch * h * s * dim + 1, dtype=tdtype,
                                device=dev)
             return flat[1:].view(batch, h, s, dim)
         return torch.randn(batch, h, s, dim, dtype=tdtype, device=dev)
 
-    q, k, v = make(hq, sq, d), make(hkv, sk, d), make(hkv, sk, d)
+    dv = dv or d
+    q, k, v = make(hq, sq, d), make(hkv, sk, d), make(hkv, sk, dv)
     bias_t = None
     if bias == "same2d":
         bias_t = torch.randn(sq, sk, dtype=tdtype, device=dev)
@@ -198,8 +205,11 @@ def run_case(lib, res, name, *, dtype, d, sq, sk, heads=(4, 4), batch=2,
             return
         res.fail(name, f"select_variant: {e}")
         return
-    out = torch.full((batch, hq, sq, d), float("nan"), dtype=tdtype,
+    out = torch.full((batch, hq, sq, dv), float("nan"), dtype=tdtype,
                      device=dev)
+    if layout == "padded":
+        out = torch.full((batch, hq, sq, -(-dv // 8) * 8), float("nan"),
+                         dtype=tdtype, device=dev)[..., :dv]
     try:
         if stream is not None:
             with torch.cuda.stream(stream):
@@ -266,6 +276,35 @@ def correctness(lib, res, quick):
                      sq=129, sk=1000, layout="bshd", mask="causal", lse=True)
             run_case(lib, res, f"{dtype}-d{d}-misaligned", dtype=dtype, d=d,
                      sq=64, sk=64, misalign=True)
+    if any("_dmax" in name for name in lib.variants):
+        any_head_dims(lib, res, quick)
+
+
+def any_head_dims(lib, res, quick):
+    """Head dims no fixed variant has, on the variants that take D and Dv
+    at run time (padded to their bound)."""
+    dims = ANY_HEAD_DIMS[::3] if quick else ANY_HEAD_DIMS
+    for dtype in ("bf16", "f16"):
+        for d in dims:
+            for sq, sk in [(7, 129), (129, 64), (1000, 1000)]:
+                for mask, window in [("none", None), ("causal", None),
+                                     ("sliding_window", (16, 8))]:
+                    run_case(lib, res, f"{dtype}-anyd{d}-{sq}x{sk}-{mask}",
+                             dtype=dtype, d=d, sq=sq, sk=sk, mask=mask,
+                             window=window, lse=True)
+            run_case(lib, res, f"{dtype}-anyd{d}-gqa", dtype=dtype, d=d,
+                     sq=129, sk=1000, heads=HEADS["gqa"], mask="causal",
+                     lse=True)
+            run_case(lib, res, f"{dtype}-anyd{d}-bshd-strided", dtype=dtype,
+                     d=d, sq=129, sk=300, layout="bshd", lse=True)
+            run_case(lib, res, f"{dtype}-anyd{d}-padded-rows", dtype=dtype,
+                     d=d, sq=129, sk=300, layout="padded", mask="causal",
+                     lse=True)
+            run_case(lib, res, f"{dtype}-anyd{d}-misaligned", dtype=dtype,
+                     d=d, sq=64, sk=64, misalign=True)
+        for d, dv in [(40, 72), (100, 24)]:
+            run_case(lib, res, f"{dtype}-anyd{d}v{dv}", dtype=dtype, d=d,
+                     dv=dv, sq=129, sk=200, mask="causal", lse=True)
 
 
 def error_paths(lib, res):
@@ -292,8 +331,8 @@ def error_paths(lib, res):
 
     bf = torch.bfloat16
     q = torch.randn(1, 4, 64, 64, dtype=bf, device="cuda")
-    odd = 72 if 72 not in head_dims(lib) else 40
-    qo = torch.randn(1, 4, 64, odd, dtype=bf, device="cuda")
+    # Above any variant's head dim, fixed or up to a bound (at most 256).
+    qo = torch.randn(1, 4, 64, 300, dtype=bf, device="cuda")
     expect("error-no-variant", lambda: lib.attention(qo, qo, qo), ar.AttnError,
            "head_dim", ar.STATUS["NO_VARIANT"])
     qs = torch.randn(1, 4, 64, 128, dtype=bf, device="cuda")[..., ::2]

@@ -35,3 +35,13 @@ func.func @d320(%q: tensor<1x8x?x320xf16>, %k: tensor<1x8x?x320xf16>,
       -> tensor<1x8x?x320xf16>
   return %r : tensor<1x8x?x320xf16>
 }
+
+// -----
+
+// A dynamic head dim has no tile to choose; attn-bundle's any-D variants
+// carry a config with max_head_dim.
+func.func @dynamic_d(%q: tensor<1x8x?x?xf16>, %o: tensor<1x8x?x?xf16>) -> tensor<1x8x?x?xf16> {
+  // expected-error @+1 {{query, key and value must be ranked 4-D with static head dims for the tile tables to choose a tile; a dynamic head dim needs a #attn.config with max_head_dim (attn-bundle's any-D variants)}}
+  %r = attn.attention q(%q : tensor<1x8x?x?xf16>) k(%q : tensor<1x8x?x?xf16>) v(%q : tensor<1x8x?x?xf16>) outs(%o : tensor<1x8x?x?xf16>) -> tensor<1x8x?x?xf16>
+  return %r : tensor<1x8x?x?xf16>
+}

@@ -61,3 +61,13 @@ func.func @grad_scratch_too_large(%t: memref<1x2x16x64xf32>, %lse: memref<1x2x16
   attn.attention_grad q(%t : memref<1x2x16x64xf32>) k(%t : memref<1x2x16x64xf32>) v(%t : memref<1x2x16x64xf32>) o(%t : memref<1x2x16x64xf32>) do(%t : memref<1x2x16x64xf32>) lse(%lse : memref<1x2x16xf32>) outs(%t, %t, %t : memref<1x2x16x64xf32>, memref<1x2x16x64xf32>, memref<1x2x16x64xf32>) {config = #big}
   return
 }
+
+// -----
+
+// The host loop nest sizes its vectors by the head dims.
+#cfg = #attn.config<name = "host_m32n64", block_m = 32, block_n = 64, warps = 1, stages = 1, pipeline = simple, acc_in_registers = true, mma = fma, max_head_dim = 64>
+func.func @dynamic_head_dim(%q: memref<1x2x8x?xf32>, %o: memref<1x2x8x?xf32>) {
+  // expected-error @+1 {{has a dynamic head dim: attn-tile (the host pipeline) needs static D and Dv; the GPU lowerings take it with a config's max_head_dim}}
+  attn.attention q(%q : memref<1x2x8x?xf32>) k(%q : memref<1x2x8x?xf32>) v(%q : memref<1x2x8x?xf32>) outs(%o : memref<1x2x8x?xf32>) {config = #cfg}
+  return
+}

@@ -44,9 +44,11 @@ StringRef attn::stringifyBiasKind(BiasKind kind) {
 }
 
 std::string Variant::describe() const {
+  std::string d =
+      headDim ? std::to_string(headDim) : "any<=" + std::to_string(maxHeadDim);
   return llvm::formatv("{0}{1} D={2} mask={3} bias={4}{5}{6}{7}",
                        direction == Direction::Backward ? "backward " : "",
-                       stringifyElementType(dtype).lower(), headDim,
+                       stringifyElementType(dtype).lower(), d,
                        stringifyMaskKind(mask), stringifyBiasKind(bias),
                        softcap ? " softcap" : "",
                        alignBytes != 16 ? " align=" + Twine(alignBytes).str()
@@ -79,8 +81,9 @@ static SmallVector<const TileCandidate *> getTiles(const FamilyRequest &request,
         candidates.push_back(verdict.candidate);
   } else if (llvm::any_of(verdicts,
                           [](const Verdict &x) { return x.accepted; })) {
-    for (const FamilyMember &m : enumerateFamily(
-             *request.chip, request.profile->name, {v.headDim}, {v.mask}))
+    for (const FamilyMember &m :
+         enumerateFamily(*request.chip, request.profile->name,
+                         {v.headDim ? v.headDim : v.maxHeadDim}, {v.mask}))
       if (m.direction == Direction::Forward && m.elementType == v.dtype)
         candidates.push_back(m.candidate);
   }
@@ -99,7 +102,8 @@ static SmallVector<const TileCandidate *> getTiles(const FamilyRequest &request,
 static AttentionProblem getProblem(const Variant &v) {
   AttentionProblem p;
   p.elementType = v.dtype;
-  p.headDim = p.headDimV = v.headDim;
+  // A run-time head dim gets the tile of its bound.
+  p.headDim = p.headDimV = v.headDim ? v.headDim : v.maxHeadDim;
   p.mask = v.mask;
   p.hasBias = v.bias != BiasKind::None;
   p.hasSoftcap = v.softcap;
@@ -126,13 +130,36 @@ static SmallVector<Variant> getCombinations(const FamilyRequest &request) {
   return out;
 }
 
+/// The variants for head dims given at run time: those of
+/// getCombinations, one per bound, after them (a call with a fixed variant
+/// takes it first).
+static SmallVector<Variant>
+getAnyHeadDimCombinations(const FamilyRequest &request) {
+  SmallVector<bool> caps = {false};
+  if (request.softcap)
+    caps.push_back(true);
+  SmallVector<Variant> out;
+  for (bool cap : caps)
+    for (BiasKind bias : request.biases)
+      for (ElementType dtype : request.dtypes)
+        for (int64_t max : request.maxHeadDims)
+          for (MaskKind mask : request.masks) {
+            Variant v{dtype, 0, mask, bias, cap, nullptr, 16};
+            v.maxHeadDim = max;
+            out.push_back(v);
+          }
+  return out;
+}
+
 SmallVector<Variant> attn::enumerateVariants(
     const FamilyRequest &request,
     SmallVectorImpl<UnsupportedVariant> &unsupported,
     SmallVectorImpl<UnsupportedVariant> *unsupportedBackward) {
   SmallVector<Variant> variants;
+  SmallVector<Variant> combinations = getCombinations(request);
+  combinations.append(getAnyHeadDimCombinations(request));
   // Within a combination the tiles keep their order.
-  for (Variant v : getCombinations(request)) {
+  for (Variant v : combinations) {
     SmallVector<Verdict> verdicts =
         evaluateCandidates(*request.chip, getProblem(v), request.profile);
     SmallVector<const TileCandidate *> tiles = getTiles(request, v, verdicts);
@@ -164,7 +191,7 @@ SmallVector<Variant> attn::enumerateVariants(
       Variant v = variants[i];
       bool twin =
           v.alignBytes != getRowAlignBytes(getElementBytes(v.dtype), v.headDim);
-      if (v.bias != BiasKind::None || twin)
+      if (v.bias != BiasKind::None || twin || v.maxHeadDim)
         continue;
       v.layout = layout;
       variants.push_back(v);
@@ -299,12 +326,14 @@ void attn::printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
   }
 }
 
-/// `config` assuming `alignBytes` of alignment instead.
-static ConfigAttr withAlignBytes(ConfigAttr c, int64_t alignBytes) {
+/// `config` assuming `alignBytes` of alignment instead, and serving head
+/// dims up to `maxHeadDim` when they are dynamic (0: static).
+static ConfigAttr withAlignBytes(ConfigAttr c, int64_t alignBytes,
+                                 int64_t maxHeadDim = 0) {
   return ConfigAttr::get(c.getContext(), c.getName(), c.getBlockM(),
                          c.getBlockN(), c.getWarps(), c.getStages(),
                          c.getPipeline(), c.getAccInRegisters(), c.getMma(),
-                         alignBytes);
+                         alignBytes, maxHeadDim);
 }
 
 void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
@@ -318,7 +347,8 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   // kernel ABI, not part of the kernel.
   // A packed batch (varlen) is one [1, H, total, D] problem.
   int64_t batch = variant.layout == SeqLayout::Varlen ? 1 : dyn;
-  auto qkvo = MemRefType::get({batch, 1, dyn, variant.headDim}, elem);
+  int64_t d = variant.headDim ? variant.headDim : dyn;
+  auto qkvo = MemRefType::get({batch, 1, dyn, d}, elem);
   auto lse = MemRefType::get({batch, 1, dyn}, b.getF32Type());
   auto i32s = MemRefType::get({dyn}, b.getI32Type());
   auto table = MemRefType::get({dyn, dyn}, b.getI32Type());
@@ -338,7 +368,7 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     args.push_back(i32s);
   if (variant.layout == SeqLayout::Paged) {
     // Pages: [num_pages, 1, page_size, D].
-    args[1] = args[2] = MemRefType::get({dyn, 1, dyn, variant.headDim}, elem);
+    args[1] = args[2] = MemRefType::get({dyn, 1, dyn, d}, elem);
     args.append({i32s, table});
   }
 
@@ -354,8 +384,8 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     window = b.getDenseI64ArrayAttr({128, 0});
   // The cap itself is a kernel argument; any value makes the op soft-capped.
   FloatAttr softcap = variant.softcap ? b.getF32FloatAttr(1.0f) : FloatAttr();
-  ConfigAttr config =
-      withAlignBytes(toConfigAttr(ctx, *variant.tile), variant.alignBytes);
+  ConfigAttr config = withAlignBytes(toConfigAttr(ctx, *variant.tile),
+                                     variant.alignBytes, variant.maxHeadDim);
   if (variant.direction == Direction::Backward) {
     auto arg = [&](unsigned i) { return body->getArgument(i); };
     AttentionGradOp::create(

@@ -33,6 +33,9 @@ struct FamilyRequest {
   const Profile *profile = nullptr;
   llvm::SmallVector<ElementType> dtypes;
   llvm::SmallVector<int64_t> headDims;
+  /// Bounds of variants that take D (= Dv) at run time, any up to the
+  /// bound: after the fixed head dims of each dtype, dense forward only.
+  llvm::SmallVector<int64_t> maxHeadDims;
   llvm::SmallVector<MaskKind> masks;
   llvm::SmallVector<BiasKind> biases;
   bool softcap = false;
@@ -57,10 +60,14 @@ struct FamilyRequest {
 /// other D up to 256 is one --head-dims away (the kernels pad their tiles).
 inline constexpr int64_t kDefaultHeadDims[] = {32,  64,  80,  96, 128,
                                                160, 192, 224, 256};
+/// And the bounds of its variants for head dims given at run time: every
+/// other D up to 256 is served without recompiling.
+inline constexpr int64_t kDefaultMaxHeadDims[] = {64, 128, 256};
 
 /// One kernel of the family.
 struct Variant {
   ElementType dtype;
+  /// D = Dv; 0 when given at run time, up to maxHeadDim.
   int64_t headDim;
   MaskKind mask;
   BiasKind bias;
@@ -74,6 +81,8 @@ struct Variant {
   Direction direction = Direction::Forward;
   /// The serving form of a forward variant (docs/AttnBundle.md).
   SeqLayout layout = SeqLayout::Dense;
+  /// The largest head dim of a variant whose headDim is 0.
+  int64_t maxHeadDim = 0;
 
   /// "bf16 D=64 mask=causal bias=f32 softcap", for diagnostics.
   std::string describe() const;

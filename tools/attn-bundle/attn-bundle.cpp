@@ -49,6 +49,13 @@ static cl::list<int64_t> headDims(
     cl::desc("Head dims, any of 1..256 (default: those of "
              "32,64,80,96,128,160,192,224,256 the chip's table compiles)"),
     cl::cat(category));
+static cl::list<int64_t> maxHeadDims(
+    "max-head-dims", cl::CommaSeparated,
+    cl::desc("Also emit variants that take D (= Dv) at run time, any up to "
+             "each bound given, after the fixed head dims (default: those "
+             "of 64,128,256 the chip's table compiles when --head-dims is "
+             "not given, none otherwise)"),
+    cl::cat(category));
 static cl::list<std::string>
     dtypes("dtypes", cl::CommaSeparated,
            cl::desc("Element types (default f16,bf16)"), cl::cat(category));
@@ -194,6 +201,12 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
       fail("--head-dims: expected positive head dims, got " + Twine(d));
       return failure();
     }
+  for (int64_t d : maxHeadDims)
+    if (d <= 0) {
+      fail("--max-head-dims: expected positive bounds, got " + Twine(d));
+      return failure();
+    }
+  request.maxHeadDims.assign(maxHeadDims.begin(), maxHeadDims.end());
 
   SmallVector<UnsupportedVariant> unsupported;
   if (headDims.empty()) {
@@ -202,6 +215,7 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
     for (int64_t d : kDefaultHeadDims) {
       FamilyRequest one = request;
       one.headDims = {d};
+      one.maxHeadDims.clear();
       one.backward = false;
       SmallVector<UnsupportedVariant> missing;
       enumerateVariants(one, missing);
@@ -213,6 +227,26 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
           << "D=" << d << " is left out of " << chip.name
           << "'s default family: the table cannot compile "
           << missing[0].variant.describe() << " (--head-dims " << d
+          << " says why)\n";
+    }
+    // And variants for any other head dim, likewise.
+    for (int64_t max : maxHeadDims.empty()
+                           ? ArrayRef<int64_t>(kDefaultMaxHeadDims)
+                           : ArrayRef<int64_t>()) {
+      FamilyRequest one = request;
+      one.headDims.clear();
+      one.maxHeadDims = {max};
+      one.backward = false;
+      SmallVector<UnsupportedVariant> missing;
+      enumerateVariants(one, missing);
+      if (missing.empty()) {
+        request.maxHeadDims.push_back(max);
+        continue;
+      }
+      llvm::WithColor::note(llvm::errs(), "attn-bundle")
+          << "head dims up to " << max << " at run time are left out of "
+          << chip.name << "'s default family: the table cannot compile "
+          << missing[0].variant.describe() << " (--max-head-dims " << max
           << " says why)\n";
     }
   } else {

@@ -170,6 +170,9 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     `cp.async` of 16 bytes per chunk; the element size: element-wide loads, for
     views that start anywhere), and the bundle's `align_bytes` condition says
     the same. A lowering rejects a value below the element size.
+    `max_head_dim` (optional, default 0) is for an op whose head dims are
+    dynamic: the kernel then serves any D and Dv up to it (its tiles are
+    padded to it, D and Dv are kernel arguments); 0 for static head dims.
 
     Example:
     ```mlir
@@ -187,7 +190,10 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     "::mlir::attn::PipelineKind":$pipeline,
     "bool":$acc_in_registers,
     "::mlir::attn::MatrixInstrKind":$mma,
-    DefaultValuedParameter<"int64_t", "16", "global alignment (bytes)">:$align_bytes
+    DefaultValuedParameter<"int64_t", "16",
+                           "global alignment (bytes)">:$align_bytes,
+    DefaultValuedParameter<"int64_t", "0",
+                           "largest dynamic head dim">:$max_head_dim
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

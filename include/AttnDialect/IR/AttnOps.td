@@ -52,7 +52,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (each of its four dimensions equals the full size or is 1). Element types
     are f16, bf16 or f32, the same for query, key, value and output;
     accumulation is in f32. `B`, `Sq` and `Sk` may be dynamic (and zero);
-    `Hq`, `Hkv`, `D` and `Dv` are static and positive in every operand. A
+    `Hq` and `Hkv` are static and positive in every operand, and so are `D`
+    and `Dv` where static (dynamic ones lower on the GPU only, with a
+    `config` whose `max_head_dim` bounds them). A
     static size is at most 2^31 - 1 (the kernel ABI passes extents as i32).
     Operands are all tensors or all memrefs.
 
@@ -126,8 +128,15 @@ def Attn_AttentionOp : Attn_Op<"attention", [
   }];
 
   let extraClassDeclaration = [{
-    /// The scale applied to q.k, with the 1/sqrt(D) default resolved.
+    /// The scale applied to q.k, with the 1/sqrt(D) default resolved; NaN
+    /// when that default needs a dynamic D (hasStaticScale() is false).
     float getScaleValue();
+    /// Whether the scale is known before run time (given, or D static).
+    bool hasStaticScale() {
+      return getScale() ||
+             !::llvm::cast<::mlir::ShapedType>(getQuery().getType())
+                  .isDynamicDim(3);
+    }
     /// Window bounds [left, right]; negative means unbounded.
     std::pair<int64_t, int64_t> getWindowBounds();
     /// How the sequences are laid out (cu_seqlens, seqlens_k, block_table).
@@ -221,8 +230,15 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
   }];
 
   let extraClassDeclaration = [{
-    /// The scale applied to q.k, with the 1/sqrt(D) default resolved.
+    /// The scale applied to q.k, with the 1/sqrt(D) default resolved; NaN
+    /// when that default needs a dynamic D (hasStaticScale() is false).
     float getScaleValue();
+    /// Whether the scale is known before run time (given, or D static).
+    bool hasStaticScale() {
+      return getScale() ||
+             !::llvm::cast<::mlir::ShapedType>(getQuery().getType())
+                  .isDynamicDim(3);
+    }
     /// Window bounds [left, right]; negative means unbounded.
     std::pair<int64_t, int64_t> getWindowBounds();
     bool hasPureTensorSemantics() {

@@ -47,9 +47,10 @@ static KernelSpec getProductSpec(const KernelSpec &spec, int64_t rows,
   KernelSpec p = spec;
   p.headDim = p.tileHeadDim = inner;
   p.headDimV = p.tileHeadDimV = outer;
-  p.config = ConfigAttr::get(
-      c.getContext(), c.getName(), rows, cols, c.getWarps(), c.getStages(),
-      c.getPipeline(), c.getAccInRegisters(), c.getMma(), c.getAlignBytes());
+  p.config =
+      ConfigAttr::get(c.getContext(), c.getName(), rows, cols, c.getWarps(),
+                      c.getStages(), c.getPipeline(), c.getAccInRegisters(),
+                      c.getMma(), c.getAlignBytes(), c.getMaxHeadDim());
   return p;
 }
 
@@ -692,6 +693,9 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
       target);
   if (failed(spec))
     return failure();
+  if (spec->dynamicHeadDim())
+    return op.emitOpError("has a dynamic head dim; backward plans need "
+                          "static D and Dv");
   ConfigAttr config = spec->config;
   int64_t elemBytes = spec->elemType.getIntOrFloatBitWidth() / 8;
   if (config.getAlignBytes() < elemBytes)

@@ -74,10 +74,14 @@ private:
   /// Waits for `pending` copy groups, then publishes them to all threads.
   void waitCopies(int pending);
 
-  /// Copies rows of the `cols`-column matrix `src` into `tile`.
-  void copyTile(const SharedTile &tile, int64_t cols, Value src, Value rowStart,
-                Value rowLimit, Value rowStride,
+  /// Copies rows of the matrix `src` into `tile`: rows of D elements, or of
+  /// Dv with `valueRows` (read from the arguments when dynamic).
+  void copyTile(const SharedTile &tile, bool valueRows, Value src,
+                Value rowStart, Value rowLimit, Value rowStride,
                 function_ref<Value(Value)> rowOffset = {});
+  /// The run-time value (i32) of a dynamic head dim `d` (spec.headDim or
+  /// spec.headDimV), clamped to the tile's `tileCols`; null when static.
+  Value getDynamicHeadDim(int64_t d, unsigned argIndex, int64_t tileCols);
   /// Binds sq, sk and the sequence's row offsets for a serving layout.
   void bindSequence();
   /// i32 element `i` of the i32 array argument `array`, clamped to [lo, hi].
@@ -143,6 +147,8 @@ private:
   Value qRow0, kRow0;
   /// Split-KV: the number of splits and this workgroup's one.
   Value numSplits, split;
+  /// D and Dv given at run time (null when static).
+  Value headDimArg, headDimVArg;
   Value qPtr, kPtr, vPtr, oPtr, biasPtr;
   Value scaleLog2, softcapScale, softcapLog2;
   MaskParams maskParams;
@@ -168,11 +174,24 @@ void KernelEmitter::waitCopies(int pending) {
   gpu::BarrierOp::create(b, loc);
 }
 
-void KernelEmitter::copyTile(const SharedTile &tile, int64_t cols, Value src,
+void KernelEmitter::copyTile(const SharedTile &tile, bool valueRows, Value src,
                              Value rowStart, Value rowLimit, Value rowStride,
                              function_ref<Value(Value)> rowOffset) {
-  emitTileCopy(b, loc, target, tile, cols, tid, threads, src, rowStart,
-               rowLimit, rowStride, spec.config.getAlignBytes(), rowOffset);
+  emitTileCopy(b, loc, target, tile, valueRows ? spec.headDimV : spec.headDim,
+               tid, threads, src, rowStart, rowLimit, rowStride,
+               spec.config.getAlignBytes(), rowOffset,
+               valueRows ? headDimVArg : headDimArg);
+}
+
+Value KernelEmitter::getDynamicHeadDim(int64_t d, unsigned argIndex,
+                                       int64_t tileCols) {
+  if (!ShapedType::isDynamic(d))
+    return Value();
+  // The runtime checks D <= max_head_dim; the clamp keeps a bad value from
+  // reaching past the tile.
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, arg(argIndex), c32(0)),
+      c32(tileCols));
 }
 
 Value KernelEmitter::loadClamped(unsigned array, Value i, Value lo, Value hi) {
@@ -258,15 +277,15 @@ void KernelEmitter::loadKV(Value block, Value stage) {
   SharedTile k = keyTile(stage), v = valueTile(stage);
   if (spec.layout == SeqLayout::Paged) {
     // Each row finds its page; kPtr and vPtr hold only the head's offset.
-    copyTile(k, spec.headDim, kPtr, n0, sk, Value(), [&](Value row) {
+    copyTile(k, false, kPtr, n0, sk, Value(), [&](Value row) {
       return pagedRowOffset(row, arg(kArgKStrideB), arg(kArgKStrideB + 2));
     });
-    copyTile(v, spec.headDimV, vPtr, n0, sk, Value(), [&](Value row) {
+    copyTile(v, true, vPtr, n0, sk, Value(), [&](Value row) {
       return pagedRowOffset(row, arg(kArgVStrideB), arg(kArgVStrideB + 2));
     });
   } else {
-    copyTile(k, spec.headDim, kPtr, n0, sk, arg(kArgKStrideB + 2));
-    copyTile(v, spec.headDimV, vPtr, n0, sk, arg(kArgVStrideB + 2));
+    copyTile(k, false, kPtr, n0, sk, arg(kArgKStrideB + 2));
+    copyTile(v, true, vPtr, n0, sk, arg(kArgVStrideB + 2));
   }
   target.emitCopyCommit(b, loc);
 }
@@ -476,11 +495,14 @@ void KernelEmitter::storeRows(Value base,
   unsigned ne = oLayout.getNumElements();
   // Runs start at a multiple of their length; with a padded Dv, a length
   // that divides Dv keeps each run wholly before or past it.
+  // A dynamic Dv may end anywhere: one element per store.
   int64_t dv = spec.headDimV;
-  bool tail = dv < spec.tileHeadDimV;
+  bool dynamic = ShapedType::isDynamic(dv);
+  bool tail = dynamic || dv < spec.tileHeadDimV;
   unsigned maxRun = 16 / bytes;
   if (tail)
-    maxRun = std::min<unsigned>(maxRun, dv & -dv);
+    maxRun = dynamic ? 1 : std::min<unsigned>(maxRun, dv & -dv);
+  Value dvValue = dynamic ? headDimVArg : c32(dv);
   for (unsigned e = 0; e < ne;) {
     unsigned slot = oLayout.rowSlot[e];
     unsigned run = 1;
@@ -500,7 +522,7 @@ void KernelEmitter::storeRows(Value base,
       inRange = arith::AndIOp::create(
           b, loc, inRange,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, col,
-                                c32(dv)));
+                                dvValue));
     OpBuilder::InsertionGuard guard(b);
     auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
@@ -551,6 +573,9 @@ void KernelEmitter::emit() {
   }
   sq = arg(kArgSeqQ);
   sk = arg(kArgSeqK);
+  headDimArg = getDynamicHeadDim(spec.headDim, kArgHeadDim, spec.tileHeadDim);
+  headDimVArg =
+      getDynamicHeadDim(spec.headDimV, kArgHeadDimV, spec.tileHeadDimV);
   m0 = mul(mBlock, c32(spec.blockM()));
   group = arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
   if (spec.packGQA()) {
@@ -637,11 +662,11 @@ void KernelEmitter::emitBody() {
   qTile =
       sharedTile(smemBase, spec.blockM(), spec.tileHeadDim, smem.qRowStride);
   if (spec.packGQA())
-    copyTile(qTile, spec.headDim, qPtr, m0, rows, Value(), [&](Value r) {
+    copyTile(qTile, false, qPtr, m0, rows, Value(), [&](Value r) {
       return rowOffset(r, arg(kArgQStrideB + 1), arg(kArgQStrideB + 2));
     });
   else
-    copyTile(qTile, spec.headDim, qPtr, m0, sq, arg(kArgQStrideB + 2));
+    copyTile(qTile, false, qPtr, m0, sq, arg(kArgQStrideB + 2));
   target.emitCopyCommit(b, loc);
 
   // Key blocks any row of this block can see.
@@ -758,7 +783,8 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
   declareDynamicSharedMemory(b, loc, gpuModule, target);
   auto func = createKernelFunction(
       b, loc, name,
-      getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout),
+      getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout,
+                            spec.dynamicHeadDim()),
       spec.warps() * target.getWarpSize());
   target.annotateKernel(func, spec);
   emitKernelBody(b, loc, func, [&](Block &entry) {

@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -37,8 +38,8 @@ void GPUTargetInfo::emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
 void GPUTargetInfo::emitPiecewiseCopyToShared(OpBuilder &b, Location loc,
                                               Value dst, Value src,
                                               int64_t bytes, int64_t alignBytes,
-                                              Value valid,
-                                              Value validBytes) const {
+                                              Value valid, Value validBytes,
+                                              bool wholeChunkBranch) const {
   Type word = b.getIntegerType(8 * alignBytes);
   auto vecType = VectorType::get({bytes / alignBytes}, word);
   Value zero = arith::ConstantOp::create(
@@ -50,8 +51,23 @@ void GPUTargetInfo::emitPiecewiseCopyToShared(OpBuilder &b, Location loc,
     LLVM::StoreOp::create(b, loc, data, dst, bytes);
     return;
   }
-  // Pieces past validBytes read the chunk's first one instead (readable
-  // when the chunk is valid) and keep their zeros.
+  // Piece by piece: those past validBytes read the chunk's first one
+  // instead (readable when the chunk is valid) and keep their zeros. With
+  // `wholeChunkBranch`, a whole chunk (all but a row's last) takes one load
+  // in a branch of its own.
+  OpBuilder::InsertionGuard guard(b);
+  scf::IfOp ifOp;
+  if (wholeChunkBranch) {
+    Value whole = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sge, validBytes,
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes));
+    ifOp = scf::IfOp::create(b, loc, vecType, whole, /*withElse=*/true);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value full = LLVM::LoadOp::create(b, loc, vecType, src, alignBytes);
+    scf::YieldOp::create(
+        b, loc, arith::SelectOp::create(b, loc, valid, full, zero).getResult());
+    b.setInsertionPointToStart(ifOp.elseBlock());
+  }
   Value data = zero;
   for (int64_t i = 0, e = bytes / alignBytes; i < e; ++i) {
     Value in = arith::CmpIOp::create(
@@ -66,6 +82,11 @@ void GPUTargetInfo::emitPiecewiseCopyToShared(OpBuilder &b, Location loc,
     x = arith::SelectOp::create(b, loc, in, x,
                                 arith::ConstantIntOp::create(b, loc, word, 0));
     data = vector::InsertOp::create(b, loc, x, data, ArrayRef<int64_t>{i});
+  }
+  if (ifOp) {
+    scf::YieldOp::create(b, loc, data);
+    b.setInsertionPointAfter(ifOp);
+    data = ifOp.getResult(0);
   }
   LLVM::StoreOp::create(b, loc, data, dst, bytes);
 }

@@ -28,10 +28,15 @@ std::string attn::getBiasName(const KernelSpec &spec) {
 }
 
 std::string attn::getKernelName(const KernelSpec &spec) {
-  std::string name = "fwd_" + getDTypeName(spec.elemType) + "_d" +
-                     std::to_string(spec.headDim);
+  int64_t maxD = spec.config.getMaxHeadDim();
+  auto dim = [&](int64_t d) {
+    return ShapedType::isDynamic(d) ? "max" + std::to_string(maxD)
+                                    : std::to_string(d);
+  };
+  std::string name =
+      "fwd_" + getDTypeName(spec.elemType) + "_d" + dim(spec.headDim);
   if (spec.headDimV != spec.headDim)
-    name += "v" + std::to_string(spec.headDimV);
+    name += "v" + dim(spec.headDimV);
   name += "_" + getMaskName(spec.mask);
   if (spec.softcap)
     name += "_softcap";
@@ -73,13 +78,18 @@ FunctionType attn::getBackwardKernelFunctionType(MLIRContext *ctx,
 
 FunctionType attn::getKernelFunctionType(MLIRContext *ctx,
                                          unsigned globalAddrSpace,
-                                         SeqLayout layout) {
+                                         SeqLayout layout,
+                                         bool dynamicHeadDim) {
   Type ptr = LLVM::LLVMPointerType::get(ctx, globalAddrSpace);
   Type i32 = IntegerType::get(ctx, 32);
   Type i64 = IntegerType::get(ctx, 64);
   Type f32 = Float32Type::get(ctx);
   bool serving = layout != SeqLayout::Dense;
-  SmallVector<Type> args(serving ? kNumServingKernelArgs : kNumKernelArgs);
+  SmallVector<Type> args(serving          ? kNumServingKernelArgs
+                         : dynamicHeadDim ? kNumAnyHeadDimKernelArgs
+                                          : kNumKernelArgs);
+  if (dynamicHeadDim && !serving)
+    args[kArgHeadDim] = args[kArgHeadDimV] = i32;
   if (serving) {
     for (unsigned i = kArgCuSeqlensQ; i <= kArgBlockTable; ++i)
       args[i] = ptr;

@@ -29,6 +29,9 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
     return failure();
   KernelSpec spec = *shared;
   spec.layout = op.getSeqLayout();
+  if (spec.dynamicHeadDim() && spec.layout != SeqLayout::Dense)
+    return op.emitOpError("has a dynamic head dim and a serving layout; "
+                          "kernels for dynamic head dims are dense only");
   int64_t elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
   if (spec.config.getAlignBytes() < elemBytes)
     return op.emitOpError("config '")
@@ -59,8 +62,13 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("platform", b.getStringAttr(target.getPlatform()));
   attrs.append("chip", b.getStringAttr(target.getChip()));
   attrs.append("dtype", b.getStringAttr(getDTypeName(spec.elemType)));
-  attrs.append("head_dim", b.getI64IntegerAttr(spec.headDim));
-  attrs.append("head_dim_v", b.getI64IntegerAttr(spec.headDimV));
+  // 0: given at run time, up to max_head_dim (two more kernel arguments).
+  auto dim = [](int64_t d) { return ShapedType::isDynamic(d) ? 0 : d; };
+  attrs.append("head_dim", b.getI64IntegerAttr(dim(spec.headDim)));
+  attrs.append("head_dim_v", b.getI64IntegerAttr(dim(spec.headDimV)));
+  if (spec.dynamicHeadDim())
+    attrs.append("max_head_dim",
+                 b.getI64IntegerAttr(spec.config.getMaxHeadDim()));
   attrs.append("mask", b.getStringAttr(getMaskName(spec.mask)));
   attrs.append("bias", b.getStringAttr(getBiasName(spec)));
   attrs.append("softcap", b.getBoolAttr(spec.softcap));
@@ -166,7 +174,13 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
   Value null = LLVM::ZeroOp::create(b, loc, ptrType);
 
   bool serving = spec.layout != SeqLayout::Dense;
-  SmallVector<Value> args(serving ? kNumServingKernelArgs : kNumKernelArgs);
+  SmallVector<Value> args(serving                 ? kNumServingKernelArgs
+                          : spec.dynamicHeadDim() ? kNumAnyHeadDimKernelArgs
+                                                  : kNumKernelArgs);
+  if (spec.dynamicHeadDim() && !serving) {
+    args[kArgHeadDim] = dimI32(op.getQuery(), 3);
+    args[kArgHeadDimV] = dimI32(op.getValue(), 3);
+  }
   args[kArgQ] = getDevicePointer(b, loc, op.getQuery(), ptrType);
   args[kArgK] = getDevicePointer(b, loc, op.getKey(), ptrType);
   args[kArgV] = getDevicePointer(b, loc, op.getValue(), ptrType);

@@ -72,17 +72,27 @@ attn::getSharedKernelSpec(Operation *op, Value query, Value value, Value output,
   spec.elemType = qType.getElementType();
   spec.headDim = qType.getDimSize(3);
   spec.headDimV = cast<MemRefType>(value.getType()).getDimSize(3);
-  spec.tileHeadDim = spec.headDim;
-  spec.tileHeadDimV = spec.headDimV;
-  // An unknown instruction is checkSupported's error to report.
-  if (const MatrixInstr *instr =
-          target.getChipSpec().lookupInstr(config->getMma())) {
-    spec.tileHeadDim = getTileHeadDim(*instr, spec.headDim);
-    spec.tileHeadDimV = getTileHeadDimV(*instr, spec.headDimV);
-  }
   spec.mask = mask;
   spec.softcap = softcap;
   spec.config = *config;
+  // A dynamic head dim is a kernel argument up to the config's bound.
+  int64_t maxD = config->getMaxHeadDim();
+  if (spec.dynamicHeadDim() && maxD <= 0)
+    return op->emitOpError("has a dynamic head dim; its config '")
+           << config->getName()
+           << "' needs max_head_dim, the largest D and Dv to serve";
+  if (!spec.dynamicHeadDim() && maxD > 0)
+    return op->emitOpError("has static head dims; config '")
+           << config->getName()
+           << "' has max_head_dim, which is for dynamic ones";
+  spec.tileHeadDim = spec.maxHeadDim();
+  spec.tileHeadDimV = spec.maxHeadDimV();
+  // An unknown instruction is checkSupported's error to report.
+  if (const MatrixInstr *instr =
+          target.getChipSpec().lookupInstr(config->getMma())) {
+    spec.tileHeadDim = getTileHeadDim(*instr, spec.maxHeadDim());
+    spec.tileHeadDimV = getTileHeadDimV(*instr, spec.maxHeadDimV());
+  }
   if (bias) {
     auto t = dyn_cast<MemRefType>(bias.getType());
     int64_t offset;

@@ -10,6 +10,8 @@
 
 #include "AttnDialect/Conversion/AttnToGPU/GPUTargetInfo.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -44,6 +46,14 @@ void getScalarArgs(OpBuilder &b, Location loc, OpT op,
                            ? op.getWindowBounds()
                            : std::pair<int64_t, int64_t>{-1, -1};
   out[0] = f32(op.getScaleValue());
+  if (!op.hasStaticScale()) {
+    // The default 1/sqrt(D) of a dynamic D, at run time.
+    Value d = memref::DimOp::create(b, loc, op.getQuery(), 3);
+    d = arith::IndexCastOp::create(b, loc, b.getI32Type(), d);
+    d = arith::SIToFPOp::create(b, loc, b.getF32Type(), d);
+    out[0] = arith::DivFOp::create(b, loc, f32(1.0f),
+                                   math::SqrtOp::create(b, loc, d));
+  }
   out[1] = f32(op.getSoftcap() ? op.getSoftcap()->convertToFloat() : 0.0f);
   out[2] = i32(left);
   out[3] = i32(right);

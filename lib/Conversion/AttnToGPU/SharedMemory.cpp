@@ -77,7 +77,8 @@ void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
                         const SharedTile &tile, int64_t cols, Value tid,
                         int64_t threads, Value src, Value rowStart,
                         Value rowLimit, Value rowStride, int64_t alignBytes,
-                        function_ref<Value(Value row)> rowOffset) {
+                        function_ref<Value(Value row)> rowOffset,
+                        Value dynamicCols) {
   Type i64 = b.getI64Type();
   int64_t elemBytes = tile.elemType.getIntOrFloatBitWidth() / 8;
   int64_t vec = 16 / elemBytes;
@@ -91,6 +92,17 @@ void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
       std::min<int64_t>(alignBytes, getRowAlignBytes(elemBytes, cols));
   bool tail = cols < tile.cols;
   bool partial = rowBytes % 16 != 0;
+  Value rowBytesValue;
+  if (dynamicCols) {
+    // Any row length: a chunk may end anywhere, so loads are element-wide
+    // unless the target reads a partial chunk in one copy (cp.async).
+    tail = partial = true;
+    width = target.readsPartialChunks(alignBytes) ? alignBytes : elemBytes;
+    rowBytesValue =
+        arith::MulIOp::create(b, loc, dynamicCols, c32(b, loc, elemBytes));
+  } else {
+    rowBytesValue = c32(b, loc, rowBytes);
+  }
   for (int64_t it = 0; it * threads < total; ++it) {
     OpBuilder::InsertionGuard guard(b);
     Value idx = arith::AddIOp::create(b, loc, tid, c32(b, loc, it * threads));
@@ -110,12 +122,11 @@ void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
       valid = arith::AndIOp::create(
           b, loc, valid,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, chunkByte,
-                                c32(b, loc, rowBytes)));
+                                rowBytesValue));
     Value validBytes;
     if (partial)
       validBytes = arith::MinSIOp::create(
-          b, loc,
-          arith::SubIOp::create(b, loc, c32(b, loc, rowBytes), chunkByte),
+          b, loc, arith::SubIOp::create(b, loc, rowBytesValue, chunkByte),
           c32(b, loc, 16));
     Value rowOff =
         rowOffset

@@ -29,6 +29,12 @@ public:
   void emitCopyToShared(OpBuilder &b, Location loc, Value dst, Value src,
                         int64_t bytes, int64_t alignBytes, Value valid,
                         Value validBytes) const override;
+  void annotateKernel(gpu::GPUFuncOp func,
+                      const KernelSpec &spec) const override;
+  // cp.async's source size: a copy of 16 bytes reads any prefix of them.
+  bool readsPartialChunks(int64_t alignBytes) const override {
+    return alignBytes >= 16;
+  }
   Value emitExp2(OpBuilder &b, Location loc, Value v) const override;
   void emitCopyCommit(OpBuilder &b, Location loc) const override;
   void emitCopyWait(OpBuilder &b, Location loc, int pending) const override;

@@ -84,8 +84,8 @@ LogicalResult AMDTargetInfo::checkSupported(
   // Head dims, tile shape and wave count follow the instruction's entry in
   // the tile tables (block_n a multiple of both N and K: it is the reduction
   // dim of P V).
-  if (CheckResult r =
-          checkConfig(chip, c, spec.headDim, spec.headDimV, direction))
+  if (CheckResult r = checkConfig(chip, c, spec.maxHeadDim(),
+                                  spec.maxHeadDimV(), direction))
     return emitError() << "config '" << c.getName()
                        << "' is not supported on " << chip.name << ": " << *r;
   bool simple = c.getPipeline() == PipelineKind::Simple && c.getStages() == 1;
@@ -115,10 +115,12 @@ void AMDTargetInfo::emitCopyToShared(OpBuilder &b, Location loc, Value dst,
                                      Value src, int64_t bytes,
                                      int64_t alignBytes, Value valid,
                                      Value validBytes) const {
-  // A row's head-dim tail: no load may run past its last valid byte.
+  // A row's head-dim tail: no load may run past its last valid byte. The
+  // whole chunks in a branch of their own keep the piecewise code's scalar
+  // registers within gfx9's 102 (a run-time D: 106 and 78 spilled without).
   if (validBytes)
     return emitPiecewiseCopyToShared(b, loc, dst, src, bytes, alignBytes, valid,
-                                     validBytes);
+                                     validBytes, /*wholeChunkBranch=*/true);
   // A 16-byte global load (global_load_dwordx4 when 16-byte aligned, narrower
   // loads otherwise) then an LDS store. The skeleton points invalid rows at
   // the tile's base, which is in bounds, so the load needs no branch; the

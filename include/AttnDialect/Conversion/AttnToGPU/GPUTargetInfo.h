@@ -191,7 +191,8 @@ public:
   /// Copies `bytes` (16) from global `src` to shared `dst`, or writes zeros
   /// when `valid` (i1) is false. `src` is only `alignBytes`-aligned (the
   /// config's align_bytes: 16, or as little as the element size). When
-  /// `validBytes` (i32, a multiple of alignBytes) is set, only that many
+  /// `validBytes` (i32, a multiple of alignBytes unless readsPartialChunks)
+  /// is set, only that many
   /// leading bytes are read and the rest are zeros (a row's head-dim tail);
   /// `src` is readable whenever `valid` holds. May be asynchronous: the
   /// copies issued before emitCopyCommit form a group, and emitCopyWait(n)
@@ -200,6 +201,10 @@ public:
   virtual void emitCopyToShared(OpBuilder &b, Location loc, Value dst,
                                 Value src, int64_t bytes, int64_t alignBytes,
                                 Value valid, Value validBytes = {}) const = 0;
+  /// Whether emitCopyToShared with `alignBytes` reads any `validBytes` in
+  /// [0, bytes] (not only multiples of alignBytes) in one copy, as cp.async
+  /// with a source size does.
+  virtual bool readsPartialChunks(int64_t alignBytes) const { return false; }
   virtual void emitCopyCommit(OpBuilder &b, Location loc) const {}
   virtual void emitCopyWait(OpBuilder &b, Location loc, int pending) const {}
 
@@ -215,10 +220,13 @@ public:
 protected:
   /// emitCopyToShared by synchronous loads of `alignBytes` each, those at or
   /// past `validBytes` (when set) or of an invalid chunk not issued but
-  /// zeros, then one store to shared memory.
+  /// zeros, then one store to shared memory. `wholeChunkBranch` loads a
+  /// chunk that `validBytes` covers whole in one branch and only the row's
+  /// last piece by piece in another.
   void emitPiecewiseCopyToShared(OpBuilder &b, Location loc, Value dst,
                                  Value src, int64_t bytes, int64_t alignBytes,
-                                 Value valid, Value validBytes) const;
+                                 Value valid, Value validBytes,
+                                 bool wholeChunkBranch = false) const;
 
   const ChipSpec &chip;
 };

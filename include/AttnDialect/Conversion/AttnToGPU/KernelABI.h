@@ -54,10 +54,16 @@ enum KernelArg : unsigned {
   kArgNumPages,
   kArgWorkspace,
   kArgNumSplits,
-  kNumServingKernelArgs
+  kNumServingKernelArgs,
+  // Dense kernels for dynamic head dims (a config's max_head_dim) take two
+  // more instead: D and Dv (i32).
+  kArgHeadDim = kNumKernelArgs,
+  kArgHeadDimV,
+  kNumAnyHeadDimKernelArgs
 };
 static_assert(kNumKernelArgs == 33, "attn-fwd-v1 has 33 arguments");
 static_assert(kNumServingKernelArgs == 42, "serving kernels have 42");
+static_assert(kNumAnyHeadDimKernelArgs == 35, "any-D kernels have 35");
 
 /// Positions of the attn-bwd-v1 kernel arguments: every stage of a backward
 /// plan takes all of them.
@@ -102,6 +108,8 @@ static_assert(kNumBackwardKernelArgs == 55, "attn-bwd-v1 has 55 arguments");
 /// kernel. Heads, batch and sequence lengths are kernel arguments.
 struct KernelSpec {
   Type elemType;
+  /// The op's D and Dv; ShapedType::kDynamic when the kernel takes them as
+  /// arguments (up to the config's max_head_dim).
   int64_t headDim = 0;
   int64_t headDimV = 0;
   /// D and Dv of the kernel's tiles: the op's, padded to the matrix
@@ -130,6 +138,18 @@ struct KernelSpec {
   /// head, batch).
   bool packGQA() const { return splitKV(); }
 
+  /// Whether D or Dv is a kernel argument (ABI: kArgHeadDim, kArgHeadDimV).
+  bool dynamicHeadDim() const {
+    return ShapedType::isDynamic(headDim) || ShapedType::isDynamic(headDimV);
+  }
+  /// The largest D and Dv the kernel serves: the op's, or max_head_dim.
+  int64_t maxHeadDim() const {
+    return ShapedType::isDynamic(headDim) ? config.getMaxHeadDim() : headDim;
+  }
+  int64_t maxHeadDimV() const {
+    return ShapedType::isDynamic(headDimV) ? config.getMaxHeadDim() : headDimV;
+  }
+
   int64_t blockM() const { return config.getBlockM(); }
   int64_t blockN() const { return config.getBlockN(); }
   int64_t warps() const { return config.getWarps(); }
@@ -147,7 +167,8 @@ std::string getMaskName(MaskKind kind);
 std::string getBiasName(const KernelSpec &spec);
 
 /// Deterministic kernel name from the problem and the config, e.g.
-/// fwd_bf16_d128_causal_m64n64w4s2 (Dv is spelled out only when != D;
+/// fwd_bf16_d128_causal_m64n64w4s2 (`dmax64` for a head dim given at run
+/// time, up to 64; Dv is spelled out only when != D;
 /// `_softcap`, `_bias` or `_biasf32` follow the mask when present, then
 /// `_varlen`, `_kvcache` or `_paged` for a serving layout; `_align<N>` follows
 /// the tile when the config assumes less than 16-byte alignment).
@@ -159,9 +180,11 @@ std::string getBackwardPlanName(const KernelSpec &spec);
 
 /// The kernel's function type: pointers are `!llvm.ptr<globalAddrSpace>`
 /// (bare device pointers), then i32 / i64 / f32 scalars as in the ABI table;
-/// a serving layout appends its nine arguments.
+/// a serving layout appends its nine arguments, a dense kernel for dynamic
+/// head dims its two.
 FunctionType getKernelFunctionType(MLIRContext *ctx, unsigned globalAddrSpace,
-                                   SeqLayout layout = SeqLayout::Dense);
+                                   SeqLayout layout = SeqLayout::Dense,
+                                   bool dynamicHeadDim = false);
 
 /// The same for attn-bwd-v1.
 FunctionType getBackwardKernelFunctionType(MLIRContext *ctx,

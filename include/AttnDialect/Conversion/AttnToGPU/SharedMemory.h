@@ -42,12 +42,14 @@ Value getSharedChunkAddress(OpBuilder &b, Location loc, const SharedTile &tile,
 /// `rowOffset`, when set, gives the i64 element offset of a row from `src`
 /// instead of row * rowStride (a paged cache looks its rows up); it is only
 /// emitted for every row of the tile but its result is used only for rows
-/// below `rowLimit`, so it must clamp what it reads.
+/// below `rowLimit`, so it must clamp what it reads. `dynamicCols` (i32, at
+/// most tile.cols), when set, replaces `cols`: a head dim known at run time.
 void emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
                   const SharedTile &tile, int64_t cols, Value tid,
                   int64_t threads, Value src, Value rowStart, Value rowLimit,
                   Value rowStride, int64_t alignBytes,
-                  function_ref<Value(Value row)> rowOffset = {});
+                  function_ref<Value(Value row)> rowOffset = {},
+                  Value dynamicCols = {});
 
 } // namespace attn
 } // namespace mlir
