@@ -215,7 +215,7 @@ def make_bias(kind, batch, hq, sq, sk, tdtype, grad):
 def run_case(lib, res, stats, group, name, *, dtype, d, dv=None, sq, sk,
              heads=(4, 4), batch=2, mask="none", window=None, bias=None,
              bias_grad=False, softcap=None, path="autograd",
-             deterministic=False, stream=None):
+             deterministic=False, stream=None, misalign=False):
     """One gradient check; `path` is "autograd" (out.backward(g)) or
     "direct" (attention_backward)."""
     import torch
@@ -228,6 +228,13 @@ def run_case(lib, res, stats, group, name, *, dtype, d, dv=None, sq, sk,
     k = torch.randn(batch, hkv, sk, d, dtype=tdtype, device="cuda")
     v = torch.randn(batch, hkv, sk, dv, dtype=tdtype, device="cuda")
     g = torch.randn(batch, hq, sq, dv, dtype=tdtype, device="cuda")
+    if misalign:
+        def shifted(t):
+            flat = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
+            view = flat[1:].view(t.shape)
+            view.copy_(t)
+            return view
+        q, k, v, g = (shifted(t) for t in (q, k, v, g))
     b = None
     if bias is not None:
         b = make_bias(bias, batch, hq, sq, sk, tdtype, bias_grad)
@@ -368,6 +375,14 @@ def cases(lib, quick):
             yield (f"{tag} softcap", f"{base}-softcap-bias-grad",
                    dict(dtype=dtype, d=d, sq=129, sk=200, softcap=SOFTCAP,
                         bias="2d", bias_grad=True))
+            # Views one element past a 16-byte boundary: the plans'
+            # element-aligned twins (the direct path keeps the views).
+            for mask in ("none", "causal"):
+                for _ in range(2):  # once per path
+                    yield (f"{tag} misaligned",
+                           f"{base}-misaligned-{mask}",
+                           dict(dtype=dtype, d=d, sq=129, sk=300, mask=mask,
+                                heads=HEADS["gqa"], misalign=True))
         for sq, sk in [(129, 129), (7, 1000), (1000, 7)]:
             for _ in range(2):  # once per path
                 yield (f"{dtype} dv!=d", f"{dtype}-d64-dv128-{sq}x{sk}",

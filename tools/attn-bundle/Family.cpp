@@ -223,6 +223,17 @@ SmallVector<Variant> attn::enumerateVariants(
     v.tile = it->candidate;
     variants.push_back(v);
   }
+  // The plans' element-aligned twins after them, as the forward's.
+  if (request.unaligned) {
+    for (size_t i = 0, e = variants.size(); i < e; ++i) {
+      Variant twin = variants[i];
+      if (twin.direction != Direction::Backward ||
+          twin.alignBytes == getElementBytes(twin.dtype))
+        continue;
+      twin.alignBytes = getElementBytes(twin.dtype);
+      variants.push_back(twin);
+    }
+  }
   return variants;
 }
 

@@ -42,9 +42,9 @@ struct FamilyRequest {
   /// Every candidate the tables accept for a combination instead of the ones
   /// attn-select-config would pick.
   bool allCandidates = false;
-  /// Also a twin of every variant that assumes only element alignment (any
-  /// view), after all the 16-byte-aligned ones so the runtime tries those
-  /// first (xformers' aligned/unaligned kernel pairs).
+  /// Also a twin of every variant and plan that assumes only element
+  /// alignment (any view), after all the aligned ones so the runtime tries
+  /// those first (xformers' aligned/unaligned kernel pairs).
   bool unaligned = false;
   /// Also a backward plan (attn-bwd-v1) of every combination the chip's
   /// table has a backward tile for, after the forward variants.
