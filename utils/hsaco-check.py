@@ -255,7 +255,8 @@ def main():
                     abi += "-serving"
                 elif v.get("max_head_dim"):
                     abi += "-any-head-dim"
-                objects.append((bundle["chip"],
+                # A bundle of several chips (version 5) says each one's.
+                objects.append((v.get("chip", bundle["chip"]),
                                 os.path.join(args.input, v["binary"]),
                                 abi, v))
         elif args.input.endswith(".hsaco"):

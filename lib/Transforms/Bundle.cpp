@@ -184,34 +184,55 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
   if (llvm::Error e = createBundleDirectory(dir))
     return e;
   const BundleKernel &first = kernels.front();
+  // Several chips (of one platform): each kernel's binary goes to a
+  // directory of its chip and its entry says the chip (version 5).
+  bool multiChip = llvm::any_of(
+      kernels, [&](const BundleKernel &k) { return k.chip != first.chip; });
   llvm::json::Array variants, plans;
   for (const BundleKernel &k : kernels) {
-    if (k.platform != first.platform || k.chip != first.chip)
+    if (k.platform != first.platform)
       return llvm::createStringError(
-          llvm::formatv("one bundle holds one chip; kernel '{0}' is for {1}, "
-                        "the first for {2}",
-                        k.variant.getString("name").value_or(k.file), k.chip,
-                        first.chip)
+          llvm::formatv("one bundle holds one platform; kernel '{0}' is for "
+                        "{1}, the first for {2}",
+                        k.variant.getString("name").value_or(k.file),
+                        k.platform, first.platform)
               .str());
+    std::string file = multiChip ? k.chip + "/" + k.file : k.file;
     SmallString<256> path(dir);
-    llvm::sys::path::append(path, k.file);
+    llvm::sys::path::append(path, file);
+    if (llvm::Error e =
+            createBundleDirectory(llvm::sys::path::parent_path(path)))
+      return e;
     if (llvm::Error e = writeFile(path, k.binary))
       return e;
-    (k.isPlan ? plans : variants).push_back(llvm::json::Object(k.variant));
+    llvm::json::Object entry(k.variant);
+    if (multiChip) {
+      entry["chip"] = k.chip;
+      if (k.isPlan) {
+        if (llvm::json::Array *stages = entry.getArray("stages"))
+          for (llvm::json::Value &stage : *stages)
+            if (llvm::json::Object *o = stage.getAsObject())
+              (*o)["binary"] = file;
+      } else {
+        entry["binary"] = file;
+      }
+    }
+    (k.isPlan ? plans : variants).push_back(std::move(entry));
   }
   // Version 2 adds plans, version 3 the serving layouts, version 4 the
-  // variants for head dims given at run time; a bundle without them stays
-  // readable by older readers.
+  // variants for head dims given at run time, version 5 several chips; a
+  // bundle without them stays readable by older readers.
   bool hasPlans = !plans.empty();
   auto any = [&](StringRef field) {
     return llvm::any_of(variants, [&](const llvm::json::Value &v) {
       return v.getAsObject()->get(field) != nullptr;
     });
   };
-  int64_t version = any("max_head_dim") ? 4
-                    : any("layout")     ? 3
-                    : hasPlans          ? 2
-                                        : 1;
+  int64_t version = multiChip             ? 5
+                    : any("max_head_dim") ? 4
+                    : any("layout")       ? 3
+                    : hasPlans            ? 2
+                                          : 1;
   llvm::json::Object bundle{
       {"schema", "attn-bundle"},    {"version", version},
       {"platform", first.platform}, {"chip", first.chip},

@@ -44,8 +44,9 @@ typedef enum attn_status {
   ATTN_STATUS_BAD_BUNDLE = 2,
   /// libcuda.so.1 / libamdhip64.so could not be opened or lacks a symbol.
   ATTN_STATUS_NO_DRIVER = 3,
-  /// The device cannot run the bundle's binaries (architecture, shared
-  /// memory).
+  /// The device cannot run the bundle's binaries: every variant or plan
+  /// that fits the call is for another architecture or needs more shared
+  /// memory than the device gives (the message says which, per entry).
   ATTN_STATUS_UNSUPPORTED_GPU = 4,
   /// No variant (forward) or plan (backward) of the bundle covers the call;
   /// the message lists, per variant or plan, the first condition that failed.

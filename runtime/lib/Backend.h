@@ -40,6 +40,13 @@ public:
   /// The number of multiprocessors (SMs, CUs) of the device `stream` runs
   /// on: split-KV sizes its grid by it.
   virtual Status multiprocessorCount(void *stream, int &count) = 0;
+
+  /// What dispatch checks a variant against on the device `stream` runs
+  /// on (its chip, its shared memory); the default knows nothing.
+  virtual Status deviceInfo(void *stream, DeviceInfo &info) {
+    info = DeviceInfo();
+    return Status::ok();
+  }
 };
 
 std::unique_ptr<Backend> createCudaBackend();

@@ -3,6 +3,7 @@
 #include "Bundle.h"
 #include "Json.h"
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -191,8 +192,9 @@ namespace {
 /// images already read (kernels naming one file share its bytes).
 class BundleReader {
 public:
-  BundleReader(const std::string &dir, bool readBinaries, int version)
-      : dir(dir), readBinaries(readBinaries), version(version) {}
+  BundleReader(const std::string &dir, bool readBinaries, int version,
+               const std::string &chip)
+      : dir(dir), readBinaries(readBinaries), version(version), chip(chip) {}
 
   Status fail(const std::string &what) const { return badBundle(dir, what); }
 
@@ -261,6 +263,11 @@ public:
     r.enumeration("mask", out.mask, kMasks);
     r.enumeration("bias", out.bias, kBiases);
     r.boolean("softcap", out.softcap);
+    out.chip = chip;
+    r.string("chip", out.chip, /*required=*/false);
+    if (r.ok() && out.chip != chip && version < 5)
+      r.fail("field 'chip' needs version 5, the bundle is version " +
+             std::to_string(version));
     r.string("config", out.config, /*required=*/false);
     return readConditions(r, where, out.conditions);
   }
@@ -343,6 +350,7 @@ public:
     if (r.ok() && out.packGQA && !cache)
       r.fail("field 'pack_gqa' needs layout 'kvcache' or 'paged'");
     Status s2 = readKernel(r, where, out.kernel);
+    out.kernel.chip = out.chip;
     if (!s2.isOk() || combineEntry.empty())
       return s2;
     // The combine kernel lives in the variant's binary.
@@ -517,6 +525,7 @@ public:
       s = readStage(stages->array[i], where, i, out.workspace, out.stages[i]);
       if (!s.isOk())
         return s;
+      out.stages[i].kernel.chip = out.chip;
     }
     return Status::ok();
   }
@@ -525,6 +534,8 @@ private:
   const std::string &dir;
   bool readBinaries;
   int version;
+  /// The bundle's chip: its variants' and plans' unless they say another.
+  std::string chip;
   /// Images already read, by file name.
   std::map<std::string, std::shared_ptr<const std::string>> images;
   int nextKernelId = 0;
@@ -575,7 +586,7 @@ Status attn::parseBundle(const std::string &jsonText, const std::string &dir,
     return badBundle(dir, "bundle.json: 'variants' is empty");
 
   out.dir = dir;
-  BundleReader reader(dir, readBinaries, out.version);
+  BundleReader reader(dir, readBinaries, out.version, out.chip);
   out.variants.clear();
   out.variants.resize(variants->array.size());
   for (size_t i = 0; i < variants->array.size(); ++i) {
@@ -599,4 +610,36 @@ Status attn::loadBundle(const std::string &dir, BundleInfo &out) {
   if (!readFile(path, text))
     return badBundle(dir, "cannot read '" + path + "'");
   return parseBundle(text, dir, /*readBinaries=*/true, out);
+}
+
+std::string attn::whyNotChip(const std::string &chip, int major, int minor) {
+  unsigned number = 0;
+  char suffix[8] = {0};
+  if (std::sscanf(chip.c_str(), "sm_%u%7s", &number, suffix) < 1 ||
+      number < 10 ||
+      (suffix[0] && std::string(suffix) != "a" && std::string(suffix) != "f"))
+    return "cannot read the chip '" + chip +
+           "' (expected sm_<major><minor>[a|f])";
+  int wantMajor = int(number / 10), wantMinor = int(number % 10);
+  bool exact = std::string(suffix) == "a";
+  if (major == wantMajor && (exact ? minor == wantMinor : minor >= wantMinor))
+    return "";
+  return chip + " needs a GPU of compute capability " +
+         std::to_string(wantMajor) + "." + std::to_string(wantMinor) +
+         (exact ? "" : " (or a later minor)") + "; this GPU is " +
+         std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::string attn::whyNotDevice(const std::string &chip, int64_t sharedMemory,
+                               const DeviceInfo &device) {
+  if (device.major > 0) {
+    std::string why = whyNotChip(chip, device.major, device.minor);
+    if (!why.empty())
+      return why;
+  }
+  if (device.sharedMemory > 0 && sharedMemory > device.sharedMemory)
+    return "needs " + std::to_string(sharedMemory) +
+           " bytes of shared memory; this GPU allows " +
+           std::to_string(device.sharedMemory);
+  return "";
 }

@@ -18,7 +18,7 @@
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 4;
+constexpr int kBundleSchemaVersion = 5;
 
 /// Where a forward call's sequences live (attn.attention's serving forms);
 /// kernels of the non-dense layouts take nine more arguments.
@@ -32,6 +32,8 @@ struct Kernel {
   /// of the plans in order): the module cache's key.
   int id = 0;
   std::string binary, entry;
+  /// The chip it was compiled for (its variant's or plan's).
+  std::string chip;
   int64_t dynamicSmem = 0;
   /// "variant 'x'" or "plan 'p', stage 's'": names the kernel in messages.
   std::string label;
@@ -54,9 +56,32 @@ struct Conditions {
   int biasAlignBytes = 0;
 };
 
+/// What dispatch knows of the device a call runs on.
+struct DeviceInfo {
+  /// CUDA compute capability; 0 when unknown (HIP: the loader reports a
+  /// code object of another chip).
+  int major = 0, minor = 0;
+  /// Dynamic shared memory (LDS) a workgroup may have; 0 when unknown.
+  int64_t sharedMemory = 0;
+};
+
+/// Why a kernel for `chip` (CUDA: sm_<major><minor>[a|f]) cannot run on a
+/// device of compute capability major.minor, or "" when it can: a cubin runs
+/// on its own major with an equal or higher minor, an arch-specific one
+/// (sm_90a) on exactly its version.
+std::string whyNotChip(const std::string &chip, int major, int minor);
+
+/// Why a kernel for `chip` needing `sharedMemory` bytes cannot run on
+/// `device` (what is known of it), or "".
+std::string whyNotDevice(const std::string &chip, int64_t sharedMemory,
+                         const DeviceInfo &device);
+
 /// The fields a call must match, common to forward variants and plans.
 struct Signature {
   std::string name, config;
+  /// The chip of its kernels: its own `chip` field (version 5, a bundle of
+  /// several chips) or the bundle's.
+  std::string chip;
   attn_dtype dtype = ATTN_DTYPE_F16;
   /// 0 (with maxHeadDim > 0): any head dim up to maxHeadDim, given to the
   /// kernel as two more arguments (bundle version 4).

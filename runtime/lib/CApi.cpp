@@ -29,14 +29,26 @@ struct attn_bundle {
   }
 };
 
+/// What `bundle`'s backend knows of the device `stream` runs on, in
+/// `device`; null when it cannot tell (no driver: selection alone still
+/// works, and a launch reports the driver's error).
+static const DeviceInfo *getDevice(const attn_bundle &bundle, void *stream,
+                                   DeviceInfo &device) {
+  if (!bundle.backend || !bundle.backend->deviceInfo(stream, device).isOk())
+    return nullptr;
+  return &device;
+}
+
 /// selectVariant with the bundle's forced variant, logging the choice when
 /// asked (once per distinct call, with why earlier variants were skipped).
 static Status dispatch(const attn_bundle &bundle, const attn_fwd_params &params,
                        int &index) {
   std::string skipped;
   std::string forced = bundle.getForced();
+  DeviceInfo device;
   Status s = selectVariant(bundle.info, params, index, forced,
-                           bundle.logDispatch ? &skipped : nullptr);
+                           bundle.logDispatch ? &skipped : nullptr,
+                           getDevice(bundle, params.stream, device));
   if (!bundle.logDispatch)
     return s;
   char call[256];
@@ -262,7 +274,9 @@ static Status planBackward(const char *fn, const attn_bundle *bundle,
   if (!params)
     return Status::error(ATTN_STATUS_INVALID_ARGUMENT,
                          name + ": params is a null pointer");
-  Status s = selectPlan(bundle->info, *params, index);
+  DeviceInfo device;
+  Status s = selectPlan(bundle->info, *params, index,
+                        getDevice(*bundle, params->stream, device));
   if (!s.isOk())
     return s;
   return workspaceSize(bundle->info.plans[index], dimValues(*params), bytes);

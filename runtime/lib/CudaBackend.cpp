@@ -99,33 +99,6 @@ private:
   CUresult result = kSuccess;
 };
 
-/// Whether a device of compute capability major.minor runs cubins for
-/// `chip`. A cubin runs on its own major version with an equal or higher
-/// minor; an arch-specific target (sm_90a) on exactly its version.
-Status checkChip(const std::string &chip, int major, int minor) {
-  unsigned number = 0;
-  char suffix[8] = {0};
-  if (std::sscanf(chip.c_str(), "sm_%u%7s", &number, suffix) < 1 ||
-      number < 10 ||
-      (suffix[0] && std::string(suffix) != "a" && std::string(suffix) != "f"))
-    return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
-                         "cannot read the bundle's chip '" + chip +
-                             "' (expected sm_<major><minor>[a|f])");
-  int wantMajor = int(number / 10), wantMinor = int(number % 10);
-  bool exact = std::string(suffix) == "a";
-  bool fits =
-      major == wantMajor && (exact ? minor == wantMinor : minor >= wantMinor);
-  if (fits)
-    return Status::ok();
-  return Status::error(
-      ATTN_STATUS_UNSUPPORTED_GPU,
-      "the bundle is for " + chip + ", which needs a GPU of compute " +
-          "capability " + std::to_string(wantMajor) + "." +
-          std::to_string(wantMinor) + (exact ? "" : " (or a later minor)") +
-          "; this GPU is " + std::to_string(major) + "." +
-          std::to_string(minor));
-}
-
 class CudaBackend final : public Backend {
 public:
   ~CudaBackend() override {
@@ -199,6 +172,41 @@ public:
     return Status::ok();
   }
 
+  Status deviceInfo(void *stream, DeviceInfo &info) override {
+    const CudaDriver *d = nullptr;
+    CUcontext ctx = nullptr;
+    Status s = streamContext(stream, d, ctx);
+    if (!s.isOk())
+      return s;
+    // Asked on every call: cached per context.
+    {
+      std::lock_guard<std::mutex> lock(smMutex);
+      auto it = devices.find(ctx);
+      if (it != devices.end()) {
+        info = it->second;
+        return Status::ok();
+      }
+    }
+    ScopedContext scope(*d, ctx);
+    CUdevice dev;
+    int smem = 0;
+    CUresult r = d->cuCtxGetDevice(&dev);
+    if (r == kSuccess)
+      r = d->cuDeviceGetAttribute(&info.major, kAttrCcMajor, dev);
+    if (r == kSuccess)
+      r = d->cuDeviceGetAttribute(&info.minor, kAttrCcMinor, dev);
+    if (r == kSuccess)
+      r = d->cuDeviceGetAttribute(&smem, kAttrMaxSmemOptin, dev);
+    if (r != kSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "cannot query the current device: " +
+                               errorText(*d, r));
+    info.sharedMemory = smem;
+    std::lock_guard<std::mutex> lock(smMutex);
+    devices[ctx] = info;
+    return Status::ok();
+  }
+
 private:
   /// The driver and the context `stream` runs in (findContext).
   Status streamContext(void *stream, const CudaDriver *&d, CUcontext &ctx) {
@@ -266,9 +274,10 @@ private:
       return Status::error(ATTN_STATUS_DRIVER_ERROR,
                            "cannot query the current device: " +
                                errorText(d, r));
-    Status s = checkChip(bundle.chip, major, minor);
-    if (!s.isOk())
-      return s;
+    std::string why = whyNotChip(k.chip, major, minor);
+    if (!why.empty())
+      return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
+                           k.label + " is for " + why);
     if (k.dynamicSmem > smemOptin)
       return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
                            k.label + " needs " + std::to_string(k.dynamicSmem) +
@@ -295,6 +304,7 @@ private:
   KernelCache<CUcontext, CUmodule, CUfunction> cache;
   std::mutex smMutex;
   std::map<CUcontext, int> smCounts;
+  std::map<CUcontext, DeviceInfo> devices;
 };
 
 } // namespace

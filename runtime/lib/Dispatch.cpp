@@ -520,10 +520,19 @@ std::string whyNot(const Variant &v, const Call &c) {
   return why.empty() ? whyNotConditions(v.conditions, c) : why;
 }
 
+/// Why `v` cannot run on `device` (null: not checked), or "".
+std::string whyNotOnDevice(const Variant &v, const DeviceInfo *device) {
+  if (!device)
+    return "";
+  std::string why = whyNotDevice(v.kernel.chip, v.kernel.dynamicSmem, *device);
+  return why.empty() ? why : "device: " + why;
+}
+
 /// The largest grid extents CUDA and HIP launch.
 constexpr int64_t kMaxGrid[3] = {2147483647, 65535, 65535};
 
-std::string whyNot(const Plan &plan, const Call &c, const DimValues &dims) {
+std::string whyNot(const Plan &plan, const Call &c, const DimValues &dims,
+                   const DeviceInfo *device) {
   std::string why = whyNot(static_cast<const Signature &>(plan), c);
   if (!why.empty())
     return why;
@@ -542,6 +551,12 @@ std::string whyNot(const Plan &plan, const Call &c, const DimValues &dims) {
         return "grid: stage '" + stage.name + "' needs " + "xyz"[i] +
                " extent " + std::to_string(n) + ", more than " +
                std::to_string(kMaxGrid[i]);
+    }
+  if (device)
+    for (const Stage &stage : plan.stages) {
+      why = whyNotDevice(stage.kernel.chip, stage.kernel.dynamicSmem, *device);
+      if (!why.empty())
+        return "device: stage '" + stage.name + "' " + why;
     }
   return "";
 }
@@ -569,7 +584,8 @@ std::string describeCall(const Call &c) {
 
 Status attn::selectVariant(const BundleInfo &bundle,
                            const attn_fwd_params &params, int &index,
-                           const std::string &forced, std::string *skipped) {
+                           const std::string &forced, std::string *skipped,
+                           const DeviceInfo *device) {
   index = -1;
   Call call = describe(params);
   Status s = validate(call);
@@ -583,13 +599,16 @@ Status attn::selectVariant(const BundleInfo &bundle,
   for (size_t i = 0; i < bundle.variants.size() && index < 0; ++i) {
     const Variant &v = bundle.variants[i];
     if ((forced.empty() || v.name == forced) && sameFields(v, call) &&
-        whyNotConditions(v.conditions, call).empty())
+        whyNotConditions(v.conditions, call).empty() &&
+        whyNotOnDevice(v, device).empty())
       index = int(i);
   }
   if (index >= 0 && !skipped)
     return Status::ok();
   std::string reasons;
   bool forcedFound = false;
+  // Some variant fit the call but not this GPU: say that.
+  bool deviceOnly = false;
   for (size_t i = 0; i < bundle.variants.size(); ++i) {
     const Variant &v = bundle.variants[i];
     if (!forced.empty() && v.name != forced)
@@ -599,7 +618,12 @@ Status attn::selectVariant(const BundleInfo &bundle,
       *skipped = reasons;
       return Status::ok();
     }
-    reasons += "\n  variant '" + v.name + "': " + whyNot(v, call);
+    std::string why = whyNot(v, call);
+    if (why.empty()) {
+      why = whyNotOnDevice(v, device);
+      deviceOnly = true;
+    }
+    reasons += "\n  variant '" + v.name + "': " + why;
   }
   if (!forced.empty())
     return Status::error(
@@ -613,6 +637,11 @@ Status attn::selectVariant(const BundleInfo &bundle,
                   "attn_bundle_force_variant)");
   if (bundle.variants.empty())
     reasons = " the bundle has no variants";
+  if (deviceOnly)
+    return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
+                         "no variant of bundle '" + bundle.dir +
+                             "' for the call (" + describeCall(call) +
+                             ") runs on this GPU:" + reasons);
   return Status::error(ATTN_STATUS_NO_VARIANT,
                        "no variant of bundle '" + bundle.dir +
                            "' matches the call (" + describeCall(call) +
@@ -620,7 +649,7 @@ Status attn::selectVariant(const BundleInfo &bundle,
 }
 
 Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
-                        int &index) {
+                        int &index, const DeviceInfo *device) {
   index = -1;
   Call call = describe(params);
   Status s = validate(call);
@@ -629,10 +658,13 @@ Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
   DimValues dims = dimValues(params);
   std::string reasons;
   int fallback = -1;
+  // Some plan fit the call but not this GPU: say that.
+  bool deviceOnly = false;
   for (size_t i = 0; i < bundle.plans.size(); ++i) {
     const Plan &plan = bundle.plans[i];
-    std::string why = whyNot(plan, call, dims);
+    std::string why = whyNot(plan, call, dims, device);
     if (!why.empty()) {
+      deviceOnly |= why.rfind("device: ", 0) == 0;
       reasons += "\n  plan '" + plan.name + "': " + why;
       continue;
     }
@@ -649,6 +681,11 @@ Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
   }
   if (bundle.plans.empty())
     reasons = " the bundle has no plans";
+  if (deviceOnly)
+    return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
+                         "no plan of bundle '" + bundle.dir +
+                             "' for the backward call (" + describeCall(call) +
+                             ") runs on this GPU:" + reasons);
   return Status::error(ATTN_STATUS_NO_VARIANT,
                        "no plan of bundle '" + bundle.dir +
                            "' matches the backward call (" +

@@ -25,10 +25,13 @@ namespace attn {
 /// bundle lacks, or a variant that does not match the call, is
 /// ATTN_STATUS_NO_VARIANT saying so, never a launch of the wrong kernel.
 /// `skipped`, when given, receives why each earlier variant was passed over
-/// (the dispatch log).
+/// (the dispatch log). With `device`, a variant whose chip or shared memory
+/// the device cannot run is passed over too (the next one may fit); when
+/// only such variants fit the call, ATTN_STATUS_UNSUPPORTED_GPU says why.
 Status selectVariant(const BundleInfo &bundle, const attn_fwd_params &params,
                      int &index, const std::string &forced = "",
-                     std::string *skipped = nullptr);
+                     std::string *skipped = nullptr,
+                     const DeviceInfo *device = nullptr);
 
 /// The grid of a forward call's (first) kernel on variant `v`: x over row
 /// blocks, y over heads (z is batch times splits).
@@ -49,7 +52,7 @@ Status checkSplitWorkspace(const attn_fwd_params &params, size_t bytes);
 /// that is not and falls back to the first deterministic one. The workspace
 /// is not checked here (see checkWorkspace).
 Status selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
-                  int &index);
+                  int &index, const DeviceInfo *device = nullptr);
 
 /// The value of every Dim symbol for a valid backward call.
 using DimValues = std::array<int64_t, kNumDims>;

@@ -414,9 +414,16 @@ def bundle_error_paths(lib, res):
     for name, top, var, status, needle in cases:
         tmp = tempfile.mkdtemp(prefix="attn-bundle-")
         try:
+            # The variant alone (no plans), its chip where it says one.
             bundle = dict(original, **top)
+            bundle.pop("plans", None)
+            if "chip" in top and "chip" in variant:
+                var = dict(var, chip=top["chip"])
             bundle["variants"] = [dict(variant, **var)]
-            shutil.copy(os.path.join(lib.bundle_dir, variant["binary"]), tmp)
+            binary = os.path.join(tmp, variant["binary"])
+            os.makedirs(os.path.dirname(binary), exist_ok=True)
+            shutil.copy(os.path.join(lib.bundle_dir, variant["binary"]),
+                        binary)
             with open(os.path.join(tmp, "bundle.json"), "w") as f:
                 json.dump(bundle, f)
             broken = ar.load(tmp)

@@ -38,7 +38,9 @@ static cl::OptionCategory category("attn-bundle options");
 
 static cl::opt<std::string>
     chipName("chip",
-             cl::desc("Chip of the tile tables (attn-tiles --list-chips)"),
+             cl::desc("Chips of the tile tables (attn-tiles --list-chips), "
+                      "comma-separated: one bundle may hold several of one "
+                      "vendor, each variant saying its chip"),
              cl::init("sm_90a"), cl::cat(category));
 static cl::opt<std::string>
     profileName("profile",
@@ -270,37 +272,17 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
   return variants;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  // Timing, statistics and IR printing of each variant's pass manager.
-  registerPassManagerCLOptions();
-  registerDefaultTimingManagerCLOptions();
-  // --help lists attn-bundle's options, not libLLVM's hundreds;
-  // --help-hidden adds the MLIR ones above.
-  cl::HideUnrelatedOptions(category);
-  for (auto &[name, option] : cl::getRegisteredOptions())
-    if (name.starts_with("mlir-"))
-      option->setHiddenFlag(cl::Hidden);
-  cl::ParseCommandLineOptions(argc, argv, "attn kernel bundle writer\n");
-
-  const ChipSpec *chip = lookupChip(chipName);
-  if (!chip)
-    return fail("the tile tables know no chip '" + chipName +
-                "'; known chips: " + getKnownChipNames());
-  const Profile *profile = lookupProfile(profileName);
-  if (!profile || profileName != "inference")
-    return fail("unknown --profile '" + profileName + "'; expected inference");
-  if (outDir.empty() && !printOnly)
-    return fail("expected an output directory (-o)");
-
+/// The kernels of `chip`'s family (or of --input) compiled, or printed
+/// with --print-family (then none).
+static FailureOr<std::vector<BundleKernel>>
+compileChip(DialectRegistry &registry, const ChipSpec &chip,
+            const Profile &profile, CompileStats &stats) {
   CompileOptions options;
-  options.chip = chip;
+  options.chip = &chip;
   options.toolkit = toolkit;
   if (toolkit.empty())
-    options.toolkit = chip->vendor == Vendor::Amd ? ATTN_ROCM_TOOLKIT_ROOT
-                                                  : ATTN_CUDA_TOOLKIT;
+    options.toolkit =
+        chip.vendor == Vendor::Amd ? ATTN_ROCM_TOOLKIT_ROOT : ATTN_CUDA_TOOLKIT;
   options.jobs = jobs;
   if (!noCache) {
     SmallString<256> dir(cacheDir);
@@ -314,8 +296,10 @@ int main(int argc, char **argv) {
   std::string error;
   llvm::raw_string_ostream errorStream(error);
   OpPassManager pipeline("builtin.module");
-  if (failed(buildBundlePipeline(pipeline, options, errorStream)))
-    return fail(error);
+  if (failed(buildBundlePipeline(pipeline, options, errorStream))) {
+    fail(error);
+    return failure();
+  }
   if (verbose) {
     llvm::errs() << "attn-bundle: running ";
     pipeline.printAsTextualPipeline(llvm::errs());
@@ -340,9 +324,9 @@ int main(int argc, char **argv) {
            return module;
          }});
   } else {
-    FailureOr<SmallVector<Variant>> family = getFamily(*chip, *profile);
+    FailureOr<SmallVector<Variant>> family = getFamily(chip, profile);
     if (failed(family))
-      return 1;
+      return failure();
     if (printOnly) {
       MLIRContext ctx(registry);
       ctx.loadDialect<AttnDialect, func::FuncDialect>();
@@ -353,7 +337,7 @@ int main(int argc, char **argv) {
       for (auto [i, v] : llvm::enumerate(*family))
         buildVariantFunc(b, loc, "v" + std::to_string(i), v);
       module->print(llvm::outs());
-      return 0;
+      return std::vector<BundleKernel>();
     }
     for (const Variant &v : *family)
       compileJobs.push_back({v.describe(), [v](MLIRContext &ctx) {
@@ -361,17 +345,74 @@ int main(int argc, char **argv) {
                              }});
   }
 
+  return attn::compileJobs(registry, compileJobs, options, stats);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  // Timing, statistics and IR printing of each variant's pass manager.
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  // --help lists attn-bundle's options, not libLLVM's hundreds;
+  // --help-hidden adds the MLIR ones above.
+  cl::HideUnrelatedOptions(category);
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (name.starts_with("mlir-"))
+      option->setHiddenFlag(cl::Hidden);
+  cl::ParseCommandLineOptions(argc, argv, "attn kernel bundle writer\n");
+
+  SmallVector<StringRef> chipNames;
+  StringRef(chipName).split(chipNames, ',', /*MaxSplit=*/-1,
+                            /*KeepEmpty=*/false);
+  SmallVector<const ChipSpec *> chips;
+  for (StringRef name : chipNames) {
+    const ChipSpec *chip = lookupChip(name);
+    if (!chip)
+      return fail("the tile tables know no chip '" + name +
+                  "'; known chips: " + getKnownChipNames());
+    if (llvm::is_contained(chips, chip))
+      return fail("--chip names " + name + " twice");
+    auto vendor = [](const ChipSpec *c) {
+      return c->vendor == Vendor::Amd ? "AMD" : "NVIDIA";
+    };
+    if (!chips.empty() && chip->vendor != chips.front()->vendor)
+      return fail("--chip: one bundle holds one vendor's chips; " +
+                  chips.front()->name + " is " + vendor(chips.front()) +
+                  "'s, " + name + " " + vendor(chip) + "'s");
+    chips.push_back(chip);
+  }
+  if (chips.empty())
+    return fail("expected a chip (--chip)");
+  // A GPU takes the first variant it can run: the newest chip's first
+  // (an sm_80 cubin runs on 8.6 too, but sm_86's tiles fit its memory).
+  llvm::stable_sort(chips, [](const ChipSpec *a, const ChipSpec *b) {
+    return a->vendor == Vendor::Nvidia && a->name > b->name;
+  });
+  const Profile *profile = lookupProfile(profileName);
+  if (!profile || profileName != "inference")
+    return fail("unknown --profile '" + profileName + "'; expected inference");
+  if (outDir.empty() && !printOnly)
+    return fail("expected an output directory (-o)");
+
+  std::vector<BundleKernel> kernels;
   CompileStats stats;
-  FailureOr<std::vector<BundleKernel>> kernels =
-      attn::compileJobs(registry, compileJobs, options, stats);
-  if (failed(kernels))
-    return 1;
-  if (llvm::Error e = writeBundle(outDir, *kernels))
+  for (const ChipSpec *chip : chips) {
+    FailureOr<std::vector<BundleKernel>> some =
+        compileChip(registry, *chip, *profile, stats);
+    if (failed(some))
+      return 1;
+    llvm::append_range(kernels, *some);
+  }
+  if (printOnly)
+    return 0;
+  if (llvm::Error e = writeBundle(outDir, kernels))
     return fail(llvm::toString(std::move(e)));
   size_t plans =
-      llvm::count_if(*kernels, [](const BundleKernel &k) { return k.isPlan; });
+      llvm::count_if(kernels, [](const BundleKernel &k) { return k.isPlan; });
   llvm::outs() << "attn-bundle: wrote " << outDir
-               << "/bundle.json: " << kernels->size() - plans << " variants";
+               << "/bundle.json: " << kernels.size() - plans << " variants";
   if (plans)
     llvm::outs() << ", " << plans << " backward plans";
   llvm::outs() << " (" << stats.compiled << " modules compiled, "
