@@ -50,6 +50,39 @@ def bench_ms(fn):
     return statistics.median(times)
 
 
+def shifted(x):
+    """A copy of `x` as a view one element past its buffer's (aligned)
+    start: what the element-aligned variants serve."""
+    import torch
+    flat = torch.empty(x.numel() + 1, dtype=x.dtype, device=x.device)
+    view = flat[1:].view(x.shape)
+    view.copy_(x)
+    return view
+
+
+def tflops_of(fn, flops):
+    """TFLOP/s of `fn` doing `flops`, or the first line of why it fails."""
+    import torch
+    try:
+        fn()
+        torch.cuda.synchronize()
+        return flops / bench_ms(fn) / 1e9
+    except Exception as e:  # noqa: BLE001 - shown as n/a
+        return str(e).splitlines()[0][:60]
+
+
+def write_table(name, intro, header, rows):
+    """The table as $OUT/`name` (markdown) when $OUT is set."""
+    out = os.environ.get("OUT")
+    if not out:
+        return
+    with open(os.path.join(out, name), "w") as f:
+        f.write(intro + "\n\n")
+        f.write(header + "\n")
+        f.write("|" + "---|" * (header.count("|") - 1) + "\n")
+        f.write("\n".join(rows) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bundle", default=os.environ.get(
@@ -99,12 +132,6 @@ def main():
                                        device="cuda") for _ in range(3))
                 oq, ok, ov = q, k, v
                 if args.misalign:
-                    def shifted(x):
-                        flat = torch.empty(x.numel() + 1, dtype=x.dtype,
-                                           device="cuda")
-                        view = flat[1:].view(x.shape)
-                        view.copy_(x)
-                        return view
                     oq, ok, ov = shifted(q), shifted(k), shifted(v)
                 bias = mask = None
                 if args.bias:
@@ -118,12 +145,7 @@ def main():
                 flops = 4 * batch * heads * s * s * d / (2 if causal else 1)
 
                 def tflops(fn):
-                    try:
-                        fn()
-                        torch.cuda.synchronize()
-                        return flops / bench_ms(fn) / 1e9
-                    except Exception as e:  # noqa: BLE001 - shown as n/a
-                        return str(e).splitlines()[0][:60]
+                    return tflops_of(fn, flops)
 
                 mine = "n/a"
                 if ours is not None:
@@ -155,17 +177,11 @@ def main():
                 print(row, flush=True)
                 rows.append(row)
                 del q, k, v, oq, ok, ov, bias, mask
-    out = os.environ.get("OUT")
-    if out:
-        name = "bench-bias.md" if args.bias else "bench.md"
-        with open(os.path.join(out, name), "w") as f:
-            f.write(f"Device: {device}. Bundle: `{args.bundle}`. bf16, "
-                    f"batch*seqlen={TOKENS}, hidden {HIDDEN}"
-                    f"{', bias [1, H, S, S]' if args.bias else ''}; median of "
-                    "triton.testing.do_bench.\n\n")
-            f.write(header + "\n")
-            f.write("|" + "---|" * (header.count("|") - 1) + "\n")
-            f.write("\n".join(rows) + "\n")
+    write_table("bench-bias.md" if args.bias else "bench.md",
+                f"Device: {device}. Bundle: `{args.bundle}`. bf16, "
+                f"batch*seqlen={TOKENS}, hidden {HIDDEN}"
+                f"{', bias [1, H, S, S]' if args.bias else ''}; median of "
+                "triton.testing.do_bench.", header, rows)
     return 0
 
 

@@ -24,7 +24,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
-from bench import bench_ms  # noqa: E402
+from bench import shifted, tflops_of, write_table  # noqa: E402
 
 TOKENS = 16384
 HEADS = 16
@@ -84,22 +84,12 @@ def main():
                                        device="cuda") for _ in range(3))
                 oq, ok, ov = q, k, v
                 if args.misalign:
-                    def shifted(x):
-                        flat = torch.empty(x.numel() + 1, dtype=x.dtype,
-                                           device="cuda")
-                        view = flat[1:].view(x.shape)
-                        view.copy_(x)
-                        return view
                     oq, ok, ov = shifted(q), shifted(k), shifted(v)
                 flops = 4 * batch * HEADS * s * s * d / (2 if causal else 1)
 
                 def tflops(fn):
-                    try:
-                        fn()
-                        torch.cuda.synchronize()
-                        return flops / bench_ms(fn) / 1e9
-                    except Exception as e:  # noqa: BLE001 - shown as n/a
-                        return "n/a: " + str(e).splitlines()[0][:50]
+                    t = tflops_of(fn, flops)
+                    return t if isinstance(t, float) else "n/a: " + t[:50]
 
                 theirs = []
                 for backend in (SDPBackend.FLASH_ATTENTION,
@@ -141,15 +131,10 @@ def main():
                     finally:
                         lib.force_variant(None)
                 del q, k, v, oq, ok, ov
-    out = os.environ.get("OUT")
-    if out:
-        with open(os.path.join(out, "bench-head-dims.md"), "w") as f:
-            f.write(f"Device: {device}. Bundle: `{args.bundle}`. bf16, "
-                    f"batch*seqlen={TOKENS}, {HEADS} heads; median of "
-                    "triton.testing.do_bench.\n\n")
-            f.write(header + "\n")
-            f.write("|" + "---|" * (header.count("|") - 1) + "\n")
-            f.write("\n".join(rows) + "\n")
+    write_table("bench-head-dims.md",
+                f"Device: {device}. Bundle: `{args.bundle}`. bf16, "
+                f"batch*seqlen={TOKENS}, {HEADS} heads; median of "
+                "triton.testing.do_bench.", header, rows)
     return 0
 
 

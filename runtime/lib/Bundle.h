@@ -63,6 +63,8 @@ struct DeviceInfo {
   int major = 0, minor = 0;
   /// Dynamic shared memory (LDS) a workgroup may have; 0 when unknown.
   int64_t sharedMemory = 0;
+  /// Multiprocessors (SMs, CUs); 0 when unknown.
+  int multiprocessors = 0;
 };
 
 /// Why a kernel for `chip` (CUDA: sm_<major><minor>[a|f]) cannot run on a

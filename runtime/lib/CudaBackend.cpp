@@ -144,32 +144,10 @@ public:
   }
 
   Status multiprocessorCount(void *stream, int &count) override {
-    const CudaDriver *d = nullptr;
-    CUcontext ctx = nullptr;
-    Status s = streamContext(stream, d, ctx);
-    if (!s.isOk())
-      return s;
-    // Asked on every split-KV call that lets the runtime choose: cached per
-    // context.
-    {
-      std::lock_guard<std::mutex> lock(smMutex);
-      auto it = smCounts.find(ctx);
-      if (it != smCounts.end()) {
-        count = it->second;
-        return Status::ok();
-      }
-    }
-    ScopedContext scope(*d, ctx);
-    CUdevice dev;
-    CUresult r = d->cuCtxGetDevice(&dev);
-    if (r == kSuccess)
-      r = d->cuDeviceGetAttribute(&count, kAttrSmCount, dev);
-    if (r != kSuccess)
-      return Status::error(ATTN_STATUS_DRIVER_ERROR,
-                           "cannot query the SM count: " + errorText(*d, r));
-    std::lock_guard<std::mutex> lock(smMutex);
-    smCounts[ctx] = count;
-    return Status::ok();
+    DeviceInfo info;
+    Status s = deviceInfo(stream, info);
+    count = info.multiprocessors;
+    return s;
   }
 
   Status deviceInfo(void *stream, DeviceInfo &info) override {
@@ -178,9 +156,10 @@ public:
     Status s = streamContext(stream, d, ctx);
     if (!s.isOk())
       return s;
-    // Asked on every call: cached per context.
+    // Asked on every call (split-KV sizes its grid by the SM count too):
+    // cached per context.
     {
-      std::lock_guard<std::mutex> lock(smMutex);
+      std::lock_guard<std::mutex> lock(deviceMutex);
       auto it = devices.find(ctx);
       if (it != devices.end()) {
         info = it->second;
@@ -197,12 +176,14 @@ public:
       r = d->cuDeviceGetAttribute(&info.minor, kAttrCcMinor, dev);
     if (r == kSuccess)
       r = d->cuDeviceGetAttribute(&smem, kAttrMaxSmemOptin, dev);
+    if (r == kSuccess)
+      r = d->cuDeviceGetAttribute(&info.multiprocessors, kAttrSmCount, dev);
     if (r != kSuccess)
       return Status::error(ATTN_STATUS_DRIVER_ERROR,
                            "cannot query the current device: " +
                                errorText(*d, r));
     info.sharedMemory = smem;
-    std::lock_guard<std::mutex> lock(smMutex);
+    std::lock_guard<std::mutex> lock(deviceMutex);
     devices[ctx] = info;
     return Status::ok();
   }
@@ -302,8 +283,7 @@ private:
   }
 
   KernelCache<CUcontext, CUmodule, CUfunction> cache;
-  std::mutex smMutex;
-  std::map<CUcontext, int> smCounts;
+  std::mutex deviceMutex;
   std::map<CUcontext, DeviceInfo> devices;
 };
 

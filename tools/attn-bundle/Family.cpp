@@ -113,9 +113,11 @@ static AttentionProblem getProblem(const Variant &v) {
 }
 
 /// Every (softcap, bias, dtype, D, mask) of `request` as a forward variant
-/// without a tile. The runtime matches bias and softcap exactly, so this
-/// order only decides among equals.
-static SmallVector<Variant> getCombinations(const FamilyRequest &request) {
+/// without a tile; with `runTimeHeadDims`, every bound of maxHeadDims
+/// instead of D (a variant taking D at run time). The runtime matches bias
+/// and softcap exactly, so this order only decides among equals.
+static SmallVector<Variant> getCombinations(const FamilyRequest &request,
+                                            bool runTimeHeadDims = false) {
   SmallVector<bool> caps = {false};
   if (request.softcap)
     caps.push_back(true);
@@ -123,29 +125,21 @@ static SmallVector<Variant> getCombinations(const FamilyRequest &request) {
   for (bool cap : caps)
     for (BiasKind bias : request.biases)
       for (ElementType dtype : request.dtypes)
-        for (int64_t d : request.headDims)
-          for (MaskKind mask : request.masks)
-            out.push_back({dtype, d, mask, bias, cap, nullptr,
-                           getRowAlignBytes(getElementBytes(dtype), d)});
-  return out;
-}
-
-/// The variants for head dims given at run time: those of
-/// getCombinations, one per bound, after them (a call with a fixed variant
-/// takes it first).
-static SmallVector<Variant>
-getAnyHeadDimCombinations(const FamilyRequest &request) {
-  SmallVector<bool> caps = {false};
-  if (request.softcap)
-    caps.push_back(true);
-  SmallVector<Variant> out;
-  for (bool cap : caps)
-    for (BiasKind bias : request.biases)
-      for (ElementType dtype : request.dtypes)
-        for (int64_t max : request.maxHeadDims)
+        for (int64_t d :
+             runTimeHeadDims ? request.maxHeadDims : request.headDims)
           for (MaskKind mask : request.masks) {
-            Variant v{dtype, 0, mask, bias, cap, nullptr, 16};
-            v.maxHeadDim = max;
+            Variant v{dtype,
+                      d,
+                      mask,
+                      bias,
+                      cap,
+                      nullptr,
+                      getRowAlignBytes(getElementBytes(dtype), d)};
+            if (runTimeHeadDims) {
+              v.headDim = 0;
+              v.maxHeadDim = d;
+              v.alignBytes = 16;
+            }
             out.push_back(v);
           }
   return out;
@@ -156,8 +150,10 @@ SmallVector<Variant> attn::enumerateVariants(
     SmallVectorImpl<UnsupportedVariant> &unsupported,
     SmallVectorImpl<UnsupportedVariant> *unsupportedBackward) {
   SmallVector<Variant> variants;
+  // Variants taking D at run time after every fixed one: a call with a
+  // fixed variant takes it first.
   SmallVector<Variant> combinations = getCombinations(request);
-  combinations.append(getAnyHeadDimCombinations(request));
+  combinations.append(getCombinations(request, /*runTimeHeadDims=*/true));
   // Within a combination the tiles keep their order.
   for (Variant v : combinations) {
     SmallVector<Verdict> verdicts =

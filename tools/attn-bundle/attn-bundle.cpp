@@ -212,45 +212,35 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
 
   SmallVector<UnsupportedVariant> unsupported;
   if (headDims.empty()) {
-    // The defaults are those the chip compiles every combination of; a head
-    // dim left out is named, and --head-dims asks for it to see why.
-    for (int64_t d : kDefaultHeadDims) {
-      FamilyRequest one = request;
-      one.headDims = {d};
-      one.maxHeadDims.clear();
-      one.backward = false;
-      SmallVector<UnsupportedVariant> missing;
-      enumerateVariants(one, missing);
-      if (missing.empty()) {
-        request.headDims.push_back(d);
-        continue;
-      }
-      llvm::WithColor::note(llvm::errs(), "attn-bundle")
-          << "D=" << d << " is left out of " << chip.name
-          << "'s default family: the table cannot compile "
-          << missing[0].variant.describe() << " (--head-dims " << d
-          << " says why)\n";
-    }
-    // And variants for any other head dim, likewise.
-    for (int64_t max : maxHeadDims.empty()
-                           ? ArrayRef<int64_t>(kDefaultMaxHeadDims)
-                           : ArrayRef<int64_t>()) {
+    // The defaults are those the chip compiles every combination of; one
+    // left out is named, and --head-dims (--max-head-dims) says why.
+    auto compiles = [&](int64_t d, bool runTime) {
       FamilyRequest one = request;
       one.headDims.clear();
-      one.maxHeadDims = {max};
+      one.maxHeadDims.clear();
+      (runTime ? one.maxHeadDims : one.headDims).push_back(d);
       one.backward = false;
       SmallVector<UnsupportedVariant> missing;
       enumerateVariants(one, missing);
-      if (missing.empty()) {
-        request.maxHeadDims.push_back(max);
-        continue;
-      }
+      if (missing.empty())
+        return true;
       llvm::WithColor::note(llvm::errs(), "attn-bundle")
-          << "head dims up to " << max << " at run time are left out of "
-          << chip.name << "'s default family: the table cannot compile "
-          << missing[0].variant.describe() << " (--max-head-dims " << max
+          << (runTime ? "head dims up to " + Twine(d) + " at run time are"
+                      : "D=" + Twine(d) + " is")
+          << " left out of " << chip.name
+          << "'s default family: the table cannot compile "
+          << missing[0].variant.describe()
+          << (runTime ? " (--max-head-dims " : " (--head-dims ") << d
           << " says why)\n";
-    }
+      return false;
+    };
+    for (int64_t d : kDefaultHeadDims)
+      if (compiles(d, /*runTime=*/false))
+        request.headDims.push_back(d);
+    if (maxHeadDims.empty())
+      for (int64_t max : kDefaultMaxHeadDims)
+        if (compiles(max, /*runTime=*/true))
+          request.maxHeadDims.push_back(max);
   } else {
     request.headDims.assign(headDims.begin(), headDims.end());
   }
