@@ -160,13 +160,26 @@ def compare(res, name, dtype, got, ref, got_lse=None, ref_lse=None):
 
 def run_case(lib, res, name, *, dtype, d, sq, sk, heads=(4, 4), batch=2,
              mask="none", window=None, bias=None, lse=False, layout="bhsd",
-             misalign=False, stream=None, dv=None):
+             misalign=False, stream=None, dv=None, offsets=None):
+    """`misalign` starts q, k and v one element past an aligned address;
+    `offsets` ({"q": 3, "bias": 5, ...}) starts any of q, k, v, o and bias
+    that many elements past one."""
     import torch
     import attn_runtime as ar
 
     tdtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     hq, hkv = heads
     dev = "cuda"
+    offsets = offsets or {}
+
+    def shift(t, name):
+        n = offsets.get(name, 0)
+        if not n:
+            return t
+        flat = torch.empty(t.numel() + n, dtype=t.dtype, device=dev)
+        view = flat[n:].view(t.shape)
+        view.copy_(t)
+        return view
 
     def make(h, s, dim):
         if layout == "bshd":  # strided view of a [B, S, H, D] tensor
@@ -184,12 +197,15 @@ def run_case(lib, res, name, *, dtype, d, sq, sk, heads=(4, 4), batch=2,
 
     dv = dv or d
     q, k, v = make(hq, sq, d), make(hkv, sk, d), make(hkv, sk, dv)
+    q, k, v = shift(q, "q"), shift(k, "k"), shift(v, "v")
     bias_t = None
     if bias == "same2d":
         bias_t = torch.randn(sq, sk, dtype=tdtype, device=dev)
     elif bias == "f32":
         bias_t = torch.randn(batch, 1, sq, sk, dtype=torch.float32,
                              device=dev)
+    if bias_t is not None:
+        bias_t = shift(bias_t, "bias")
     causal = {"none": False, "causal": True,
               "causal_bottom_right": "bottom_right",
               "sliding_window": False}[mask]
@@ -210,6 +226,7 @@ def run_case(lib, res, name, *, dtype, d, sq, sk, heads=(4, 4), batch=2,
     if layout == "padded":
         out = torch.full((batch, hq, sq, -(-dv // 8) * 8), float("nan"),
                          dtype=tdtype, device=dev)[..., :dv]
+    out = shift(out, "o")
     try:
         if stream is not None:
             with torch.cuda.stream(stream):
@@ -276,6 +293,14 @@ def correctness(lib, res, quick):
                      sq=129, sk=1000, layout="bshd", mask="causal", lse=True)
             run_case(lib, res, f"{dtype}-d{d}-misaligned", dtype=dtype, d=d,
                      sq=64, sk=64, misalign=True)
+            # Each of q, k, v, o and bias 1 to 7 elements past an aligned
+            # address, alone (the others aligned).
+            for tensor in ("q", "k", "v", "o", "bias"):
+                for n in range(1, 8) if not quick else (1, 7):
+                    run_case(lib, res, f"{dtype}-d{d}-offset-{tensor}{n}",
+                             dtype=dtype, d=d, sq=33, sk=65, mask="causal",
+                             bias="same2d" if tensor == "bias" else None,
+                             offsets={tensor: n}, lse=True)
     if any("_dmax" in name for name in lib.variants):
         any_head_dims(lib, res, quick)
 
