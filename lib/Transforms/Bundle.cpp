@@ -10,6 +10,7 @@
 #include "AttnDialect/Transforms/Bundle.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Base64.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -189,6 +190,7 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
   bool multiChip = llvm::any_of(
       kernels, [&](const BundleKernel &k) { return k.chip != first.chip; });
   llvm::json::Array variants, plans;
+  llvm::StringSet<> files;
   for (const BundleKernel &k : kernels) {
     if (k.platform != first.platform)
       return llvm::createStringError(
@@ -198,6 +200,13 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
                         k.platform, first.platform)
               .str());
     std::string file = multiChip ? k.chip + "/" + k.file : k.file;
+    // Two kernels of one name would overwrite each other's binary.
+    if (!files.insert(file).second)
+      return llvm::createStringError(
+          llvm::formatv("two kernels are named '{0}'; a bundle holds one "
+                        "binary per name",
+                        file)
+              .str());
     SmallString<256> path(dir);
     llvm::sys::path::append(path, file);
     if (llvm::Error e =

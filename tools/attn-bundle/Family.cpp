@@ -59,12 +59,14 @@ std::string Variant::describe() const {
       .str();
 }
 
-/// What makes two tiles compile to the same kernel: everything but the
-/// name. Aligned twins (and a tile several head-dim buckets accept) are one
-/// kernel.
+/// What tells two tiles' kernels apart: what the kernel name spells
+/// (getKernelName: block_m, block_n, warps, stages). Aligned twins (and a
+/// tile several head-dim buckets accept) are one kernel, and so are two
+/// instructions' tiles of one shape (mma.sync's and wgmma's m128n64w8 with
+/// --all-candidates): their binaries would share a file, so the first, in
+/// priority order, is kept.
 static auto getKernelKey(const TileCandidate *c) {
-  return std::make_tuple(c->blockM, c->blockN, c->warps, c->stages, c->pipeline,
-                         c->accInRegisters, c->mma);
+  return std::make_tuple(c->blockM, c->blockN, c->warps, c->stages);
 }
 
 /// The tiles of one combination, best first, one per kernel; empty when
