@@ -164,6 +164,28 @@ CheckResult mlir::attn::checkDispatch(const ChipSpec &chip,
       .str();
 }
 
+CheckResult mlir::attn::checkSizeHint(const TileCandidate &cand,
+                                      const AttentionProblem &problem) {
+  if (cand.seqlenMin <= 0)
+    return std::nullopt;
+  auto check = [&](llvm::StringRef what,
+                   std::optional<int64_t> len) -> CheckResult {
+    if (!len)
+      return formatv("size hint: for Sq and Sk >= {0}; the op's {1} is "
+                     "dynamic (attn-bundle adds it for that range)",
+                     cand.seqlenMin, what)
+          .str();
+    if (*len < cand.seqlenMin)
+      return formatv("size hint: for Sq and Sk >= {0}; the op's {1} is {2}",
+                     cand.seqlenMin, what, *len)
+          .str();
+    return std::nullopt;
+  };
+  if (CheckResult r = check("Sq", problem.seqQ))
+    return r;
+  return check("Sk", problem.seqK);
+}
+
 CheckResult mlir::attn::checkMask(const TileCandidate &cand,
                                   const AttentionProblem &problem) {
   if (cand.masks.empty() || llvm::is_contained(cand.masks, problem.mask))

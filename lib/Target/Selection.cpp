@@ -27,6 +27,7 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
     add(checkProfile(*profile, cand, problem));
   add(checkDispatch(chip, cand));
   add(checkMask(cand, problem));
+  add(checkSizeHint(cand, problem));
   add(checkImplemented(chip, cand));
   if (reasons.empty() || exhaustive) {
     const MatrixInstr *instr = chip.lookupInstr(cand.mma);

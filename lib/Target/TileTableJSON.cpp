@@ -71,6 +71,7 @@ json::Value mlir::attn::toJSON(const TileCandidate &c) {
       {"direction", stringifyDirection(c.direction)},
       {"only_on", stringsToJSON(c.onlyOn)},
       {"masks", masksToJSON(c.masks)},
+      {"seqlen_min", c.seqlenMin},
       {"priority", c.priority},
   };
 }

@@ -188,6 +188,7 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
              "' (known: none, causal, causal_bottom_right, sliding_window)");
   }
   c.priority = r.getInt("priority", false, 0);
+  c.seqlenMin = r.getInt("seqlen_min", false, 0);
   r.finish();
   for (int64_t f : {c.blockM, c.blockN, c.warps, c.stages, c.headDimMax})
     if (f <= 0)

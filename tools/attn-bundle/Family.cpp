@@ -46,6 +46,8 @@ StringRef attn::stringifyBiasKind(BiasKind kind) {
 std::string Variant::describe() const {
   std::string d =
       headDim ? std::to_string(headDim) : "any<=" + std::to_string(maxHeadDim);
+  if (seqlenMin)
+    d += " S>=" + std::to_string(seqlenMin);
   return llvm::formatv("{0}{1} D={2} mask={3} bias={4}{5}{6}{7}",
                        direction == Direction::Backward ? "backward " : "",
                        stringifyElementType(dtype).lower(), d,
@@ -163,6 +165,39 @@ SmallVector<Variant> attn::enumerateVariants(
     SmallVector<const TileCandidate *> tiles = getTiles(request, v, verdicts);
     if (tiles.empty())
       unsupported.push_back({v, std::move(verdicts)});
+    // Size-specialized tiles first, each with the lengths it is tuned for
+    // (a dispatch condition), as Inductor compiles per size hint; only
+    // those of the general tile's instruction and head-dim bucket (what
+    // they were measured against), for fixed head dims.
+    // A sweep (--all-candidates) times them too, after the others and for
+    // any length.
+    SmallVector<const TileCandidate *> swept;
+    for (const TileCandidate &c : request.chip->candidates) {
+      if (tiles.empty() || v.maxHeadDim)
+        break;
+      if (c.seqlenMin <= 0 ||
+          (!request.allCandidates &&
+           (c.mma != tiles.front()->mma ||
+            c.headDimMax != tiles.front()->headDimMax)))
+        continue;
+      AttentionProblem sized = getProblem(v);
+      sized.seqQ = sized.seqK = c.seqlenMin;
+      if (!evaluateCandidate(*request.chip, c, sized, request.profile)
+               .accepted ||
+          llvm::any_of(tiles, [&](const TileCandidate *t) {
+            return getKernelKey(t) == getKernelKey(&c);
+          }))
+        continue;
+      if (request.allCandidates) {
+        swept.push_back(&c);
+        continue;
+      }
+      Variant hinted = v;
+      hinted.tile = &c;
+      hinted.seqlenMin = c.seqlenMin;
+      variants.push_back(hinted);
+    }
+    tiles.append(swept);
     for (const TileCandidate *tile : tiles) {
       v.tile = tile;
       variants.push_back(v);
@@ -172,8 +207,9 @@ SmallVector<Variant> attn::enumerateVariants(
     size_t aligned = variants.size();
     for (size_t i = 0; i < aligned; ++i) {
       // A head dim whose rows keep only element alignment needs no twin.
+      // A size-specialized tile is no faster when element-aligned.
       Variant twin = variants[i];
-      if (twin.alignBytes == getElementBytes(twin.dtype))
+      if (twin.alignBytes == getElementBytes(twin.dtype) || twin.seqlenMin)
         continue;
       twin.alignBytes = getElementBytes(twin.dtype);
       variants.push_back(twin);
@@ -189,7 +225,7 @@ SmallVector<Variant> attn::enumerateVariants(
       Variant v = variants[i];
       bool twin =
           v.alignBytes != getRowAlignBytes(getElementBytes(v.dtype), v.headDim);
-      if (v.bias != BiasKind::None || twin || v.maxHeadDim)
+      if (v.bias != BiasKind::None || twin || v.maxHeadDim || v.seqlenMin)
         continue;
       v.layout = layout;
       variants.push_back(v);

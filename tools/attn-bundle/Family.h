@@ -83,6 +83,9 @@ struct Variant {
   SeqLayout layout = SeqLayout::Dense;
   /// The largest head dim of a variant whose headDim is 0.
   int64_t maxHeadDim = 0;
+  /// A size-specialized variant (its tile's seqlen_min): for calls whose Sq
+  /// and Sk are both at least this, ahead of the general one.
+  int64_t seqlenMin = 0;
 
   /// "bf16 D=64 mask=causal bias=f32 softcap", for diagnostics.
   std::string describe() const;

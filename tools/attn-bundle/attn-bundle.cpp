@@ -297,6 +297,7 @@ compileChip(DialectRegistry &registry, const ChipSpec &chip,
   }
 
   SmallVector<CompileJob> compileJobs;
+  SmallVector<Variant> variants;
   if (!input.empty()) {
     compileJobs.push_back(
         {input, [](MLIRContext &ctx) {
@@ -329,13 +330,28 @@ compileChip(DialectRegistry &registry, const ChipSpec &chip,
       module->print(llvm::outs());
       return std::vector<BundleKernel>();
     }
-    for (const Variant &v : *family)
+    variants = std::move(*family);
+    for (const Variant &v : variants)
       compileJobs.push_back({v.describe(), [v](MLIRContext &ctx) {
                                return buildVariantModule(ctx, v);
                              }});
   }
 
-  return attn::compileJobs(registry, compileJobs, options, stats);
+  FailureOr<std::vector<BundleKernel>> kernels =
+      attn::compileJobs(registry, compileJobs, options, stats);
+  if (failed(kernels))
+    return failure();
+  // A size-specialized variant's lengths are dispatch conditions (one
+  // kernel per job, in order).
+  for (auto [v, k] : llvm::zip(variants, *kernels)) {
+    if (!v.seqlenMin)
+      continue;
+    if (llvm::json::Object *c = k.variant.getObject("conditions")) {
+      (*c)["seqlen_q_min"] = v.seqlenMin;
+      (*c)["seqlen_k_min"] = v.seqlenMin;
+    }
+  }
+  return kernels;
 }
 
 int main(int argc, char **argv) {

@@ -128,6 +128,10 @@ CheckResult checkProfile(const Profile &profile, const TileCandidate &cand,
                          const AttentionProblem &problem);
 /// Per-chip dispatch condition (`only_on`).
 CheckResult checkDispatch(const ChipSpec &chip, const TileCandidate &cand);
+/// A size-hinted candidate (seqlen_min) needs static Sq and Sk of at least
+/// its hint.
+CheckResult checkSizeHint(const TileCandidate &cand,
+                          const AttentionProblem &problem);
 CheckResult checkMask(const TileCandidate &cand,
                       const AttentionProblem &problem);
 /// The backend for the chip's vendor lowers the candidate's pipeline.

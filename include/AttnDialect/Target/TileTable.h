@@ -91,6 +91,10 @@ struct TileCandidate {
   /// Dispatch condition: when not empty, the masks this candidate is used
   /// for (a tile that wins without a mask may lose on causal's ragged work).
   llvm::SmallVector<MaskKind> masks;
+  /// Size hint: the tile is for calls whose Sq and Sk are both at least this
+  /// (a kernel tuned for long sequences; attn-bundle adds it ahead of the
+  /// general tile with that dispatch condition); 0: any length.
+  int64_t seqlenMin = 0;
   /// Lower first; ties keep table order.
   int64_t priority = 0;
   /// Position in the chip's list, for stable ordering.

@@ -114,10 +114,14 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
   // few registers more that halve its occupancy where two workgroups share
   // an SM (measured on the H100: 142 registers and half the speed of the
   // fixed D = 59 kernel's 128). Ask for two when their shared memory fits.
+  // Two workgroups need their shared memory and, at up to 128 registers a
+  // thread, their threads' registers to fit an SM.
   if (!spec.dynamicHeadDim())
     return;
   int64_t smem = getDynamicSharedMemoryBytes(spec, *this);
-  if (2 * smem <= chip.smemMaxBytes)
+  int64_t threads = spec.warps() * getWarpSize();
+  if (2 * smem <= chip.smemMaxBytes &&
+      2 * threads * 128 <= chip.regsPerBlockMax)
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   Builder(func.getContext()).getI32IntegerAttr(2));
 }
