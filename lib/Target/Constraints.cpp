@@ -319,10 +319,11 @@ CheckResult mlir::attn::checkHeadDim(const ChipSpec &chip,
       add(formatv("head dim {0} = {1}{2}: above the candidate's bucket {3}",
                   what, d, padded, cand.headDimMax));
   };
-  check("D", headDim, getTileHeadDim(instr, headDim));
-  if (headDimV != headDim ||
-      getTileHeadDimV(instr, headDimV) != getTileHeadDim(instr, headDim))
-    check("Dv", headDimV, getTileHeadDimV(instr, headDimV));
+  int64_t tiled = getTileHeadDim(instr, headDim);
+  int64_t tiledV = getTileHeadDimV(instr, headDimV);
+  check("D", headDim, tiled);
+  if (headDimV != headDim || tiledV != tiled)
+    check("Dv", headDimV, tiledV);
   if (reasons.empty())
     return std::nullopt;
   return reasons;

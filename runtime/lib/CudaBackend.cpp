@@ -126,7 +126,7 @@ public:
                                errorText(*d, scope.status()));
     std::vector<CUfunction> fns(launches.size());
     for (size_t i = 0; i < launches.size(); ++i) {
-      s = getFunction(*d, bundle, *launches[i].kernel, ctx, fns[i]);
+      s = getFunction(*d, *launches[i].kernel, ctx, fns[i]);
       if (!s.isOk())
         return s;
     }
@@ -167,22 +167,9 @@ public:
       }
     }
     ScopedContext scope(*d, ctx);
-    CUdevice dev;
-    int smem = 0;
-    CUresult r = d->cuCtxGetDevice(&dev);
-    if (r == kSuccess)
-      r = d->cuDeviceGetAttribute(&info.major, kAttrCcMajor, dev);
-    if (r == kSuccess)
-      r = d->cuDeviceGetAttribute(&info.minor, kAttrCcMinor, dev);
-    if (r == kSuccess)
-      r = d->cuDeviceGetAttribute(&smem, kAttrMaxSmemOptin, dev);
-    if (r == kSuccess)
-      r = d->cuDeviceGetAttribute(&info.multiprocessors, kAttrSmCount, dev);
-    if (r != kSuccess)
-      return Status::error(ATTN_STATUS_DRIVER_ERROR,
-                           "cannot query the current device: " +
-                               errorText(*d, r));
-    info.sharedMemory = smem;
+    s = queryDevice(*d, info);
+    if (!s.isOk())
+      return s;
     std::lock_guard<std::mutex> lock(deviceMutex);
     devices[ctx] = info;
     return Status::ok();
@@ -231,40 +218,47 @@ private:
   }
 
   /// `kernel` in `ctx` (current), loaded on first use.
-  Status getFunction(const CudaDriver &d, const BundleInfo &bundle,
-                     const Kernel &kernel, CUcontext ctx, CUfunction &fn) {
+  Status getFunction(const CudaDriver &d, const Kernel &kernel, CUcontext ctx,
+                     CUfunction &fn) {
     return cache.get(ctx, kernel.id, fn, [&](CUmodule &module, CUfunction &f) {
-      return load(d, bundle, kernel, module, f);
+      return load(d, kernel, module, f);
     });
   }
 
-  /// Checks the current device against the bundle's chip and the kernel's
-  /// shared memory, then loads the kernel's module and function.
-  Status load(const CudaDriver &d, const BundleInfo &bundle, const Kernel &k,
-              CUmodule &module, CUfunction &fn) {
+  /// What the current context's device is (deviceInfo caches it).
+  static Status queryDevice(const CudaDriver &d, DeviceInfo &info) {
     CUdevice dev;
-    int major = 0, minor = 0, smemOptin = 0;
+    int smem = 0;
     CUresult r = d.cuCtxGetDevice(&dev);
     if (r == kSuccess)
-      r = d.cuDeviceGetAttribute(&major, kAttrCcMajor, dev);
+      r = d.cuDeviceGetAttribute(&info.major, kAttrCcMajor, dev);
     if (r == kSuccess)
-      r = d.cuDeviceGetAttribute(&minor, kAttrCcMinor, dev);
+      r = d.cuDeviceGetAttribute(&info.minor, kAttrCcMinor, dev);
     if (r == kSuccess)
-      r = d.cuDeviceGetAttribute(&smemOptin, kAttrMaxSmemOptin, dev);
+      r = d.cuDeviceGetAttribute(&smem, kAttrMaxSmemOptin, dev);
+    if (r == kSuccess)
+      r = d.cuDeviceGetAttribute(&info.multiprocessors, kAttrSmCount, dev);
     if (r != kSuccess)
       return Status::error(ATTN_STATUS_DRIVER_ERROR,
                            "cannot query the current device: " +
                                errorText(d, r));
-    std::string why = whyNotChip(k.chip, major, minor);
+    info.sharedMemory = smem;
+    return Status::ok();
+  }
+
+  /// Checks the current device against the kernel's chip and shared memory
+  /// (dispatch passed over what it cannot run; a forced or direct launch
+  /// still gets the reason), then loads the kernel's module and function.
+  Status load(const CudaDriver &d, const Kernel &k, CUmodule &module,
+              CUfunction &fn) {
+    DeviceInfo info;
+    Status s = queryDevice(d, info);
+    if (!s.isOk())
+      return s;
+    std::string why = whyNotDevice(k.chip, k.dynamicSmem, info);
     if (!why.empty())
-      return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
-                           k.label + " is for " + why);
-    if (k.dynamicSmem > smemOptin)
-      return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
-                           k.label + " needs " + std::to_string(k.dynamicSmem) +
-                               " bytes of shared memory; this GPU allows " +
-                               std::to_string(smemOptin));
-    r = d.cuModuleLoadData(&module, k.image->data());
+      return Status::error(ATTN_STATUS_UNSUPPORTED_GPU, k.label + ": " + why);
+    CUresult r = d.cuModuleLoadData(&module, k.image->data());
     if (r != kSuccess)
       return Status::error(ATTN_STATUS_LAUNCH_FAILED,
                            "cuModuleLoadData of '" + k.binary + "' (" +

@@ -531,8 +531,7 @@ std::string whyNotOnDevice(const Variant &v, const DeviceInfo *device) {
 /// The largest grid extents CUDA and HIP launch.
 constexpr int64_t kMaxGrid[3] = {2147483647, 65535, 65535};
 
-std::string whyNot(const Plan &plan, const Call &c, const DimValues &dims,
-                   const DeviceInfo *device) {
+std::string whyNot(const Plan &plan, const Call &c, const DimValues &dims) {
   std::string why = whyNot(static_cast<const Signature &>(plan), c);
   if (!why.empty())
     return why;
@@ -552,12 +551,19 @@ std::string whyNot(const Plan &plan, const Call &c, const DimValues &dims,
                " extent " + std::to_string(n) + ", more than " +
                std::to_string(kMaxGrid[i]);
     }
-  if (device)
-    for (const Stage &stage : plan.stages) {
-      why = whyNotDevice(stage.kernel.chip, stage.kernel.dynamicSmem, *device);
-      if (!why.empty())
-        return "device: stage '" + stage.name + "' " + why;
-    }
+  return "";
+}
+
+/// Why a stage of `plan` cannot run on `device` (null: not checked), or "".
+std::string whyNotOnDevice(const Plan &plan, const DeviceInfo *device) {
+  if (!device)
+    return "";
+  for (const Stage &stage : plan.stages) {
+    std::string why =
+        whyNotDevice(stage.kernel.chip, stage.kernel.dynamicSmem, *device);
+    if (!why.empty())
+      return "device: stage '" + stage.name + "' " + why;
+  }
   return "";
 }
 
@@ -621,7 +627,7 @@ Status attn::selectVariant(const BundleInfo &bundle,
     std::string why = whyNot(v, call);
     if (why.empty()) {
       why = whyNotOnDevice(v, device);
-      deviceOnly = true;
+      deviceOnly |= !why.empty();
     }
     reasons += "\n  variant '" + v.name + "': " + why;
   }
@@ -662,9 +668,12 @@ Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
   bool deviceOnly = false;
   for (size_t i = 0; i < bundle.plans.size(); ++i) {
     const Plan &plan = bundle.plans[i];
-    std::string why = whyNot(plan, call, dims, device);
+    std::string why = whyNot(plan, call, dims);
+    if (why.empty()) {
+      why = whyNotOnDevice(plan, device);
+      deviceOnly |= !why.empty();
+    }
     if (!why.empty()) {
-      deviceOnly |= why.rfind("device: ", 0) == 0;
       reasons += "\n  plan '" + plan.name + "': " + why;
       continue;
     }

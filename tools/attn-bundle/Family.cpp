@@ -149,6 +149,48 @@ static SmallVector<Variant> getCombinations(const FamilyRequest &request,
   return out;
 }
 
+/// The size-hinted candidates (seqlen_min) of combination `v` beside its
+/// general `tiles`: those the tables accept for lengths at their hint and
+/// that are no kernel of `tiles`; outside a sweep (--all-candidates), only
+/// those of the general tile's instruction and head-dim bucket (what they
+/// were measured against). None for head dims given at run time.
+static SmallVector<const TileCandidate *>
+getSizeHintedTiles(const FamilyRequest &request, const Variant &v,
+                   ArrayRef<const TileCandidate *> tiles) {
+  SmallVector<const TileCandidate *> out;
+  if (tiles.empty() || v.maxHeadDim)
+    return out;
+  const TileCandidate *general = tiles.front();
+  for (const TileCandidate &c : request.chip->candidates) {
+    if (c.seqlenMin <= 0 ||
+        (!request.allCandidates &&
+         (c.mma != general->mma || c.headDimMax != general->headDimMax)))
+      continue;
+    AttentionProblem sized = getProblem(v);
+    sized.seqQ = sized.seqK = c.seqlenMin;
+    if (evaluateCandidate(*request.chip, c, sized, request.profile).accepted &&
+        llvm::none_of(tiles, [&](const TileCandidate *t) {
+          return getKernelKey(t) == getKernelKey(&c);
+        }))
+      out.push_back(&c);
+  }
+  return out;
+}
+
+/// Appends an element-aligned twin of each of variants[begin, end) that
+/// assumes more than element alignment (a head dim whose rows keep only
+/// that needs none, and a size-specialized tile is no faster as a twin).
+static void appendTwins(SmallVectorImpl<Variant> &variants, size_t begin,
+                        size_t end) {
+  for (size_t i = begin; i < end; ++i) {
+    Variant twin = variants[i];
+    if (twin.alignBytes == getElementBytes(twin.dtype) || twin.seqlenMin)
+      continue;
+    twin.alignBytes = getElementBytes(twin.dtype);
+    variants.push_back(twin);
+  }
+}
+
 SmallVector<Variant> attn::enumerateVariants(
     const FamilyRequest &request,
     SmallVectorImpl<UnsupportedVariant> &unsupported,
@@ -166,55 +208,26 @@ SmallVector<Variant> attn::enumerateVariants(
     if (tiles.empty())
       unsupported.push_back({v, std::move(verdicts)});
     // Size-specialized tiles first, each with the lengths it is tuned for
-    // (a dispatch condition), as Inductor compiles per size hint; only
-    // those of the general tile's instruction and head-dim bucket (what
-    // they were measured against), for fixed head dims.
-    // A sweep (--all-candidates) times them too, after the others and for
-    // any length.
-    SmallVector<const TileCandidate *> swept;
-    for (const TileCandidate &c : request.chip->candidates) {
-      if (tiles.empty() || v.maxHeadDim)
-        break;
-      if (c.seqlenMin <= 0 ||
-          (!request.allCandidates &&
-           (c.mma != tiles.front()->mma ||
-            c.headDimMax != tiles.front()->headDimMax)))
-        continue;
-      AttentionProblem sized = getProblem(v);
-      sized.seqQ = sized.seqK = c.seqlenMin;
-      if (!evaluateCandidate(*request.chip, c, sized, request.profile)
-               .accepted ||
-          llvm::any_of(tiles, [&](const TileCandidate *t) {
-            return getKernelKey(t) == getKernelKey(&c);
-          }))
-        continue;
-      if (request.allCandidates) {
-        swept.push_back(&c);
-        continue;
+    // (a dispatch condition), as Inductor compiles per size hint; a sweep
+    // (--all-candidates) times them too, after the others, for any length.
+    SmallVector<const TileCandidate *> hinted =
+        getSizeHintedTiles(request, v, tiles);
+    if (request.allCandidates)
+      tiles.append(hinted);
+    else
+      for (const TileCandidate *c : hinted) {
+        Variant sized = v;
+        sized.tile = c;
+        sized.seqlenMin = c->seqlenMin;
+        variants.push_back(sized);
       }
-      Variant hinted = v;
-      hinted.tile = &c;
-      hinted.seqlenMin = c.seqlenMin;
-      variants.push_back(hinted);
-    }
-    tiles.append(swept);
     for (const TileCandidate *tile : tiles) {
       v.tile = tile;
       variants.push_back(v);
     }
   }
-  if (request.unaligned) {
-    size_t aligned = variants.size();
-    for (size_t i = 0; i < aligned; ++i) {
-      // A head dim whose rows keep only element alignment needs no twin.
-      // A size-specialized tile is no faster when element-aligned.
-      Variant twin = variants[i];
-      if (twin.alignBytes == getElementBytes(twin.dtype) || twin.seqlenMin)
-        continue;
-      twin.alignBytes = getElementBytes(twin.dtype);
-      variants.push_back(twin);
-    }
-  }
+  if (request.unaligned)
+    appendTwins(variants, 0, variants.size());
   // Serving layouts read and write like dense kernels (their tiles fit the
   // same way); a bias has no meaning for them.
   size_t dense = variants.size();
@@ -243,6 +256,7 @@ SmallVector<Variant> attn::enumerateVariants(
   const Profile *profile = request.profile;
   if (profile && !profile->includes(Direction::Backward))
     profile = nullptr;
+  size_t firstPlan = variants.size();
   for (Variant v : getCombinations(request)) {
     v.direction = Direction::Backward;
     SmallVector<Verdict> verdicts =
@@ -258,16 +272,8 @@ SmallVector<Variant> attn::enumerateVariants(
     variants.push_back(v);
   }
   // The plans' element-aligned twins after them, as the forward's.
-  if (request.unaligned) {
-    for (size_t i = 0, e = variants.size(); i < e; ++i) {
-      Variant twin = variants[i];
-      if (twin.direction != Direction::Backward ||
-          twin.alignBytes == getElementBytes(twin.dtype))
-        continue;
-      twin.alignBytes = getElementBytes(twin.dtype);
-      variants.push_back(twin);
-    }
-  }
+  if (request.unaligned)
+    appendTwins(variants, firstPlan, variants.size());
   return variants;
 }
 

@@ -696,13 +696,6 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
   if (spec->dynamicHeadDim())
     return op.emitOpError("has a dynamic head dim; backward plans need "
                           "static D and Dv");
-  ConfigAttr config = spec->config;
-  int64_t elemBytes = spec->elemType.getIntOrFloatBitWidth() / 8;
-  if (config.getAlignBytes() < elemBytes)
-    return op.emitOpError("config '")
-           << config.getName()
-           << "' has align_bytes = " << config.getAlignBytes() << ", below the "
-           << elemBytes << "-byte elements of " << spec->elemType;
   if (failed(target.checkSupported(*spec, Direction::Backward,
                                    [&] { return op.emitOpError(); })) ||
       failed(checkSharedMemoryFits(

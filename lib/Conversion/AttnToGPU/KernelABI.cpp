@@ -76,6 +76,12 @@ FunctionType attn::getBackwardKernelFunctionType(MLIRContext *ctx,
   return FunctionType::get(ctx, args, {});
 }
 
+unsigned attn::getNumKernelArgs(SeqLayout layout, bool dynamicHeadDim) {
+  if (layout != SeqLayout::Dense)
+    return kNumServingKernelArgs;
+  return dynamicHeadDim ? kNumAnyHeadDimKernelArgs : kNumKernelArgs;
+}
+
 FunctionType attn::getKernelFunctionType(MLIRContext *ctx,
                                          unsigned globalAddrSpace,
                                          SeqLayout layout,
@@ -85,9 +91,7 @@ FunctionType attn::getKernelFunctionType(MLIRContext *ctx,
   Type i64 = IntegerType::get(ctx, 64);
   Type f32 = Float32Type::get(ctx);
   bool serving = layout != SeqLayout::Dense;
-  SmallVector<Type> args(serving          ? kNumServingKernelArgs
-                         : dynamicHeadDim ? kNumAnyHeadDimKernelArgs
-                                          : kNumKernelArgs);
+  SmallVector<Type> args(getNumKernelArgs(layout, dynamicHeadDim));
   if (dynamicHeadDim && !serving)
     args[kArgHeadDim] = args[kArgHeadDimV] = i32;
   if (serving) {

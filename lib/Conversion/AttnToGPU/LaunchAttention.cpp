@@ -32,12 +32,6 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
   if (spec.dynamicHeadDim() && spec.layout != SeqLayout::Dense)
     return op.emitOpError("has a dynamic head dim and a serving layout; "
                           "kernels for dynamic head dims are dense only");
-  int64_t elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
-  if (spec.config.getAlignBytes() < elemBytes)
-    return op.emitOpError("config '")
-           << spec.config.getName() << "' has align_bytes = "
-           << spec.config.getAlignBytes() << ", below the " << elemBytes
-           << "-byte elements of " << spec.elemType;
   if (failed(target.checkSupported(spec, Direction::Forward,
                                    [&] { return op.emitOpError(); })))
     return failure();
@@ -174,9 +168,7 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
   Value null = LLVM::ZeroOp::create(b, loc, ptrType);
 
   bool serving = spec.layout != SeqLayout::Dense;
-  SmallVector<Value> args(serving                 ? kNumServingKernelArgs
-                          : spec.dynamicHeadDim() ? kNumAnyHeadDimKernelArgs
-                                                  : kNumKernelArgs);
+  SmallVector<Value> args(getNumKernelArgs(spec.layout, spec.dynamicHeadDim()));
   if (spec.dynamicHeadDim() && !serving) {
     args[kArgHeadDim] = dimI32(op.getQuery(), 3);
     args[kArgHeadDimV] = dimI32(op.getValue(), 3);

@@ -75,6 +75,13 @@ attn::getSharedKernelSpec(Operation *op, Value query, Value value, Value output,
   spec.mask = mask;
   spec.softcap = softcap;
   spec.config = *config;
+  int64_t elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
+  if (config->getAlignBytes() < elemBytes)
+    return op->emitOpError("config '")
+           << config->getName()
+           << "' has align_bytes = " << config->getAlignBytes()
+           << ", below the " << elemBytes << "-byte elements of "
+           << spec.elemType;
   // A dynamic head dim is a kernel argument up to the config's bound.
   int64_t maxD = config->getMaxHeadDim();
   if (spec.dynamicHeadDim() && maxD <= 0)

@@ -63,9 +63,10 @@ void getScalarArgs(OpBuilder &b, Location loc, OpT op,
 /// memref-form op: element type, D (of `query`), Dv (of `value`) and the
 /// tiles' padded head dims for the config's instruction on `target`'s chip,
 /// mask, softcap, config and bias type. Fails with an error on `op` for tensor
-/// operands (`query` or `output` not a memref), no config, a bias that is no
-/// strided memref, or an operand of `rows` whose last dimension is not
-/// contiguous.
+/// operands (`query` or `output` not a memref), no config, a config assuming
+/// less alignment than an element or a max_head_dim that does not fit the
+/// op's head dims, a bias that is no strided memref, or an operand of `rows`
+/// whose last dimension is not contiguous.
 FailureOr<KernelSpec>
 getSharedKernelSpec(Operation *op, Value query, Value value, Value output,
                     Value bias, std::optional<ConfigAttr> config, MaskKind mask,

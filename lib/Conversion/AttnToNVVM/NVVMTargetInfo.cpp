@@ -113,9 +113,8 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
   // what the fixed kernel of its tile holds; left alone, ptxas takes the
   // few registers more that halve its occupancy where two workgroups share
   // an SM (measured on the H100: 142 registers and half the speed of the
-  // fixed D = 59 kernel's 128). Ask for two when their shared memory fits.
-  // Two workgroups need their shared memory and, at up to 128 registers a
-  // thread, their threads' registers to fit an SM.
+  // fixed D = 59 kernel's 128). Ask for two where their shared memory and,
+  // at 128 registers a thread, their registers fit an SM.
   if (!spec.dynamicHeadDim())
     return;
   int64_t smem = getDynamicSharedMemoryBytes(spec, *this);

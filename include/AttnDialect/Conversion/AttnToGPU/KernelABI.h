@@ -178,6 +178,11 @@ std::string getKernelName(const KernelSpec &spec);
 /// stage kernels append `_pre`, `_main` and `_dq`.
 std::string getBackwardPlanName(const KernelSpec &spec);
 
+/// How many arguments a forward kernel takes: attn-fwd-v1's 33, with the
+/// nine of a serving layout or the two of a dense kernel for dynamic head
+/// dims.
+unsigned getNumKernelArgs(SeqLayout layout, bool dynamicHeadDim);
+
 /// The kernel's function type: pointers are `!llvm.ptr<globalAddrSpace>`
 /// (bare device pointers), then i32 / i64 / f32 scalars as in the ABI table;
 /// a serving layout appends its nine arguments, a dense kernel for dynamic
