@@ -194,6 +194,8 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
     if (f <= 0)
       r.fail("block_m, block_n, warps, stages and head_dim_max must be "
              "positive");
+  if (c.seqlenMin < 0)
+    r.fail("seqlen_min must not be negative");
   // Stash the flag in `aligned` for the caller to expand.
   c.aligned = alignedVariant;
   return c;

@@ -259,6 +259,22 @@ TEST(Parser, MasksAndSharedOperands) {
   EXPECT_FALSE(t->chips[0].instructions[0].sharedOperands);
 }
 
+TEST(Parser, SizeHintAndPaddingBound) {
+  llvm::Expected<TileTable> t =
+      parseTileTable(tableWith(", \"seqlen_min\": 8192"));
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(t->chips[0].candidates[0].seqlenMin, 8192);
+  EXPECT_EQ(t->chips[0].instructions[0].maxPaddingPercent, 100);
+  EXPECT_NE(parseError(tableWith(", \"seqlen_min\": -1"))
+                .find("seqlen_min must not be negative"),
+            std::string::npos);
+  std::string badPad = tableWith("");
+  badPad.replace(badPad.find("\"head_dim_multiple\": 8,"), 23,
+                 "\"head_dim_multiple\": 8, \"max_padding_percent\": 101,");
+  EXPECT_NE(parseError(badPad).find("max_padding_percent must be in [0, 100]"),
+            std::string::npos);
+}
+
 TEST(Parser, DuplicateCandidate) {
   std::string second = R"(, {"name": "a", "reason": "r", "block_m": 16,
      "block_n": 32, "warps": 1, "stages": 1, "pipeline": "simple",
