@@ -114,8 +114,9 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
   // few registers more that halve its occupancy where two workgroups share
   // an SM (measured on the H100: 142 registers and half the speed of the
   // fixed D = 59 kernel's 128). Ask for two where their shared memory and,
-  // at 128 registers a thread, their registers fit an SM.
-  if (!spec.dynamicHeadDim())
+  // at 128 registers a thread, their registers fit an SM. Dropout's
+  // generator costs the same way.
+  if (!spec.dynamicHeadDim() && !spec.dropout)
     return;
   int64_t smem = getDynamicSharedMemoryBytes(spec, *this);
   int64_t threads = spec.warps() * getWarpSize();
@@ -158,6 +159,8 @@ AccLayout attn::getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,
   l.laneCol = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, cst(4)), cst(2));
   l.laneColMultiple = 2;
+  l.laneRowBound = 8; // lane / 4
+  l.laneColBound = 7; // 2 (lane % 4) <= 6
   // Element (mt, tile, r, c) is at index ((mt * tiles + tile) * 2 + r) * 2
   // + c: row 16 mt + 8 r + lane / 4, column 8 tile + 2 (lane % 4) + c.
   for (int64_t mt = 0; mt < mTiles; ++mt) {

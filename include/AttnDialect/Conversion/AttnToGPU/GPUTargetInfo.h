@@ -52,6 +52,10 @@ struct AccLayout {
   /// laneCol is a multiple of this (pairs of columns can then be loaded or
   /// stored as one aligned access).
   int64_t laneColMultiple = 1;
+  /// Exclusive bounds of laneRow and laneCol when known (0: unknown); with
+  /// them, elements that share a dropout counter are found at compile time
+  /// (DropoutFragment.h).
+  int64_t laneRowBound = 0, laneColBound = 0;
 
   unsigned getNumElements() const { return rowSlot.size(); }
   unsigned getNumRowSlots() const { return rowSlotOffsets.size(); }
