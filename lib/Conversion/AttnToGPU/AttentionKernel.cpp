@@ -477,8 +477,11 @@ void KernelEmitter::storeOutputs(
       },
       spec.elemType, spec.config.getAlignBytes(),
       [&](unsigned e) {
-        return arith::TruncFOp::create(b, loc, spec.elemType, normalized(e))
-            .getResult();
+        Value x = normalized(e);
+        return spec.elemType == f32
+                   ? x
+                   : arith::TruncFOp::create(b, loc, spec.elemType, x)
+                         .getResult();
       });
   // lse, by the lane holding column 0 of each row, when lse is not null.
   Value lsePtr = arg(kArgLse);

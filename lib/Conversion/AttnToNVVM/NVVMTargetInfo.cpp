@@ -24,11 +24,15 @@ Attribute NVVMTargetInfo::getTargetAttr(MLIRContext *ctx) const {
 LogicalResult NVVMTargetInfo::checkSupported(
     const KernelSpec &spec, Direction direction,
     function_ref<InFlightDiagnostic()> emitError) const {
-  if (!spec.elemType.isF16() && !spec.elemType.isBF16())
+  if (!spec.elemType.isF16() && !spec.elemType.isBF16() &&
+      !spec.elemType.isF32())
     return emitError() << "element type " << spec.elemType
                        << " is not supported by convert-attn-to-nvvm: "
-                          "expected f16 or bf16";
+                          "expected f16, bf16 or f32";
   ConfigAttr c = spec.config;
+  if (LogicalResult r = checkFmaElementType(spec, direction, emitError);
+      failed(r))
+    return r;
   if (CheckResult r = checkConfig(chip, c, spec.maxHeadDim(),
                                   spec.maxHeadDimV(), direction))
     return emitError() << "config '" << c.getName()
@@ -44,12 +48,12 @@ LogicalResult NVVMTargetInfo::checkSupported(
                        << "; convert-attn-to-nvvm launches at most 16";
   if (c.getMma() == kWgmma)
     return checkWgmmaSupported(spec, emitError);
-  if (c.getMma() != kMmaSync)
+  if (c.getMma() != kMmaSync && c.getMma() != MatrixInstrKind::Fma)
     return emitError() << "config '" << c.getName() << "' asks for mma = "
                        << stringifyMatrixInstrKind(c.getMma())
                        << "; convert-attn-to-nvvm implements "
-                       << stringifyMatrixInstrKind(kMmaSync) << " and "
-                       << stringifyMatrixInstrKind(kWgmma);
+                       << stringifyMatrixInstrKind(kMmaSync) << ", "
+                       << stringifyMatrixInstrKind(kWgmma) << " and fma";
   if (c.getPipeline() != PipelineKind::CpAsync &&
       c.getPipeline() != PipelineKind::Simple)
     return emitError() << "config '" << c.getName() << "' asks for pipeline = "
@@ -83,6 +87,8 @@ std::unique_ptr<MmaEmitter>
 NVVMTargetInfo::createMmaEmitter(const KernelSpec &spec) const {
   if (spec.config.getMma() == kWgmma)
     return createWgmmaM64NNK16Emitter(spec);
+  if (spec.config.getMma() == MatrixInstrKind::Fma)
+    return createFmaEmitter(spec, chip.warpSize);
   return createMmaM16N8K16Emitter(spec);
 }
 

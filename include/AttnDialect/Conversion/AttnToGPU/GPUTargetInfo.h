@@ -144,6 +144,18 @@ public:
   }
 };
 
+/// The tables' `fma` instruction (gpu_fma): float32 attention on scalar
+/// FMAs, for any target (FmaEmitter.cpp).
+std::unique_ptr<MmaEmitter> createFmaEmitter(const KernelSpec &spec,
+                                             int64_t warpSize);
+
+/// float32 runs on `fma` and `fma` on float32 only, forward only (the
+/// backward plans use the matrix instructions): an error naming the mismatch
+/// otherwise.
+LogicalResult
+checkFmaElementType(const KernelSpec &spec, Direction direction,
+                    function_ref<InFlightDiagnostic()> emitError);
+
 /// Per-target parts of the kernel other than the matrix instructions.
 class GPUTargetInfo {
 public:
