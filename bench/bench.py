@@ -92,6 +92,9 @@ def main():
     ap.add_argument("--bias", action="store_true",
                     help="add a bf16 bias of shape [1, H, S, S] (torch gets "
                     "it as attn_mask, with the causal mask folded in)")
+    ap.add_argument("--dtype", choices=("bf16", "f16", "f32"), default="bf16",
+                    help="input type (f32: torch's math backend is added, "
+                    "the others refuse or run their own f32 path)")
     ap.add_argument("--misalign", action="store_true",
                     help="our kernels on views one element past an aligned "
                     "base (torch's backends on contiguous copies)")
@@ -113,6 +116,10 @@ def main():
     backends = [("flash", SDPBackend.FLASH_ATTENTION),
                 ("cudnn", SDPBackend.CUDNN_ATTENTION),
                 ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
+    dtype = {"bf16": torch.bfloat16, "f16": torch.float16,
+             "f32": torch.float32}[args.dtype]
+    if args.dtype == "f32":
+        backends.append(("math", SDPBackend.MATH))
     device = torch.cuda.get_device_name()
     rows = []
     header = (f"| D | S | B | H | causal | ours TFLOP/s | "
@@ -128,14 +135,14 @@ def main():
         for s in seqlens:
             batch = TOKENS // s
             for causal in (False, True):
-                q, k, v = (torch.randn(batch, heads, s, d, dtype=torch.bfloat16,
+                q, k, v = (torch.randn(batch, heads, s, d, dtype=dtype,
                                        device="cuda") for _ in range(3))
                 oq, ok, ov = q, k, v
                 if args.misalign:
                     oq, ok, ov = shifted(q), shifted(k), shifted(v)
                 bias = mask = None
                 if args.bias:
-                    bias = torch.randn(1, heads, s, s, dtype=torch.bfloat16,
+                    bias = torch.randn(1, heads, s, s, dtype=dtype,
                                        device="cuda")
                     mask = bias
                     if causal:
@@ -177,8 +184,9 @@ def main():
                 print(row, flush=True)
                 rows.append(row)
                 del q, k, v, oq, ok, ov, bias, mask
-    write_table("bench-bias.md" if args.bias else "bench.md",
-                f"Device: {device}. Bundle: `{args.bundle}`. bf16, "
+    write_table("bench-bias.md" if args.bias else f"bench-{args.dtype}.md"
+                if args.dtype != "bf16" else "bench.md",
+                f"Device: {device}. Bundle: `{args.bundle}`. {args.dtype}, "
                 f"batch*seqlen={TOKENS}, hidden {HIDDEN}"
                 f"{', bias [1, H, S, S]' if args.bias else ''}; median of "
                 "triton.testing.do_bench.", header, rows)

@@ -6,7 +6,7 @@ runtime's own choice and torch SDPA's flash and cuDNN backends.
     python3 bench/bench_head_dims.py --bundle DIR [--head-dims 40,59,...]
                                      [--seqlens 1024,4096] [--misalign]
 
-bf16, batch * seqlen = 16384 tokens, 16 heads. TFLOP/s = 4 * B * H * S^2 * D
+bf16 (--dtype), batch * seqlen = 16384 tokens, 16 heads. TFLOP/s = 4 * B * H * S^2 * D
 / time (the op's D, not the padded tile's), halved when causal. Head dims
 that are not multiples of 8 are outside torch's flash and cuDNN kernels;
 their cells say so. With --misalign our kernels run on views one element
@@ -31,11 +31,11 @@ HEADS = 16
 SERVING = ("_softcap", "_bias", "_varlen", "_kvcache", "_paged")
 
 
-def variants_for(names, d, mask, misalign):
+def variants_for(names, d, mask, misalign, dtype="bf16"):
     """The dense, unbiased variants for (bf16, d, mask), in bundle order:
     the element-aligned ones with --misalign, else the others (or those when
     the head dim only has element-aligned ones)."""
-    prefix = f"fwd_bf16_d{d}_{mask}_"
+    prefix = f"fwd_{dtype}_d{d}_{mask}_"
     dense = [n for n in names if n.startswith(prefix)
              and not any(s in n for s in SERVING)]
     twins = [n for n in dense if "_align" in n]
@@ -52,6 +52,7 @@ def main():
                     default="40,59,64,80,96,111,128,160,192,224,256")
     ap.add_argument("--seqlens", default="1024,4096")
     ap.add_argument("--misalign", action="store_true")
+    ap.add_argument("--dtype", choices=("bf16", "f16", "f32"), default="bf16")
     args = ap.parse_args()
 
     import torch
@@ -80,7 +81,9 @@ def main():
             batch = max(1, TOKENS // s)
             for causal in (False, True):
                 mask = "causal" if causal else "none"
-                q, k, v = (torch.randn(batch, HEADS, s, d, dtype=torch.bfloat16,
+                tdtype = {"bf16": torch.bfloat16, "f16": torch.float16,
+                          "f32": torch.float32}[args.dtype]
+                q, k, v = (torch.randn(batch, HEADS, s, d, dtype=tdtype,
                                        device="cuda") for _ in range(3))
                 oq, ok, ov = q, k, v
                 if args.misalign:
@@ -124,7 +127,8 @@ def main():
                 except attn_runtime.AttnError as e:
                     chosen = "none: " + e.message.splitlines()[0][:50]
                 row(f"dispatched ({chosen})", tflops(ours))
-                for name in variants_for(names, d, mask, args.misalign):
+                for name in variants_for(names, d, mask, args.misalign,
+                                         args.dtype):
                     lib.force_variant(name)
                     try:
                         row(f"{name} ({mma.get(name, '?')})", tflops(ours))

@@ -297,6 +297,17 @@ template <typename OpTy> LogicalResult verifyAttrsOf(OpTy op) {
                              op.getWindow(), op.getSoftcapAttr());
 }
 
+/// dropout_p, dropout_seed and dropout_offset come together (the custom
+/// form has one `dropout(...)` group; the generic form could split them).
+template <typename OpTy> LogicalResult checkDropout(OpTy op) {
+  int n = !!op.getDropoutP() + !!op.getDropoutSeed() + !!op.getDropoutOffset();
+  if (n != 0 && n != 3)
+    return op.emitOpError() << "dropout: expected dropout_p, dropout_seed and "
+                               "dropout_offset together, got "
+                            << n << " of them";
+  return success();
+}
+
 template <typename OpTy> float getDefaultedScale(OpTy op) {
   if (auto s = op.getScale())
     return s->convertToFloat();
@@ -447,8 +458,11 @@ LogicalResult AttentionOp::verify() {
     return failure();
   if (getLse() && failed(checkLse(op, sc, getLse(), d)))
     return failure();
-  if (failed(checkSeqLayout(*this, sc, d)))
+  if (failed(checkSeqLayout(*this, sc, d)) || failed(checkDropout(*this)))
     return failure();
+  if (hasDropout() && getSeqLayout() != SeqLayout::Dense)
+    return emitOpError() << "dropout: not supported with cu_seqlens, "
+                            "seqlens_k or block_table";
   if (failed(checkBiasOperand(op, sc, getBias(), d,
                               getElementTypeOrSelf(getQuery().getType()))))
     return failure();
@@ -534,7 +548,8 @@ LogicalResult AttentionGradOp::verify() {
     if (failed(checkElementType(op, v, name, et)))
       return failure();
   if (failed(checkBiasOperand(op, sc, getBias(), d, et)) ||
-      failed(checkGradBias(op, getGradBias(), getBias())))
+      failed(checkGradBias(op, getGradBias(), getBias())) ||
+      failed(checkDropout(*this)))
     return failure();
   if (failed(verifyAttrsOf(*this)))
     return failure();

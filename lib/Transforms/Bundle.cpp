@@ -70,6 +70,9 @@ static llvm::json::Object getVariant(DictionaryAttr k,
   // Head dims given at run time (schema version 4): head_dim 0 up to this.
   if (k.get("max_head_dim"))
     v["max_head_dim"] = getInt(k, "max_head_dim");
+  // Dropout (schema version 6): five more kernel arguments.
+  if (auto drop = k.getAs<BoolAttr>("dropout"); drop && drop.getValue())
+    v["dropout"] = true;
   return v;
 }
 
@@ -229,15 +232,21 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
     (k.isPlan ? plans : variants).push_back(std::move(entry));
   }
   // Version 2 adds plans, version 3 the serving layouts, version 4 the
-  // variants for head dims given at run time, version 5 several chips; a
-  // bundle without them stays readable by older readers.
+  // variants for head dims given at run time, version 5 several chips,
+  // version 6 dropout; a bundle without them stays readable by older
+  // readers.
   bool hasPlans = !plans.empty();
   auto any = [&](StringRef field) {
     return llvm::any_of(variants, [&](const llvm::json::Value &v) {
       return v.getAsObject()->get(field) != nullptr;
     });
   };
-  int64_t version = multiChip             ? 5
+  bool dropout =
+      any("dropout") || llvm::any_of(plans, [](const llvm::json::Value &p) {
+        return p.getAsObject()->get("dropout") != nullptr;
+      });
+  int64_t version = dropout               ? 6
+                    : multiChip           ? 5
                     : any("max_head_dim") ? 4
                     : any("layout")       ? 3
                     : hasPlans            ? 2

@@ -357,6 +357,11 @@ void AttentionTiler::buildKeyBlock(Value kb) {
       Value key =
           arith::MinSIOp::create(b, arith::AddIOp::create(b, kb, c), lastKey);
       Value pc = memref::LoadOp::create(b, scoreRow, c);
+      // The sum l above is of the kept and the dropped probabilities alike.
+      if (dropout)
+        pc = arith::MulFOp::create(
+            b, pc,
+            dropoutFactor(batch, head, row, arith::AddIOp::create(b, kb, c)));
       Value vv = readRow(op.getValue(), keyIndex(key), dv);
       Value next = vector::FMAOp::create(b, splat(pc, dv), vv, args.front());
       return SmallVector<Value>{next};

@@ -19,6 +19,8 @@
 //                    s    = score as the forward (scale, softcap, bias, mask)
 //                    p    = exp2(s - lse[i] * log2 e)   (0 when lse = -inf)
 //                    dp   = dO[i] . V[j];  ds = p * (dp - delta[i])
+//                    (with dropout, dp *= z and dV takes p * z, z the
+//                    kept element's 1 / (1 - p_drop), 0 if dropped)
 //                    dBacc[bias index of (b, h, i, j)] += ds
 //                    ds  *= scale * (1 - tanh^2)     (softcap derivative)
 //                    dV[j] += p * dO[i];  dK[j] += ds * Q[i];  dq += ds * K[j]
@@ -261,6 +263,13 @@ void AttentionGradTiler::buildQueryRow(Value head, Value row) {
         Value s = score(dot(qs, kv), row, col, col, &tanh);
         Value p = math::Exp2Op::create(b, arith::SubFOp::create(b, s, lse2));
         Value dp = dot(dO, vv);
+        // With dropout, O used p * z: dV takes p * z and dP is z * (dO . v).
+        Value pv = p;
+        if (dropout) {
+          Value z = dropoutFactor(batch, head, row, col);
+          pv = arith::MulFOp::create(b, p, z);
+          dp = arith::MulFOp::create(b, dp, z);
+        }
         Value ds =
             arith::MulFOp::create(b, p, arith::SubFOp::create(b, dp, deltaI));
         if (dbAcc) {
@@ -280,7 +289,7 @@ void AttentionGradTiler::buildQueryRow(Value head, Value row) {
         }
         Value dvOld = vector::LoadOp::create(b, dvType, dvTile, tileAt);
         vector::StoreOp::create(
-            b, vector::FMAOp::create(b, splat(p, dv), dO, dvOld), dvTile,
+            b, vector::FMAOp::create(b, splat(pv, dv), dO, dvOld), dvTile,
             tileAt);
         Value dkOld = vector::LoadOp::create(b, dType, dkTile, tileAt);
         vector::StoreOp::create(

@@ -71,6 +71,22 @@ void TileBuilder::emitSizes() {
   mask.kind = params.mask;
   mask.windowLeft = idx(params.window.first);
   mask.windowRight = idx(params.window.second);
+  if (params.dropoutP)
+    dropout = DropoutParams::emit(b, b.getLoc(), params.dropoutP,
+                                  params.dropoutSeed, params.dropoutOffset);
+}
+
+Value TileBuilder::dropoutFactor(Value batch, Value head, Value row,
+                                 Value col) {
+  Type i32 = b.getI32Type();
+  auto toI32 = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, i32, v).getResult();
+  };
+  Value bh =
+      arith::AddIOp::create(b, arith::MulIOp::create(b, batch, idx(hq)), head);
+  Value keep = emitDropoutKeep(b, b.getLoc(), *dropout, toI32(bh), toI32(row),
+                               toI32(col));
+  return arith::SelectOp::create(b, keep, dropout->scale, f32Const(0.0));
 }
 
 Value TileBuilder::idx(int64_t v) {

@@ -13,6 +13,7 @@
 #define ATTN_LIB_TRANSFORMS_TILEBUILDER_H
 
 #include "AttnDialect/IR/AttnOps.h"
+#include "AttnDialect/Utils/Dropout.h"
 #include "AttnDialect/Utils/MaskUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -48,11 +49,14 @@ struct AttentionParams {
   MaskKind mask;
   std::pair<int64_t, int64_t> window;
   ConfigAttr config;
+  /// The dropout operands (f32, i64, i32); null without dropout.
+  Value dropoutP, dropoutSeed, dropoutOffset;
 
   template <typename OpTy> static AttentionParams of(OpTy op) {
-    return {op.getQuery(), op.getKey(),          op.getValue(),
-            op.getBias(),  op.getScaleValue(),   op.getSoftcap(),
-            op.getMask(),  op.getWindowBounds(), *op.getConfig()};
+    return {op.getQuery(),    op.getKey(),          op.getValue(),
+            op.getBias(),     op.getScaleValue(),   op.getSoftcap(),
+            op.getMask(),     op.getWindowBounds(), *op.getConfig(),
+            op.getDropoutP(), op.getDropoutSeed(),  op.getDropoutOffset()};
   }
 };
 
@@ -75,6 +79,9 @@ public:
               Value *tanh = nullptr);
   /// Binds the bias's batch and head indices for the following score()s.
   void setBiasBatchHead(Value batch, Value head);
+  /// What dropout multiplies probability (row, col) of (batch, head) by:
+  /// 1 / (1 - p) where kept, 0 where dropped (f32; indices are index).
+  Value dropoutFactor(Value batch, Value head, Value row, Value col);
 
 protected:
   Value idx(int64_t v);
@@ -122,6 +129,8 @@ protected:
   Value sq, sk;
   /// The bias's batch and head indices bound by setBiasBatchHead.
   Value biasB, biasH;
+  /// Made by emitSizes when the op has dropout.
+  std::optional<DropoutParams> dropout;
 };
 
 } // namespace attn

@@ -32,7 +32,7 @@ extern "C" {
 /// changes, so a binding (the Python module) can refuse a library it was not
 /// written for. Version 2 added the backward pass, version 4 the serving
 /// forms of attn_fwd_params (packed batches, KV caches, paged KV caches).
-#define ATTN_RUNTIME_API_VERSION 4
+#define ATTN_RUNTIME_API_VERSION 5
 
 typedef enum attn_status {
   ATTN_STATUS_SUCCESS = 0,
@@ -140,6 +140,16 @@ typedef struct attn_fwd_params {
   int32_t num_splits;
   void *workspace;
   size_t workspace_size;
+
+  /// Dropout (dense calls): each probability is kept with probability
+  /// 1 - dropout_p, by the counter-based mask of docs/AttnDialect.md
+  /// (Philox4x32-10 keyed by dropout_seed, dropout_offset in its counter),
+  /// and scaled by 1 / (1 - dropout_p). 0 (the zeroed struct): none; a
+  /// value in (0, 1) selects a dropout variant. The backward of the same
+  /// call takes the same three values.
+  float dropout_p;
+  uint32_t dropout_offset;
+  uint64_t dropout_seed;
 } attn_fwd_params;
 
 /// One backward call: the gradients of attention with respect to q, k, v
@@ -173,6 +183,12 @@ typedef struct attn_bwd_params {
   float scale, softcap;
   int32_t window_left, window_right;
   void *stream;
+
+  /// The forward's dropout (attn_fwd_params): the same p, seed and offset
+  /// regenerate its mask; 0: none.
+  float dropout_p;
+  uint32_t dropout_offset;
+  uint64_t dropout_seed;
 } attn_bwd_params;
 
 typedef struct attn_bundle attn_bundle;

@@ -263,6 +263,10 @@ public:
     r.enumeration("mask", out.mask, kMasks);
     r.enumeration("bias", out.bias, kBiases);
     r.boolean("softcap", out.softcap);
+    r.boolean("dropout", out.dropout, /*required=*/false);
+    if (r.ok() && out.dropout && version < 6)
+      r.fail("field 'dropout' needs version 6, the bundle is version " +
+             std::to_string(version));
     out.chip = chip;
     r.string("chip", out.chip, /*required=*/false);
     if (r.ok() && out.chip != chip && version < 5)

@@ -18,7 +18,7 @@
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 5;
+constexpr int kBundleSchemaVersion = 6;
 
 /// Where a forward call's sequences live (attn.attention's serving forms);
 /// kernels of the non-dense layouts take nine more arguments.
@@ -99,6 +99,9 @@ struct Signature {
   attn_mask mask = ATTN_MASK_NONE;
   attn_bias_kind bias = ATTN_BIAS_NONE;
   bool softcap = false;
+  /// Dropout (version 6): five more kernel arguments (forward), three more
+  /// (each stage of a plan).
+  bool dropout = false;
   Conditions conditions;
 };
 

@@ -244,7 +244,7 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
     return report(s);
   const Variant &v = bundle->info.variants[index];
   KernelArgs args(*params, v.layout != SeqLayout::Dense, splits,
-                  v.maxHeadDim > 0);
+                  v.maxHeadDim > 0, v.dropout);
   // Split-KV: grid z holds each batch's splits; the combine kernel merges
   // them, one workgroup per query row.
   LaunchGeometry g = {unsigned(forwardGridX(v, *params)),
@@ -312,7 +312,7 @@ attn_status attn_backward(attn_bundle *bundle, const attn_bwd_params *params) {
   if (!s.isOk())
     return report(s);
   DimValues dims = dimValues(*params);
-  KernelArgs args(*params);
+  KernelArgs args(*params, plan.dropout);
   std::vector<Launch> launches;
   for (const Stage &stage : plan.stages) {
     unsigned grid[3];

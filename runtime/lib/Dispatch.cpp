@@ -64,6 +64,7 @@ struct Call {
   int32_t dtype, mask, biasKind;
   float scale, softcap;
   int32_t windowLeft, windowRight;
+  float dropoutP;
   bool backward;
   bool deterministic;
   /// q, k, v, o (and do, dq, dk, dv), then lse, bias and dbias when given.
@@ -108,6 +109,7 @@ template <typename P> Call describeCommon(const P &p) {
   c.softcap = p.softcap;
   c.windowLeft = p.window_left;
   c.windowRight = p.window_right;
+  c.dropoutP = p.dropout_p;
   c.lse = p.lse;
   c.lseStride = p.lse_stride;
   c.bias = p.bias;
@@ -429,6 +431,12 @@ Status validate(const Call &c) {
   if (!(c.softcap >= 0))
     return invalid("softcap must be 0 (none) or positive, got " +
                    std::to_string(c.softcap));
+  if (!(c.dropoutP >= 0 && c.dropoutP < 1))
+    return invalid("dropout_p must be in [0, 1) (0: none), got " +
+                   std::to_string(c.dropoutP));
+  if (c.dropoutP > 0 && c.layout != SeqLayout::Dense)
+    return invalid("dropout_p: dropout is for dense calls; the serving forms "
+                   "(cu_seqlens, seqlens_k, block_table) take none");
   if (c.mask == ATTN_MASK_SLIDING_WINDOW && c.windowLeft < 0 &&
       c.windowRight < 0)
     return invalid("mask sliding_window needs window_left or window_right "
@@ -464,6 +472,9 @@ std::string whyNot(const Signature &sig, const Call &c) {
   bool softcap = c.softcap > 0;
   if (sig.softcap != softcap)
     return mismatch("softcap", boolName(sig.softcap), boolName(softcap));
+  bool dropout = c.dropoutP > 0;
+  if (sig.dropout != dropout)
+    return mismatch("dropout", boolName(sig.dropout), boolName(dropout));
   return "";
 }
 
@@ -510,7 +521,8 @@ std::string whyNotConditions(const Conditions &cond, const Call &c) {
 bool sameFields(const Variant &v, const Call &c) {
   return v.layout == c.layout && v.dtype == c.dtype &&
          v.servesHeadDims(c.headDim, c.headDimV) && v.mask == c.mask &&
-         v.bias == c.biasKind && v.softcap == (c.softcap > 0);
+         v.bias == c.biasKind && v.softcap == (c.softcap > 0) &&
+         v.dropout == (c.dropoutP > 0);
 }
 
 std::string whyNot(const Variant &v, const Call &c) {
@@ -571,9 +583,10 @@ std::string describeCall(const Call &c) {
   char call[320];
   int n = std::snprintf(
       call, sizeof(call),
-      "dtype %s, head_dim %d, head_dim_v %d, mask %s, bias %s, softcap %s, ",
+      "dtype %s, head_dim %d, head_dim_v %d, mask %s, bias %s, softcap %s, "
+      "dropout %s, ",
       dtypeName(c.dtype), c.headDim, c.headDimV, maskName(c.mask),
-      biasName(c.biasKind), boolName(c.softcap > 0));
+      biasName(c.biasKind), boolName(c.softcap > 0), boolName(c.dropoutP > 0));
   if (c.backward)
     n += std::snprintf(call + n, sizeof(call) - n,
                        "bias_grad %s, deterministic %s, ",

@@ -3,8 +3,8 @@
 // The arguments of a kernel, in the order and with the sizes
 // docs/BundleFormat.md gives, plus the array of pointers to them that
 // cuLaunchKernel / hipModuleLaunchKernel take: 33 for every forward kernel
-// (42 for those of the serving layouts), 55 for every stage of a backward
-// plan.
+// (42 for those of the serving layouts, 35 for dynamic head dims, 38 with
+// dropout), 55 for every stage of a backward plan (58 with dropout).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,13 +26,16 @@ public:
   static constexpr int kNumForwardArgs = 33;
   static constexpr int kNumServingArgs = 42;
   static constexpr int kNumAnyHeadDimArgs = 35;
+  static constexpr int kNumDropoutArgs = 38;
   static constexpr int kNumBackwardArgs = 55;
+  static constexpr int kNumDropoutBackwardArgs = 58;
 
   /// ABI attn-fwd-v1; `serving` appends the nine arguments of the serving
   /// layouts' kernels, with `numSplits` splits; `anyHeadDim` (a dense
-  /// variant with max_head_dim) appends head_dim and head_dim_v.
+  /// variant with max_head_dim) appends head_dim and head_dim_v, `dropout`
+  /// (a dense variant with dropout) those and dropout_p, seed and offset.
   KernelArgs(const attn_fwd_params &p, bool serving, int32_t numSplits = 1,
-             bool anyHeadDim = false) {
+             bool anyHeadDim = false, bool dropout = false) {
     for (const void *ptr : {p.q, p.k, p.v, static_cast<const void *>(p.o),
                             static_cast<const void *>(p.lse), p.bias})
       add(ptr);
@@ -42,10 +45,12 @@ public:
     addStrides(p.lse_stride, 2);
     addStrides(p.bias_stride, 4);
     addTail(p);
-    if (anyHeadDim && !serving) {
+    if ((anyHeadDim || dropout) && !serving) {
       add(p.head_dim);
       add(p.head_dim_v);
     }
+    if (dropout && !serving)
+      addDropout(p);
     if (!serving)
       return;
     for (const int32_t *array :
@@ -58,8 +63,9 @@ public:
     add(numSplits);
   }
 
-  /// ABI attn-bwd-v1.
-  explicit KernelArgs(const attn_bwd_params &p) {
+  /// ABI attn-bwd-v1; `dropout` (a plan with dropout) appends dropout_p,
+  /// seed and offset.
+  explicit KernelArgs(const attn_bwd_params &p, bool dropout = false) {
     for (const void *ptr :
          {p.q, p.k, p.v, p.o, p.dout, static_cast<const void *>(p.lse), p.bias,
           static_cast<const void *>(p.dq), static_cast<const void *>(p.dk),
@@ -75,6 +81,8 @@ public:
     addStrides(p.bias_stride, 4);
     addStrides(p.dbias_stride, 4);
     addTail(p);
+    if (dropout)
+      addDropout(p);
   }
 
   // `slots` points into the object itself.
@@ -110,9 +118,15 @@ private:
     add(p.window_right);
   }
 
+  template <typename P> void addDropout(const P &p) {
+    add(p.dropout_p);
+    add(p.dropout_seed);
+    add(p.dropout_offset);
+  }
+
   int count = 0;
-  uint64_t cells[kNumBackwardArgs];
-  void *slots[kNumBackwardArgs];
+  uint64_t cells[kNumDropoutBackwardArgs];
+  void *slots[kNumDropoutBackwardArgs];
 };
 
 } // namespace attn

@@ -5,8 +5,10 @@
 // the process use: attn-fwd-v1 (the default: B, Hq, Hkv, Sq and Sk, on the
 // launch line), attn-fwd-v1-serving (the same, then the nine arguments of
 // the serving layouts' kernels on a line of their own),
-// attn-fwd-v1-any-head-dim (the same, then D and Dv) or attn-bwd-v1 (every
-// argument, on lines of their own).
+// attn-fwd-v1-any-head-dim (the same, then D and Dv), attn-fwd-v1-dropout
+// (the same, then D, Dv and the dropout arguments), attn-bwd-v1 (every
+// argument, on lines of their own) or attn-bwd-v1-dropout (the same, then
+// the dropout arguments).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,17 +33,29 @@ inline std::string describeArgs(void **params, const char *prefix) {
     return static_cast<unsigned long long>(
         *static_cast<uintptr_t *>(params[i]));
   };
+  auto u64 = [&](int i) {
+    return static_cast<unsigned long long>(*static_cast<uint64_t *>(params[i]));
+  };
+  auto u32 = [&](int i) { return *static_cast<uint32_t *>(params[i]); };
   char buf[256];
+  // dropout_p, seed and offset at `first`.
+  auto dropout = [&](int first) {
+    std::snprintf(buf, sizeof(buf), "\n%s  dropout p %g seed %llu offset %u",
+                  prefix, f32(first), u64(first + 1), u32(first + 2));
+    return std::string(buf);
+  };
   const char *abi = std::getenv("ATTN_FAKE_ABI");
-  if (!abi || std::strcmp(abi, "attn-bwd-v1") != 0) {
+  auto is = [&](const char *name) { return abi && !std::strcmp(abi, name); };
+  if (!is("attn-bwd-v1") && !is("attn-bwd-v1-dropout")) {
     // attn-fwd-v1: six pointers, then B, Hq, Hkv, Sq, Sk (i32).
     std::snprintf(buf, sizeof(buf), " B %d Hq %d Hkv %d Sq %d Sk %d", i32(6),
                   i32(7), i32(8), i32(9), i32(10));
-    if (abi && std::strcmp(abi, "attn-fwd-v1-any-head-dim") == 0) {
+    if (is("attn-fwd-v1-any-head-dim") || is("attn-fwd-v1-dropout")) {
       std::string out = buf;
       std::snprintf(buf, sizeof(buf), "\n%s  head_dim %d head_dim_v %d", prefix,
                     i32(33), i32(34));
-      return out + buf;
+      out += buf;
+      return is("attn-fwd-v1-dropout") ? out + dropout(35) : out;
     }
     if (!abi || std::strcmp(abi, "attn-fwd-v1-serving") != 0)
       return buf;
@@ -88,7 +102,8 @@ inline std::string describeArgs(void **params, const char *prefix) {
   std::snprintf(buf, sizeof(buf),
                 "\n%s  scale %g softcap %g window_left %d window_right %d",
                 prefix, f32(51), f32(52), i32(53), i32(54));
-  return out + buf;
+  out += buf;
+  return is("attn-bwd-v1-dropout") ? out + dropout(55) : out;
 }
 
 } // namespace attn::fake

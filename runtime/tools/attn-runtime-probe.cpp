@@ -31,6 +31,7 @@ int usage() {
       "[key=value...]\n"
       "       attn-runtime-probe api-nulls\n"
       "keys: dtype d dv mask bias softcap b hq hkv sq sk scale wl wr\n"
+      "      dropout=P seed=S doff=O (dropout_p, seed, offset)\n"
       "      lse=0|1 (forward) dbias=0|1 det=0|1 ws=BYTES (backward)\n"
       "      null=NAME offset=NAME:BYTES alias=NAME:NAME NAME_stride=a,b,c,d\n"
       "      layout=varlen|kvcache|paged maxsq=N page=N pages=N tstride=N\n"
@@ -83,6 +84,10 @@ struct CallSpec {
   int32_t dtype = ATTN_DTYPE_BF16, mask = ATTN_MASK_NONE,
           biasKind = ATTN_BIAS_NONE;
   float scale = 0.125f, softcap = 0;
+  /// dropout=P seed=S doff=O.
+  float dropoutP = 0;
+  uint64_t dropoutSeed = 0;
+  uint32_t dropoutOffset = 0;
   int32_t windowLeft = -1, windowRight = -1;
   bool lse = false, dbias = false, deterministic = false;
   /// The serving form of a forward call: 0 dense, 1 varlen, 2 kvcache, 3
@@ -151,6 +156,12 @@ bool parseSpec(int argc, char **argv, CallSpec &c) {
       c.scale = std::strtof(value.c_str(), nullptr);
     else if (key == "softcap")
       c.softcap = std::strtof(value.c_str(), nullptr);
+    else if (key == "dropout")
+      c.dropoutP = std::strtof(value.c_str(), nullptr);
+    else if (key == "seed")
+      c.dropoutSeed = std::strtoull(value.c_str(), nullptr, 0);
+    else if (key == "doff")
+      c.dropoutOffset = std::strtoul(value.c_str(), nullptr, 0);
     else if (key == "lse")
       c.lse = n != 0;
     else if (key == "dbias")
@@ -268,6 +279,9 @@ template <typename P> void fillCommon(const CallSpec &c, P &p) {
   p.bias_kind = c.biasKind;
   p.scale = c.scale;
   p.softcap = c.softcap;
+  p.dropout_p = c.dropoutP;
+  p.dropout_seed = c.dropoutSeed;
+  p.dropout_offset = c.dropoutOffset;
   p.window_left = c.windowLeft;
   p.window_right = c.windowRight;
   p.q = pointer<const void>(c, "q");

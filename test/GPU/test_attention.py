@@ -26,7 +26,9 @@ SEQLENS = [1, 7, 64, 129, 1000]
 ANY_HEAD_DIMS = [1, 24, 59, 72, 100, 111, 136, 200, 255]
 HEADS = {"mha": (4, 4), "gqa": (8, 2), "mqa": (4, 1)}
 # Relative error bound: max |out - ref| / max |ref|.
-TOLERANCE = {"bf16": 1e-2, "f16": 5e-3}
+# float32 against a float64 reference: TF32 products (10-bit mantissas)
+# would be some 1e-3 off, so 1e-4 also shows that the kernels do not use it.
+TOLERANCE = {"bf16": 1e-2, "f16": 5e-3, "f32": 1e-4}
 LSE_TOLERANCE = 2e-3
 
 
@@ -98,22 +100,24 @@ def visible(mask, sq, sk, window, device):
 
 
 def reference(q, k, v, mask, window, bias, scale):
-    """(out, lse) in float32; rows with no visible key give 0 and -inf."""
+    """(out, lse) in float32 (float64 for float32 inputs); rows with no
+    visible key give 0 and -inf."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     group = q.shape[1] // k.shape[1]
-    qf = q.float()
-    kf = k.float().repeat_interleave(group, dim=1)
-    vf = v.float().repeat_interleave(group, dim=1)
+    wide = torch.float64 if q.dtype == torch.float32 else torch.float32
+    qf = q.to(wide)
+    kf = k.to(wide).repeat_interleave(group, dim=1)
+    vf = v.to(wide).repeat_interleave(group, dim=1)
     sq, sk = q.shape[2], k.shape[2]
     allowed = visible(mask, sq, sk, window, q.device)
-    add = torch.zeros(1, 1, sq, sk, device=q.device)
+    add = torch.zeros(1, 1, sq, sk, dtype=wide, device=q.device)
     if allowed is not None:
         add = add.masked_fill(~allowed, float("-inf"))
     if bias is not None:
-        add = add + bias.float()
+        add = add + bias.to(wide)
     with sdpa_kernel([SDPBackend.MATH]):
         if mask == "causal" and bias is None:
             out = F.scaled_dot_product_attention(qf, kf, vf, is_causal=True,
@@ -167,7 +171,8 @@ def run_case(lib, res, name, *, dtype, d, sq, sk, heads=(4, 4), batch=2,
     import torch
     import attn_runtime as ar
 
-    tdtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    tdtype = {"f16": torch.float16, "bf16": torch.bfloat16,
+              "f32": torch.float32}[dtype]
     hq, hkv = heads
     dev = "cuda"
     offsets = offsets or ({"q": 1, "k": 1, "v": 1} if misalign else {})
@@ -264,7 +269,7 @@ def correctness(lib, res, quick):
     masks = [("none", None), ("causal", None), ("causal_bottom_right", None),
              ("sliding_window", (32, 0)), ("sliding_window", (16, 8))]
     n = 0
-    for dtype in ("bf16", "f16"):
+    for dtype in ("bf16", "f16", "f32"):
         for d in head_dims(lib):
             for sq in seqs:
                 for sk in seqs:

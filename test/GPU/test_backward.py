@@ -76,11 +76,14 @@ class Stats:
         return "\n".join(lines)
 
 
-def reference(q, k, v, mask, window, bias, scale, softcap, upcast):
+def reference(q, k, v, mask, window, bias, scale, softcap, upcast,
+              drop=None):
     """Attention output with torch ops, differentiable; float32 on upcast
     inputs when `upcast`, else in the inputs' dtype (scores and
     probabilities rounded to it, as FlashAttention's attention_ref with
-    upcast=False). Rows with no visible key give 0 (and zero gradients)."""
+    upcast=False). Rows with no visible key give 0 (and zero gradients).
+    `drop`, (keep mask [B, Hq, Sq, Sk], p), applies dropout to the
+    probabilities."""
     import torch
 
     if upcast:
@@ -108,6 +111,9 @@ def reference(q, k, v, mask, window, bias, scale, softcap, upcast):
     p = torch.softmax(s.float(), dim=-1).to(v.dtype)
     if empty is not None:
         p = p.masked_fill(empty, 0.0)
+    if drop is not None:
+        keep, rate = drop
+        p = p.masked_fill(~keep, 0.0) / (1.0 - rate)
     return torch.matmul(p, v)
 
 
@@ -165,7 +171,8 @@ def check_grads(res, stats, group, name, got, ref, low, names, scales=None):
     worst = 0.0
     scales = scales or {}
     for label, ours, want, pt in zip(names, got, ref, low):
-        if want is None:
+        # A None label leaves that gradient unchecked.
+        if want is None or label is None:
             continue
         if ours is None:
             res.fail(name, f"{label}: no gradient returned")

@@ -1,27 +1,25 @@
-// f32 has no GPU candidate: every GPU chip rejects it, naming the host
-// pipeline in each candidate's reason. (Notes per candidate are checked in
-// full in select-config-errors.mlir.)
-// RUN: not attn-opt %s -split-input-file -attn-select-config=target=sm_80 2>&1 | FileCheck %s --check-prefixes=CHECK,SM_80
-// RUN: not attn-opt %s -split-input-file -attn-select-config=target=sm_86 2>&1 | FileCheck %s --check-prefixes=CHECK,SM_86
-// RUN: not attn-opt %s -split-input-file -attn-select-config=target=sm_89 2>&1 | FileCheck %s --check-prefixes=CHECK,SM_89
-// RUN: not attn-opt %s -split-input-file -attn-select-config=target=sm_90a 2>&1 | FileCheck %s --check-prefixes=CHECK,SM_90A
-// RUN: not attn-opt %s -split-input-file -attn-select-config=target=gfx90a 2>&1 | FileCheck %s --check-prefixes=CHECK,GFX90A
-// RUN: not attn-opt %s -split-input-file -attn-select-config=target=gfx942 2>&1 | FileCheck %s --check-prefixes=CHECK,GFX942
-// RUN: not attn-opt %s -split-input-file -attn-select-config=target=gfx950 2>&1 | FileCheck %s --check-prefixes=CHECK,GFX950
-// RUN: not attn-opt %s -split-input-file -attn-select-config=target=gfx1100 2>&1 | FileCheck %s --check-prefixes=CHECK,GFX1100
-// RUN: not attn-opt %s -split-input-file -attn-select-config=target=gfx1201 2>&1 | FileCheck %s --check-prefixes=CHECK,GFX1201
+// f32 runs on the tables' `fma` candidates (scalar FMAs in f32, no TF32):
+// the fastest tile measured whose shared memory the chip has. NVIDIA:
+// fma_d64_m128n64w4 at D = 64 (108 KiB: sm_80, sm_90a), fma_m256n32w8 at
+// D = 128 (204 KiB: sm_90a), fma_m128n32w4 (72 KiB at D = 64, 136 KiB at
+// D = 128), fma_m32n32w4 (85 KiB at D = 128, 165 KiB at D = 256),
+// fma_m16n32w2 (83 KiB at D = 256, one stage); AMD (64 KiB of LDS but
+// gfx950): fma_m32n32w4 up to D = 128, then fma_m16n16w2.
+// RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_80 | FileCheck %s --check-prefixes=CHECK,SM80
+// RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_86 | FileCheck %s --check-prefixes=CHECK,SM8X
+// RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_89 | FileCheck %s --check-prefixes=CHECK,SM8X
+// RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_90a | FileCheck %s --check-prefixes=CHECK,SM90
+// RUN: attn-opt %s -split-input-file -attn-select-config=target=gfx90a | FileCheck %s --check-prefixes=CHECK,AMD
+// RUN: attn-opt %s -split-input-file -attn-select-config=target=gfx942 | FileCheck %s --check-prefixes=CHECK,AMD
+// RUN: attn-opt %s -split-input-file -attn-select-config=target=gfx950 | FileCheck %s --check-prefixes=CHECK,AMD
+// RUN: attn-opt %s -split-input-file -attn-select-config=target=gfx1100 | FileCheck %s --check-prefixes=CHECK,AMD
+// RUN: attn-opt %s -split-input-file -attn-select-config=target=gfx1201 | FileCheck %s --check-prefixes=CHECK,AMD
 
-// CHECK: error: no tile candidate of
-// SM_80-SAME: sm_80 fits this op (f32, D = 64, Dv = 64)
-// SM_86-SAME: sm_86 fits this op (f32, D = 64, Dv = 64)
-// SM_89-SAME: sm_89 fits this op (f32, D = 64, Dv = 64)
-// SM_90A-SAME: sm_90a fits this op (f32, D = 64, Dv = 64)
-// GFX90A-SAME: gfx90a fits this op (f32, D = 64, Dv = 64)
-// GFX942-SAME: gfx942 fits this op (f32, D = 64, Dv = 64)
-// GFX950-SAME: gfx950 fits this op (f32, D = 64, Dv = 64)
-// GFX1100-SAME: gfx1100 fits this op (f32, D = 64, Dv = 64)
-// GFX1201-SAME: gfx1201 fits this op (f32, D = 64, Dv = 64)
-// CHECK: note: candidate '{{.*}}': {{.*}}element type f32: {{.*}}; f32 attention runs on the host pipeline only for now
+// CHECK-LABEL: func.func @d64_f32
+// SM80: name = "fma_d64_m128n64w4"{{.*}}mma = fma
+// SM8X: name = "fma_m128n32w4"{{.*}}mma = fma
+// SM90: name = "fma_d64_m128n64w4"{{.*}}mma = fma
+// AMD: name = "fma_m32n32w4"{{.*}}pipeline = simple{{.*}}mma = fma
 func.func @d64_f32(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>, %v: tensor<1x8x?x64xf32>, %o: tensor<1x8x?x64xf32>) -> tensor<1x8x?x64xf32> {
   %r = attn.attention q(%q : tensor<1x8x?x64xf32>) k(%k : tensor<1x8x?x64xf32>) v(%v : tensor<1x8x?x64xf32>)
       outs(%o : tensor<1x8x?x64xf32>) -> tensor<1x8x?x64xf32>
@@ -30,17 +28,11 @@ func.func @d64_f32(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>, %v: tenso
 
 // -----
 
-// CHECK: error: no tile candidate of
-// SM_80-SAME: sm_80 fits this op (f32, D = 128, Dv = 128)
-// SM_86-SAME: sm_86 fits this op (f32, D = 128, Dv = 128)
-// SM_89-SAME: sm_89 fits this op (f32, D = 128, Dv = 128)
-// SM_90A-SAME: sm_90a fits this op (f32, D = 128, Dv = 128)
-// GFX90A-SAME: gfx90a fits this op (f32, D = 128, Dv = 128)
-// GFX942-SAME: gfx942 fits this op (f32, D = 128, Dv = 128)
-// GFX950-SAME: gfx950 fits this op (f32, D = 128, Dv = 128)
-// GFX1100-SAME: gfx1100 fits this op (f32, D = 128, Dv = 128)
-// GFX1201-SAME: gfx1201 fits this op (f32, D = 128, Dv = 128)
-// CHECK: note: candidate '{{.*}}': {{.*}}element type f32: {{.*}}; f32 attention runs on the host pipeline only for now
+// CHECK-LABEL: func.func @d128_f32
+// SM80: name = "fma_m128n32w4"
+// SM8X: name = "fma_m32n32w4"
+// SM90: name = "fma_m256n32w8"
+// AMD: name = "fma_m32n32w4"
 func.func @d128_f32(%q: tensor<1x8x?x128xf32>, %k: tensor<1x8x?x128xf32>, %v: tensor<1x8x?x128xf32>, %o: tensor<1x8x?x128xf32>) -> tensor<1x8x?x128xf32> {
   %r = attn.attention q(%q : tensor<1x8x?x128xf32>) k(%k : tensor<1x8x?x128xf32>) v(%v : tensor<1x8x?x128xf32>)
       outs(%o : tensor<1x8x?x128xf32>) -> tensor<1x8x?x128xf32>
@@ -49,17 +41,11 @@ func.func @d128_f32(%q: tensor<1x8x?x128xf32>, %k: tensor<1x8x?x128xf32>, %v: te
 
 // -----
 
-// CHECK: error: no tile candidate of
-// SM_80-SAME: sm_80 fits this op (f32, D = 256, Dv = 256)
-// SM_86-SAME: sm_86 fits this op (f32, D = 256, Dv = 256)
-// SM_89-SAME: sm_89 fits this op (f32, D = 256, Dv = 256)
-// SM_90A-SAME: sm_90a fits this op (f32, D = 256, Dv = 256)
-// GFX90A-SAME: gfx90a fits this op (f32, D = 256, Dv = 256)
-// GFX942-SAME: gfx942 fits this op (f32, D = 256, Dv = 256)
-// GFX950-SAME: gfx950 fits this op (f32, D = 256, Dv = 256)
-// GFX1100-SAME: gfx1100 fits this op (f32, D = 256, Dv = 256)
-// GFX1201-SAME: gfx1201 fits this op (f32, D = 256, Dv = 256)
-// CHECK: note: candidate '{{.*}}': {{.*}}element type f32: {{.*}}; f32 attention runs on the host pipeline only for now
+// CHECK-LABEL: func.func @d256_f32
+// SM80: name = "fma_m16n32w2"
+// SM8X: name = "fma_m16n32w2"
+// SM90: name = "fma_m32n32w4"
+// AMD: name = "fma_m16n16w2"
 func.func @d256_f32(%q: tensor<1x8x?x256xf32>, %k: tensor<1x8x?x256xf32>, %v: tensor<1x8x?x256xf32>, %o: tensor<1x8x?x256xf32>) -> tensor<1x8x?x256xf32> {
   %r = attn.attention q(%q : tensor<1x8x?x256xf32>) k(%k : tensor<1x8x?x256xf32>) v(%v : tensor<1x8x?x256xf32>)
       outs(%o : tensor<1x8x?x256xf32>) -> tensor<1x8x?x256xf32>

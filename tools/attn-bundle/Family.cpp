@@ -48,7 +48,7 @@ std::string Variant::describe() const {
       headDim ? std::to_string(headDim) : "any<=" + std::to_string(maxHeadDim);
   if (seqlenMin)
     d += " S>=" + std::to_string(seqlenMin);
-  return llvm::formatv("{0}{1} D={2} mask={3} bias={4}{5}{6}{7}",
+  return llvm::formatv("{0}{1} D={2} mask={3} bias={4}{5}{6}{7}{8}",
                        direction == Direction::Backward ? "backward " : "",
                        stringifyElementType(dtype).lower(), d,
                        stringifyMaskKind(mask), stringifyBiasKind(bias),
@@ -57,7 +57,8 @@ std::string Variant::describe() const {
                                         : std::string(),
                        layout != SeqLayout::Dense
                            ? " layout=" + stringifySeqLayout(layout).str()
-                           : std::string())
+                           : std::string(),
+                       dropout ? " dropout" : "")
       .str();
 }
 
@@ -191,6 +192,20 @@ static void appendTwins(SmallVectorImpl<Variant> &variants, size_t begin,
   }
 }
 
+/// Appends a dropout twin of each dense, not size-specialized variant of
+/// variants[begin, end): a call with dropout needs one, a call without
+/// takes the variant without.
+static void appendDropoutTwins(SmallVectorImpl<Variant> &variants, size_t begin,
+                               size_t end) {
+  for (size_t i = begin; i < end; ++i) {
+    Variant twin = variants[i];
+    if (twin.layout != SeqLayout::Dense || twin.seqlenMin)
+      continue;
+    twin.dropout = true;
+    variants.push_back(twin);
+  }
+}
+
 SmallVector<Variant> attn::enumerateVariants(
     const FamilyRequest &request,
     SmallVectorImpl<UnsupportedVariant> &unsupported,
@@ -248,6 +263,8 @@ SmallVector<Variant> attn::enumerateVariants(
   if (!request.layouts.empty() &&
       !llvm::is_contained(request.layouts, SeqLayout::Dense))
     variants.erase(variants.begin(), variants.begin() + dense);
+  if (request.dropout)
+    appendDropoutTwins(variants, 0, variants.size());
   if (!request.backward)
     return variants;
   // One plan per combination: the first backward tile the tables accept.
@@ -274,6 +291,8 @@ SmallVector<Variant> attn::enumerateVariants(
   // The plans' element-aligned twins after them, as the forward's.
   if (request.unaligned)
     appendTwins(variants, firstPlan, variants.size());
+  if (request.dropout)
+    appendDropoutTwins(variants, firstPlan, variants.size());
   return variants;
 }
 
@@ -410,6 +429,7 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   SmallVector<Type> args = {qkvo, qkvo, qkvo, qkvo, lse};
   if (variant.direction == Direction::Backward)
     args.append({qkvo, qkvo, qkvo, qkvo}); // do, dq, dk, dv
+  unsigned biasIndex = args.size();
   if (variant.bias != BiasKind::None)
     args.push_back(bias);
   unsigned firstServing = args.size();
@@ -422,6 +442,10 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     args[1] = args[2] = MemRefType::get({dyn, 1, dyn, d}, elem);
     args.append({i32s, table});
   }
+  // dropout_p, seed, offset: run-time values like the kernel's.
+  unsigned dropoutIndex = args.size();
+  if (variant.dropout)
+    args.append({b.getF32Type(), b.getI64Type(), b.getI32Type()});
 
   auto func =
       func::FuncOp::create(b, loc, name, FunctionType::get(ctx, args, {}));
@@ -429,7 +453,11 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
   Value biasArg =
-      variant.bias != BiasKind::None ? body->getArguments().back() : Value();
+      variant.bias != BiasKind::None ? body->getArgument(biasIndex) : Value();
+  Value dropout[3];
+  if (variant.dropout)
+    for (unsigned i = 0; i < 3; ++i)
+      dropout[i] = body->getArgument(dropoutIndex + i);
   DenseI64ArrayAttr window;
   if (variant.mask == MaskKind::SlidingWindow)
     window = b.getDenseI64ArrayAttr({128, 0});
@@ -441,7 +469,8 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     auto arg = [&](unsigned i) { return body->getArgument(i); };
     AttentionGradOp::create(
         b, loc, TypeRange(), arg(0), arg(1), arg(2), arg(3), arg(5), arg(4),
-        biasArg, arg(6), arg(7), arg(8), /*grad_bias=*/Value(),
+        biasArg, dropout[0], dropout[1], dropout[2], arg(6), arg(7), arg(8),
+        /*grad_bias=*/Value(),
         /*scale=*/FloatAttr(), variant.mask, window, softcap, config);
     func::ReturnOp::create(b, loc);
     return;
@@ -461,7 +490,8 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   AttentionOp::create(
       b, loc, TypeRange(), body->getArgument(0), body->getArgument(1),
       body->getArgument(2), biasArg, serving[0], serving[1], serving[2],
-      serving[3], body->getArgument(3), body->getArgument(4),
+      serving[3], dropout[0], dropout[1], dropout[2], body->getArgument(3),
+      body->getArgument(4),
       /*scale=*/FloatAttr(), variant.mask, window, softcap, config);
   func::ReturnOp::create(b, loc);
 }

@@ -49,6 +49,9 @@ struct FamilyRequest {
   /// Also a backward plan (attn-bwd-v1) of every combination the chip's
   /// table has a backward tile for, after the forward variants.
   bool backward = false;
+  /// Also a dropout twin of every dense forward variant (but the
+  /// size-specialized ones) and of every backward plan, after those.
+  bool dropout = false;
   /// The serving layouts to emit forward variants for besides dense (the
   /// combinations without a bias, with the dense variant's tiles, aligned
   /// only).
@@ -86,6 +89,8 @@ struct Variant {
   /// A size-specialized variant (its tile's seqlen_min): for calls whose Sq
   /// and Sk are both at least this, ahead of the general one.
   int64_t seqlenMin = 0;
+  /// Dropout (p, seed and offset are kernel arguments).
+  bool dropout = false;
 
   /// "bf16 D=64 mask=causal bias=f32 softcap", for diagnostics.
   std::string describe() const;

@@ -71,6 +71,12 @@ static cl::opt<bool>
             cl::desc("Also emit soft-capped variants (the cap is a kernel "
                      "argument)"),
             cl::cat(category));
+static cl::opt<bool>
+    dropout("dropout",
+            cl::desc("Also emit a dropout twin of every dense forward "
+                     "variant and backward plan (p, seed and offset are "
+                     "kernel arguments)"),
+            cl::cat(category));
 static cl::list<std::string>
     biases("bias", cl::CommaSeparated,
            cl::desc("Bias kinds (default none): none, same (q's dtype), "
@@ -178,6 +184,7 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
   request.allCandidates = allCandidates;
   request.unaligned = unaligned;
   request.backward = backward;
+  request.dropout = dropout;
   auto types = parseList<ElementType>(dtypes, {"f16", "bf16"}, "dtypes",
                                       "f16, bf16 or f32",
       [](StringRef s) { return symbolizeElementType(s); });

@@ -110,6 +110,8 @@ std::string Problem::moduleText() const {
     os << ", %o: " << oT << ", %do: " << oT << ", %lse: " << lseT;
     if (bias)
       os << ", %bias: " << biasT;
+    if (dropoutP)
+      os << ", %p: f32, %seed: i64, %offset: i32";
     os << ", %dq: " << qT << ", %dk: " << kT << ", %dv: " << vT;
     if (gradBias)
       os << ", %dbias: " << gradBiasT;
@@ -119,6 +121,8 @@ std::string Problem::moduleText() const {
        << ") lse(%lse : " << lseT << ")";
     if (bias)
       os << " bias(%bias : " << biasT << ")";
+    if (dropoutP)
+      os << " dropout(%p, %seed, %offset)";
     os << " outs(%dq, %dk, %dv : " << qT << ", " << kT << ", " << vT << ")";
     if (gradBias)
       os << " grad_bias(%dbias : " << gradBiasT << ")";
@@ -131,6 +135,8 @@ std::string Problem::moduleText() const {
       os << ", %lens: memref<?xi32>";
     if (layout == "paged")
       os << ", %table: memref<?x?xi32>";
+    if (dropoutP)
+      os << ", %p: f32, %seed: i64, %offset: i32";
     os << ", %o: " << oT;
     if (lse)
       os << ", %lse: " << lseT;
@@ -146,6 +152,8 @@ std::string Problem::moduleText() const {
       os << " seqlens_k(%lens : memref<?xi32>)";
     if (layout == "paged")
       os << " block_table(%table : memref<?x?xi32>)";
+    if (dropoutP)
+      os << " dropout(%p, %seed, %offset)";
     os << " outs(%o : " << oT << ")";
     if (lse)
       os << " lse(%lse : " << lseT << ")";
@@ -188,6 +196,9 @@ std::string Problem::describe() const {
        << "x" << (*bias)[3] << (biasF32 ? ":f32" : "");
   if (softcap)
     os << " softcap=" << *softcap;
+  if (dropoutP)
+    os << " dropout=" << *dropoutP << "(" << dropoutSeed << "," << dropoutOffset
+       << ")";
   if (lse)
     os << " lse";
   if (backward)
@@ -304,6 +315,22 @@ std::string attn_runner::parseProblemFlags(llvm::ArrayRef<std::string> args,
         }
         list.push_back(n);
       }
+    } else if (flag == "--dropout") {
+      double v;
+      if (llvm::StringRef(val).getAsDouble(v) || !(v >= 0 && v < 1))
+        err = "flag --dropout: expected a probability in [0, 1), got '" + val +
+              "'";
+      p.dropoutP = static_cast<float>(v);
+    } else if (flag == "--dropout-seed") {
+      if (llvm::StringRef(val).getAsInteger(0, p.dropoutSeed))
+        err =
+            "flag --dropout-seed: expected an unsigned 64-bit integer, got '" +
+            val + "'";
+    } else if (flag == "--dropout-offset") {
+      if (llvm::StringRef(val).getAsInteger(0, p.dropoutOffset))
+        err = "flag --dropout-offset: expected an unsigned 32-bit integer, "
+              "got '" +
+              val + "'";
     } else if (flag == "--page-size") {
       err = intFlag(p.pageSize, 1);
     } else if (flag == "--kv-splits") {
@@ -329,8 +356,9 @@ std::string attn_runner::parseProblemFlags(llvm::ArrayRef<std::string> args,
   if ((p.blockM > 0) != (p.blockN > 0))
     return "--block-m and --block-n go together";
   if (p.layout != "dense") {
-    if (p.bias || p.backward)
-      return "--layout " + p.layout + " takes no --bias and no --backward";
+    if (p.bias || p.backward || p.dropoutP)
+      return "--layout " + p.layout +
+             " takes no --bias, --backward or --dropout";
     if (p.layout == "varlen" &&
         (p.seqlensQ.empty() || p.seqlensQ.size() != p.seqlensK.size()))
       return "--layout varlen needs --seqlens-q and --seqlens-k of one "

@@ -36,6 +36,10 @@ struct Problem {
   /// also computes grad_bias (in the bias's element type, or f32).
   bool backward = false;
   bool gradBias = false, gradBiasF32 = false;
+  /// Dropout: the probability (none without it), the seed and the offset.
+  std::optional<float> dropoutP;
+  uint64_t dropoutSeed = 0;
+  uint32_t dropoutOffset = 0;
   uint64_t seed = 1;
   /// Tile sizes to attach as #attn.config; 0 lets attn-select-config pick.
   int64_t blockM = 0, blockN = 0;

@@ -51,6 +51,41 @@ int64_t attn_runner::visiblePairs(const Problem &p) {
   return n;
 }
 
+std::array<uint32_t, 4> attn_runner::philox4x32(std::array<uint32_t, 4> c,
+                                                std::array<uint32_t, 2> key) {
+  for (int round = 0; round < 10; ++round) {
+    if (round) {
+      key[0] += 0x9E3779B9u;
+      key[1] += 0xBB67AE85u;
+    }
+    uint64_t p0 = uint64_t(0xD2511F53u) * c[0];
+    uint64_t p1 = uint64_t(0xCD9E8D57u) * c[2];
+    c = {uint32_t(p1 >> 32) ^ c[1] ^ key[0], uint32_t(p1),
+         uint32_t(p0 >> 32) ^ c[3] ^ key[1], uint32_t(p0)};
+  }
+  return c;
+}
+
+double attn_runner::dropoutFactor(const Problem &p, int64_t b, int64_t h,
+                                  int64_t i, int64_t j) {
+  if (!p.dropoutP)
+    return 1.0;
+  // i = 16 a + 8 x + r, j = 16 c + 8 y + s: word y + 2 x of counter
+  // (8 c + s, 8 a + r, b * Hq + h, offset).
+  std::array<uint32_t, 4> counter = {uint32_t((j / 16) * 8 + j % 8),
+                                     uint32_t((i / 16) * 8 + i % 8),
+                                     uint32_t(b * p.hq + h), p.dropoutOffset};
+  std::array<uint32_t, 4> words = philox4x32(
+      counter, {uint32_t(p.dropoutSeed), uint32_t(p.dropoutSeed >> 32)});
+  uint32_t word = words[(j / 8) % 2 + 2 * ((i / 8) % 2)];
+  float keepP = *p.dropoutP;
+  auto threshold =
+      static_cast<uint32_t>(static_cast<uint64_t>(keepP * 4294967296.0f));
+  if (word < threshold)
+    return 0.0;
+  return 1.0f / (1.0f - keepP);
+}
+
 double attn_runner::effectiveScale(const Problem &p) {
   return p.scale ? static_cast<double>(*p.scale)
                  : 1.0 / std::sqrt(static_cast<double>(p.d));
@@ -130,8 +165,9 @@ void attn_runner::referenceAttention(const Problem &p, const double *q,
             continue;
           double e = std::exp(s[j] - mx);
           sum += e;
+          double kept = e * dropoutFactor(p, b, h, i, j);
           for (int64_t c = 0; c < dv; ++c)
-            oi[c] += e * vh[j * dv + c];
+            oi[c] += kept * vh[j * dv + c];
         }
         for (int64_t c = 0; c < dv; ++c)
           oi[c] /= sum;
@@ -183,6 +219,9 @@ void attn_runner::referenceAttentionGrad(const Problem &p, const double *q,
           double pj = std::exp(s[j] - lse[row]), dp = 0;
           for (int64_t c = 0; c < dv; ++c)
             dp += doi[c] * vh[j * dv + c];
+          // O = (P * Z) V: dV takes P * Z, and dP = Z * (dO . v).
+          double z = dropoutFactor(p, b, h, i, j);
+          dp *= z;
           double ds = pj * (dp - delta);
           if (bias) {
             int64_t at = biasOffset(*p.bias, b, h, i, j);
@@ -191,7 +230,7 @@ void attn_runner::referenceAttentionGrad(const Problem &p, const double *q,
           }
           double dsr = ds * scale * (p.softcap ? 1 - t[j] * t[j] : 1.0);
           for (int64_t c = 0; c < dv; ++c)
-            dvh[j * dv + c] += pj * doi[c];
+            dvh[j * dv + c] += pj * z * doi[c];
           for (int64_t c = 0; c < p.d; ++c) {
             dkh[j * p.d + c] += dsr * qi[c];
             dqi[c] += dsr * kh[j * p.d + c];

@@ -9,12 +9,25 @@
 #define ATTN_TOOLS_ATTNCPURUNNER_REFERENCE_H
 
 #include "Problem.h"
+#include <array>
+#include <cstdint>
 #include <vector>
 
 namespace attn_runner {
 
 /// Whether query row `i` sees key `j` under `p`'s mask.
 bool referenceVisible(const Problem &p, int64_t i, int64_t j);
+
+/// The four words of Philox4x32-10 for `counter` under `key` (Random123's
+/// definition, written here independently of the compiler's emitter).
+std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter,
+                                   std::array<uint32_t, 2> key);
+
+/// What dropout multiplies probability (b, h, i, j) by: 1 / (1 - p) where
+/// the mask of docs/AttnDialect.md keeps it, 0 where it drops it; 1 without
+/// dropout.
+double dropoutFactor(const Problem &p, int64_t b, int64_t h, int64_t i,
+                     int64_t j);
 
 /// How many (query, key) pairs of one (batch, head) the mask lets through.
 int64_t visiblePairs(const Problem &p);

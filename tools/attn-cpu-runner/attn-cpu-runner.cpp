@@ -236,6 +236,9 @@ struct Options {
   /// with fresh ones and reproduces a failure from the printed seed.
   uint64_t seedOffset = 0;
   bool printModule = false;
+  /// Print each problem's dropout keep-mask (rows of 0/1) instead of
+  /// running it.
+  bool printDropoutMask = false;
 };
 
 class Runner {
@@ -375,6 +378,26 @@ double millis(Clock::duration d) {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+/// invoke() passes each entry of `descs` by address: the C interface takes
+/// memref descriptors by pointer, so an entry is a descriptor's address; a
+/// scalar is passed by storing its bytes in the entry itself.
+template <typename T> void *scalarEntry(T v) {
+  static_assert(sizeof(T) <= sizeof(void *), "a scalar fits an entry");
+  void *entry = nullptr;
+  std::memcpy(&entry, &v, sizeof(T));
+  return entry;
+}
+
+/// The dropout operands (f32 p, i64 seed, i32 offset), when the problem has
+/// them.
+void pushDropoutArgs(const Problem &p, std::vector<void *> &descs) {
+  if (!p.dropoutP)
+    return;
+  descs.push_back(scalarEntry(*p.dropoutP));
+  descs.push_back(scalarEntry(p.dropoutSeed));
+  descs.push_back(scalarEntry(p.dropoutOffset));
 }
 
 bool Runner::invoke(mlir::ExecutionEngine *engine, std::vector<void *> &descs) {
@@ -531,6 +554,7 @@ bool Runner::runForward(const Problem &p, const Options &opts,
   std::vector<void *> descs = {&qD, &kD, &vD};
   if (p.bias)
     descs.push_back(&bD);
+  pushDropoutArgs(p, descs);
   descs.push_back(&oD);
   if (p.lse)
     descs.push_back(&lD);
@@ -638,6 +662,7 @@ bool Runner::runBackward(const Problem &p, const Options &opts,
   std::vector<void *> descs = {&qD, &kD, &vD, &oD, &doD, &lD};
   if (p.bias)
     descs.push_back(&bD);
+  pushDropoutArgs(p, descs);
   descs.insert(descs.end(), {&dqD, &dkD, &dvD});
   if (p.gradBias)
     descs.push_back(&dbD);
@@ -703,6 +728,25 @@ std::vector<std::string> splitLine(llvm::StringRef line) {
   return out;
 }
 
+/// --philox C0,C1,C2,C3,K0,K1: the reference generator's known answers.
+int printPhilox(llvm::StringRef spec) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  spec.split(parts, ',');
+  uint32_t v[6];
+  if (parts.size() != 6 || llvm::any_of(llvm::enumerate(parts), [&](auto it) {
+        return it.value().getAsInteger(0, v[it.index()]);
+      })) {
+    llvm::errs() << "error: --philox expects six 32-bit integers "
+                    "C0,C1,C2,C3,K0,K1, got '"
+                 << spec << "'\n";
+    return 2;
+  }
+  auto words = philox4x32({v[0], v[1], v[2], v[3]}, {v[4], v[5]});
+  llvm::outs() << llvm::format("%08x %08x %08x %08x\n", words[0], words[1],
+                               words[2], words[3]);
+  return 0;
+}
+
 void usage() {
   llvm::errs()
       << "usage: attn-cpu-runner [--problems FILE]... [--bench] [--reps N]\n"
@@ -722,7 +766,11 @@ void usage() {
          "attn-select-config)\n"
          "  --layout dense|varlen|kvcache|paged --seqlens-q L,.. "
          "--seqlens-k L,.. --page-size P\n"
-         "  --kv-splits N (kvcache, paged: split the keys, merge by lse)\n";
+         "  --kv-splits N (kvcache, paged: split the keys, merge by lse)\n"
+         "  --dropout P --dropout-seed S --dropout-offset O (dense layout)\n"
+         "  --print-dropout-mask (print the reference's keep-mask rows)\n"
+         "or: attn-cpu-runner --philox C0,C1,C2,C3,K0,K1 (prints the four "
+         "words of the reference Philox4x32-10)\n";
 }
 } // namespace
 
@@ -740,6 +788,10 @@ int main(int argc, char **argv) {
       opts.seedOffset = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--print-module")
       opts.printModule = true;
+    else if (a == "--print-dropout-mask")
+      opts.printDropoutMask = true;
+    else if (a == "--philox" && i + 1 < argc)
+      return printPhilox(argv[++i]);
     else if (a == "--help" || a == "-h") {
       usage();
       return 0;
@@ -785,6 +837,17 @@ int main(int argc, char **argv) {
     problems.push_back({where, p});
   }
 
+  if (opts.printDropoutMask) {
+    for (auto &[where, p] : problems)
+      for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t h = 0; h < p.hq; ++h)
+          for (int64_t i = 0; i < p.sq; ++i) {
+            for (int64_t j = 0; j < p.sk; ++j)
+              llvm::outs() << (dropoutFactor(p, b, h, i, j) != 0 ? '1' : '0');
+            llvm::outs() << "\n";
+          }
+    return 0;
+  }
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   Runner runner;

@@ -116,16 +116,24 @@ TEST(Selection, AlignedFirstWhenShapesAllow) {
             "mma_d64_m128n64w4");
 }
 
-TEST(Selection, F32OnlyOnTheHost) {
+TEST(Selection, F32OnTheFmaCandidates) {
   AttentionProblem p = problem(ElementType::F32, 64);
-  EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p), nullptr);
-  EXPECT_EQ(selectCandidate(*lookupChip("gfx942"), p), nullptr);
+  EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
+            "fma_d64_m128n64w4");
+  EXPECT_EQ(selectCandidate(*lookupChip("gfx942"), p)->name, "fma_m32n32w4");
   EXPECT_EQ(selectCandidate(*lookupChip("host"), p)->name, "host_m32n64");
+  // And only f32 on them.
+  const ChipSpec *chip = lookupChip("sm_90a");
+  for (const Verdict &v : evaluateCandidates(*chip, problem(ElementType::F16,
+                                                            64)))
+    if (v.candidate->mma == MatrixInstrKind::Fma)
+      EXPECT_FALSE(v.accepted);
 }
 
 TEST(Selection, VerdictsListEveryCandidate) {
   const ChipSpec *chip = lookupChip("sm_90a");
-  auto verdicts = evaluateCandidates(*chip, problem(ElementType::F32, 128));
+  // D = 300 is above every candidate's bucket.
+  auto verdicts = evaluateCandidates(*chip, problem(ElementType::F32, 300));
   EXPECT_EQ(verdicts.size(), chip->candidates.size());
   for (const Verdict &v : verdicts) {
     EXPECT_FALSE(v.accepted);
@@ -135,18 +143,19 @@ TEST(Selection, VerdictsListEveryCandidate) {
 
 TEST(Selection, ProfilesRestrict) {
   const ChipSpec *host = lookupChip("host");
-  const Profile *inference = lookupProfile("inference");
-  ASSERT_TRUE(inference);
-  EXPECT_EQ(selectCandidate(*host, problem(ElementType::F32, 64), inference),
+  const Profile *training = lookupProfile("training");
+  ASSERT_TRUE(training);
+  EXPECT_EQ(selectCandidate(*host, problem(ElementType::F32, 64), training),
             nullptr);
-  EXPECT_NE(selectCandidate(*host, problem(ElementType::F16, 64), inference),
+  EXPECT_NE(selectCandidate(*host, problem(ElementType::F16, 64), training),
             nullptr);
 }
 
 TEST(Family, InferenceOnSm80) {
   auto family = enumerateFamily(*lookupChip("sm_80"), "inference", {64, 128});
-  // 2 dtypes x 2 head dims x 4 masks x (aligned + general).
-  ASSERT_EQ(family.size(), 32u);
+  // 2 dtypes x 2 head dims x 4 masks x (aligned + general), then f32's
+  // 2 head dims x 4 masks (fma: no aligned twin).
+  ASSERT_EQ(family.size(), 40u);
   EXPECT_EQ(family[0].candidate->name, "mma_d64_m128n64w4_aligned");
   EXPECT_EQ(family[1].candidate->name, "mma_d64_m128n64w4");
   EXPECT_EQ(family[0].mask, MaskKind::None);
@@ -161,7 +170,9 @@ TEST(Family, OneMemberPerMaskOnSm90a) {
   // wgmma has no aligned twin.
   auto family = enumerateFamily(*lookupChip("sm_90a"), "inference", {64},
                                 {MaskKind::None, MaskKind::Causal});
-  ASSERT_EQ(family.size(), 4u);
+  // f16, bf16, then f32 (fma).
+  ASSERT_EQ(family.size(), 6u);
+  EXPECT_EQ(family[4].candidate->name, "fma_d64_m128n64w4");
   EXPECT_EQ(family[0].candidate->name, "wgmma_d64_m128n64w8");
   EXPECT_EQ(family[0].mask, MaskKind::None);
   EXPECT_EQ(family[1].candidate->name, "wgmma_d64_m128n64w8");

@@ -41,9 +41,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     s[j]  += bias[b, h, i, j]                                 if bias is given
     s[j]   = -inf                                             if masked
     p      = exp(s - max(s)) / sum(exp(s - max(s)))
+    p[j]   = keep(b, h, i, j) ? p[j] / (1 - dropout_p) : 0    with dropout
     out[b, h, i, :] = sum_j p[j] * v[b, h / G, j, :]
     lse[b, h, i]    = max(s) + log(sum(exp(s - max(s))))      if lse is given
     ```
+
+    `lse` is that of the scores before dropout.
 
     Shapes: `query` is `[B, Hq, Sq, D]`, `key` `[B, Hkv, Sk, D]`, `value`
     `[B, Hkv, Sk, Dv]`, `output` `[B, Hq, Sq, Dv]`, `lse` `[B, Hq, Sq]` (f32).
@@ -68,8 +71,16 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     docs/AttnDialect.md for the full semantics. `config` is attached by `attn-select-config` and read
     by the tiling passes.
 
+    Dropout: with `dropout(%p, %seed, %offset : f32, i64, i32)` each
+    probability is kept with probability `1 - p` and scaled by `1 / (1 - p)`.
+    `keep` is counter-based (Philox4x32-10 keyed by `seed`; the counter holds
+    the position and `offset`), so the backward regenerates the same mask
+    from the same three values; docs/AttnDialect.md defines it bit for bit.
+    `p` is a run-time value in [0, 1) (values outside are clamped into it).
+
     Serving forms (docs/AttnDialect.md gives the details); none takes a
-    bias, and every mask applies per sequence, with that sequence's lengths:
+    bias or dropout, and every mask applies per sequence, with that
+    sequence's lengths:
 
     - packed variable-length batch: `cu_seqlens_q` and `cu_seqlens_k` (i32,
       `[N + 1]` each, non-decreasing offsets) split the rows of a `B = 1`
@@ -108,6 +119,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Optional<Attn_Shaped<"cu_seqlens_k", "[N + 1] i32">>:$cu_seqlens_k,
     Optional<Attn_Shaped<"seqlens_k", "[B] i32">>:$seqlens_k,
     Optional<Attn_Shaped<"block_table", "[B, P] i32">>:$block_table,
+    Optional<F32>:$dropout_p,
+    Optional<I64>:$dropout_seed,
+    Optional<I32>:$dropout_offset,
     Attn_Shaped<"output", "[B, Hq, Sq, Dv]">:$output,
     Optional<Attn_Shaped<"lse", "[B, Hq, Sq]">>:$lse
   ), AttnSemanticAttrs);
@@ -122,6 +136,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`cu_seqlens_k` `(` $cu_seqlens_k^ `:` type($cu_seqlens_k) `)`)?
     (`seqlens_k` `(` $seqlens_k^ `:` type($seqlens_k) `)`)?
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
+    (`dropout` `(` $dropout_p^ `,` $dropout_seed `,` $dropout_offset `)`)?
     `outs` `(` $output `:` type($output) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     attr-dict (`->` type($results)^)?
@@ -139,6 +154,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     }
     /// Window bounds [left, right]; negative means unbounded.
     std::pair<int64_t, int64_t> getWindowBounds();
+    /// Whether the op drops probabilities (has the dropout operands).
+    bool hasDropout() { return static_cast<bool>(getDropoutP()); }
     /// How the sequences are laid out (cu_seqlens, seqlens_k, block_table).
     ::mlir::attn::SeqLayout getSeqLayout();
     bool hasPureTensorSemantics() {
@@ -175,6 +192,11 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
                             bias[b', h', i', j'] (its broadcast dimensions)
     ```
 
+    With `dropout(%p, %seed, %offset)`, the same values the forward took:
+    with `z[i, j] = keep(b, h, i, j) / (1 - p)` (0 where dropped),
+    `dv` sums `p[i, j] * z[i, j] * do[i, :]` and `ds[i, j] = p[i, j] *
+    (z[i, j] * dp[i, j] - delta[i])` (`delta` from the dropped output).
+
     Shapes as for `attn.attention`; `grad_output` matches `output`, `dq`
     matches `query`, `dk` matches `key` and `dv` matches `value`, all in the
     query's element type. `grad_bias` needs `bias`, has its shape, and has
@@ -208,6 +230,9 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     Attn_Shaped<"grad_output", "[B, Hq, Sq, Dv]">:$grad_output,
     Attn_Shaped<"lse", "[B, Hq, Sq]">:$lse,
     Optional<Attn_Shaped<"bias", "broadcastable to [B, Hq, Sq, Sk]">>:$bias,
+    Optional<F32>:$dropout_p,
+    Optional<I64>:$dropout_seed,
+    Optional<I32>:$dropout_offset,
     Attn_Shaped<"grad_query", "[B, Hq, Sq, D]">:$grad_query,
     Attn_Shaped<"grad_key", "[B, Hkv, Sk, D]">:$grad_key,
     Attn_Shaped<"grad_value", "[B, Hkv, Sk, Dv]">:$grad_value,
@@ -223,6 +248,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     `do` `(` $grad_output `:` type($grad_output) `)`
     `lse` `(` $lse `:` type($lse) `)`
     (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`dropout` `(` $dropout_p^ `,` $dropout_seed `,` $dropout_offset `)`)?
     `outs` `(` $grad_query `,` $grad_key `,` $grad_value `:`
         type($grad_query) `,` type($grad_key) `,` type($grad_value) `)`
     (`grad_bias` `(` $grad_bias^ `:` type($grad_bias) `)`)?
@@ -241,6 +267,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     }
     /// Window bounds [left, right]; negative means unbounded.
     std::pair<int64_t, int64_t> getWindowBounds();
+    /// Whether the op drops probabilities (has the dropout operands).
+    bool hasDropout() { return static_cast<bool>(getDropoutP()); }
     bool hasPureTensorSemantics() {
       return ::llvm::isa<::mlir::RankedTensorType>(getGradQuery().getType());
     }

@@ -10,6 +10,7 @@
 #include "AttnDialect/Conversion/AttnToGPU/SharedMemory.h"
 #include "AttnDialect/Target/Constraints.h"
 #include "AttnDialect/Utils/MaskUtils.h"
+#include "DropoutFragment.h"
 #include "KernelBuilder.h"
 #include "LaunchUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -230,6 +231,7 @@ private:
   Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase, dqAccum;
   Value scaleLog2, softcapScale, softcapLog2;
   MaskParams maskParams;
+  std::optional<DropoutParams> dropout;
   SharedTile kTile, vTile, qTile, doTile, dsTile;
   AccLayout sLayout, dkLayout, dvLayout, pLayout, dqLayout;
 };
@@ -493,8 +495,20 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       b, loc, lane, scoresMma->loadQuery(b, loc, lane, kTile, warpRow), qTile);
   SmallVector<Value> dsc;
   emitProbabilities(h, m0, s, dsc);
-  SmallVector<Value> next = scoresMma->accumulateOutput(b, loc, lane, s, doTile,
-                                                        SmallVector<Value>(dv));
+  // With dropout the forward's O used P * Z: dV takes P * Z, and dP is
+  // Z * (dO V^T).
+  SmallVector<Value> z, pv(s);
+  if (dropout) {
+    bool aligned = spec.blockM() % 16 == 0 && spec.blockN() % 16 == 0 &&
+                   rowsPerWarp % 16 == 0;
+    z = emitDropoutFactors(b, loc, *dropout,
+                           add(mul(batch, arg(kBwdHeadsQ)), h), sLayout,
+                           add(n0, warpRow), m0, aligned, /*transposed=*/true);
+    for (unsigned e = 0, ne = s.size(); e < ne; ++e)
+      pv[e] = fmul(s[e], z[e]);
+  }
+  SmallVector<Value> next = scoresMma->accumulateOutput(
+      b, loc, lane, pv, doTile, SmallVector<Value>(dv));
   llvm::copy(next, dv.begin());
 
   SmallVector<Value> dp = dpMma->computeScores(
@@ -511,7 +525,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       delta = load(f32, gep(deltaBase, f32, ext(q)), 4);
     }
     // dS = P (dP - delta), times d(capped)/d(uncapped) under a softcap.
-    s[e] = fmul(s[e], fsub(dp[e], delta));
+    Value dpe = dropout ? fmul(dp[e], z[e]) : dp[e];
+    s[e] = fmul(s[e], fsub(dpe, delta));
     if (spec.softcap)
       s[e] = fmul(s[e], dsc[e]);
   }
@@ -590,6 +605,9 @@ void MainStageEmitter::emit() {
   maskParams.kind = spec.mask;
   maskParams.windowLeft = arg(kBwdWindowLeft);
   maskParams.windowRight = arg(kBwdWindowRight);
+  if (spec.dropout)
+    dropout = DropoutParams::emit(b, loc, arg(kBwdDropoutP),
+                                  arg(kBwdDropoutSeed), arg(kBwdDropoutOffset));
 
   smemBase = getDynamicSharedMemoryBase(b, loc, func, 16);
   int64_t bm = spec.blockM(), bn = spec.blockN();
@@ -696,6 +714,7 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
   if (spec->dynamicHeadDim())
     return op.emitOpError("has a dynamic head dim; backward plans need "
                           "static D and Dv");
+  spec->dropout = op.hasDropout();
   if (failed(target.checkSupported(*spec, Direction::Backward,
                                    [&] { return op.emitOpError(); })) ||
       failed(checkSharedMemoryFits(
@@ -705,12 +724,12 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
 }
 
 static gpu::GPUFuncOp createStage(OpBuilder &b, Location loc, StringRef name,
-                                  int64_t threads,
+                                  int64_t threads, const KernelSpec &spec,
                                   const GPUTargetInfo &target) {
   return createKernelFunction(
       b, loc, name,
-      getBackwardKernelFunctionType(b.getContext(),
-                                    target.getGlobalAddressSpace()),
+      getBackwardKernelFunctionType(
+          b.getContext(), target.getGlobalAddressSpace(), spec.dropout),
       threads);
 }
 
@@ -724,17 +743,19 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
   declareDynamicSharedMemory(b, loc, gpuModule, target);
   int64_t rowThreads = kBackwardRowWarps * target.getWarpSize();
   BackwardKernels k;
-  k.pre = createStage(b, loc, (planName + "_pre").str(), rowThreads, target);
+  k.pre =
+      createStage(b, loc, (planName + "_pre").str(), rowThreads, spec, target);
   emitKernelBody(b, loc, k.pre, [&](Block &) {
     RowStageEmitter(b, loc, k.pre, spec, target).emitPre();
   });
   k.main = createStage(b, loc, (planName + "_main").str(),
-                       spec.warps() * target.getWarpSize(), target);
+                       spec.warps() * target.getWarpSize(), spec, target);
   target.annotateKernel(k.main, spec);
   emitKernelBody(b, loc, k.main, [&](Block &) {
     MainStageEmitter(b, loc, k.main, spec, target).emit();
   });
-  k.dq = createStage(b, loc, (planName + "_dq").str(), rowThreads, target);
+  k.dq =
+      createStage(b, loc, (planName + "_dq").str(), rowThreads, spec, target);
   emitKernelBody(b, loc, k.dq, [&](Block &) {
     RowStageEmitter(b, loc, k.dq, spec, target).emitConvertDq();
   });

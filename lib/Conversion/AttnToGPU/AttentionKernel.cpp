@@ -11,6 +11,7 @@
 #include "AttnDialect/Conversion/AttnToGPU/SharedMemory.h"
 #include "AttnDialect/Target/Constraints.h"
 #include "AttnDialect/Utils/MaskUtils.h"
+#include "DropoutFragment.h"
 #include "KernelBuilder.h"
 #include "SplitWorkspace.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -152,6 +153,9 @@ private:
   Value qPtr, kPtr, vPtr, oPtr, biasPtr;
   Value scaleLog2, softcapScale, softcapLog2;
   MaskParams maskParams;
+  /// With dropout: its parameters and b * Hq + h.
+  std::optional<DropoutParams> dropout;
+  Value dropoutBH;
   SharedTile qTile;
   SmallVector<Value> query;
   AccLayout sLayout, oLayout;
@@ -377,6 +381,16 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
   for (unsigned slot = 0; slot < slots; ++slot)
     newState[slots + slot] =
         fadd(fmul(state[slots + slot], alpha[slot]), rowSum[slot]);
+  // Dropout acts on P V only: l sums every probability, kept or not.
+  if (dropout) {
+    bool aligned = spec.blockM() % 16 == 0 && spec.blockN() % 16 == 0 &&
+                   mma->getRowsPerWarp() % 16 == 0;
+    SmallVector<Value> z =
+        emitDropoutFactors(b, loc, *dropout, dropoutBH, sLayout,
+                           add(m0, warpRow), n0, aligned, /*transposed=*/false);
+    for (unsigned e = 0, ne = s.size(); e < ne; ++e)
+      s[e] = fmul(s[e], z[e]);
+  }
   SmallVector<Value> acc;
   for (unsigned e = 0, ne = oLayout.getNumElements(); e < ne; ++e)
     acc.push_back(fmul(state[2 * slots + e], alpha[oLayout.rowSlot[e]]));
@@ -463,8 +477,11 @@ void KernelEmitter::storeOutputs(
       },
       spec.elemType, spec.config.getAlignBytes(),
       [&](unsigned e) {
-        return arith::TruncFOp::create(b, loc, spec.elemType, normalized(e))
-            .getResult();
+        Value x = normalized(e);
+        return spec.elemType == f32
+                   ? x
+                   : arith::TruncFOp::create(b, loc, spec.elemType, x)
+                         .getResult();
       });
   // lse, by the lane holding column 0 of each row, when lse is not null.
   Value lsePtr = arg(kArgLse);
@@ -646,6 +663,11 @@ void KernelEmitter::emitBody() {
   maskParams.kind = spec.mask;
   maskParams.windowLeft = arg(kArgWindowLeft);
   maskParams.windowRight = arg(kArgWindowRight);
+  if (spec.dropout) {
+    dropout = DropoutParams::emit(b, loc, arg(kArgDropoutP),
+                                  arg(kArgDropoutSeed), arg(kArgDropoutOffset));
+    dropoutBH = add(mul(batch, arg(kArgHeadsQ)), head);
+  }
 
   smemBase = getDynamicSharedMemoryBase(
       b, loc, cast<gpu::GPUFuncOp>(entry.getParentOp()),
@@ -784,7 +806,7 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
   auto func = createKernelFunction(
       b, loc, name,
       getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout,
-                            spec.dynamicHeadDim()),
+                            spec.dynamicHeadDim(), spec.dropout),
       spec.warps() * target.getWarpSize());
   target.annotateKernel(func, spec);
   emitKernelBody(b, loc, func, [&](Block &entry) {

@@ -11,6 +11,26 @@ using namespace mlir;
 using namespace mlir::attn;
 
 MmaEmitter::~MmaEmitter() = default;
+
+LogicalResult
+attn::checkFmaElementType(const KernelSpec &spec, Direction direction,
+                          function_ref<InFlightDiagnostic()> emitError) {
+  bool fma = spec.config.getMma() == MatrixInstrKind::Fma;
+  if (fma && !spec.elemType.isF32())
+    return emitError() << "config '" << spec.config.getName()
+                       << "' asks for mma = fma, which runs f32 only; "
+                       << spec.elemType << " runs on the matrix instructions";
+  if (!fma && spec.elemType.isF32())
+    return emitError() << "element type f32 needs a config with mma = fma "
+                          "(f32 on scalar FMAs, not TF32); config '"
+                       << spec.config.getName() << "' asks for mma = "
+                       << stringifyMatrixInstrKind(spec.config.getMma());
+  if (fma && direction == Direction::Backward)
+    return emitError() << "element type f32: the backward plans run on the "
+                          "matrix instructions (f16, bf16); f32 gradients "
+                          "run on the host pipeline (attn-to-cpu)";
+  return success();
+}
 GPUTargetInfo::~GPUTargetInfo() = default;
 
 Value GPUTargetInfo::emitShuffleXor(OpBuilder &b, Location loc, Value v,

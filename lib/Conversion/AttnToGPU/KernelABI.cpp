@@ -42,6 +42,8 @@ std::string attn::getKernelName(const KernelSpec &spec) {
     name += "_softcap";
   if (spec.biasType)
     name += getBiasName(spec) == "same" ? "_bias" : "_biasf32";
+  if (spec.dropout)
+    name += "_dropout";
   if (spec.layout != SeqLayout::Dense)
     name += "_" + stringifySeqLayout(spec.layout).str();
   name += "_m" + std::to_string(spec.blockM()) + "n" +
@@ -57,12 +59,19 @@ std::string attn::getBackwardPlanName(const KernelSpec &spec) {
 }
 
 FunctionType attn::getBackwardKernelFunctionType(MLIRContext *ctx,
-                                                 unsigned globalAddrSpace) {
+                                                 unsigned globalAddrSpace,
+                                                 bool dropout) {
   Type ptr = LLVM::LLVMPointerType::get(ctx, globalAddrSpace);
   Type i32 = IntegerType::get(ctx, 32);
   Type i64 = IntegerType::get(ctx, 64);
   Type f32 = Float32Type::get(ctx);
-  SmallVector<Type> args(kNumBackwardKernelArgs);
+  SmallVector<Type> args(dropout ? kNumDropoutBackwardKernelArgs
+                                 : kNumBackwardKernelArgs);
+  if (dropout) {
+    args[kBwdDropoutP] = f32;
+    args[kBwdDropoutSeed] = i64;
+    args[kBwdDropoutOffset] = i32;
+  }
   for (unsigned i = kBwdQ; i <= kBwdWorkspace; ++i)
     args[i] = ptr;
   for (unsigned i = kBwdBatch; i <= kBwdSeqK; ++i)
@@ -76,24 +85,32 @@ FunctionType attn::getBackwardKernelFunctionType(MLIRContext *ctx,
   return FunctionType::get(ctx, args, {});
 }
 
-unsigned attn::getNumKernelArgs(SeqLayout layout, bool dynamicHeadDim) {
+unsigned attn::getNumKernelArgs(SeqLayout layout, bool dynamicHeadDim,
+                                bool dropout) {
   if (layout != SeqLayout::Dense)
     return kNumServingKernelArgs;
+  if (dropout)
+    return kNumDropoutKernelArgs;
   return dynamicHeadDim ? kNumAnyHeadDimKernelArgs : kNumKernelArgs;
 }
 
 FunctionType attn::getKernelFunctionType(MLIRContext *ctx,
                                          unsigned globalAddrSpace,
-                                         SeqLayout layout,
-                                         bool dynamicHeadDim) {
+                                         SeqLayout layout, bool dynamicHeadDim,
+                                         bool dropout) {
   Type ptr = LLVM::LLVMPointerType::get(ctx, globalAddrSpace);
   Type i32 = IntegerType::get(ctx, 32);
   Type i64 = IntegerType::get(ctx, 64);
   Type f32 = Float32Type::get(ctx);
   bool serving = layout != SeqLayout::Dense;
-  SmallVector<Type> args(getNumKernelArgs(layout, dynamicHeadDim));
-  if (dynamicHeadDim && !serving)
+  SmallVector<Type> args(getNumKernelArgs(layout, dynamicHeadDim, dropout));
+  if ((dynamicHeadDim || dropout) && !serving)
     args[kArgHeadDim] = args[kArgHeadDimV] = i32;
+  if (dropout && !serving) {
+    args[kArgDropoutP] = f32;
+    args[kArgDropoutSeed] = i64;
+    args[kArgDropoutOffset] = i32;
+  }
   if (serving) {
     for (unsigned i = kArgCuSeqlensQ; i <= kArgBlockTable; ++i)
       args[i] = ptr;

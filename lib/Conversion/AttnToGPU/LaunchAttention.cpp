@@ -29,6 +29,7 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
     return failure();
   KernelSpec spec = *shared;
   spec.layout = op.getSeqLayout();
+  spec.dropout = op.hasDropout();
   if (spec.dynamicHeadDim() && spec.layout != SeqLayout::Dense)
     return op.emitOpError("has a dynamic head dim and a serving layout; "
                           "kernels for dynamic head dims are dense only");
@@ -66,6 +67,9 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("mask", b.getStringAttr(getMaskName(spec.mask)));
   attrs.append("bias", b.getStringAttr(getBiasName(spec)));
   attrs.append("softcap", b.getBoolAttr(spec.softcap));
+  // Dropout kernels take five more arguments (docs/BundleFormat.md).
+  if (spec.dropout)
+    attrs.append("dropout", b.getBoolAttr(true));
   attrs.append("block_m", b.getI64IntegerAttr(spec.blockM()));
   attrs.append("block_n", b.getI64IntegerAttr(spec.blockN()));
   attrs.append("threads",
@@ -168,10 +172,16 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
   Value null = LLVM::ZeroOp::create(b, loc, ptrType);
 
   bool serving = spec.layout != SeqLayout::Dense;
-  SmallVector<Value> args(getNumKernelArgs(spec.layout, spec.dynamicHeadDim()));
-  if (spec.dynamicHeadDim() && !serving) {
+  SmallVector<Value> args(
+      getNumKernelArgs(spec.layout, spec.dynamicHeadDim(), spec.dropout));
+  if ((spec.dynamicHeadDim() || spec.dropout) && !serving) {
     args[kArgHeadDim] = dimI32(op.getQuery(), 3);
     args[kArgHeadDimV] = dimI32(op.getValue(), 3);
+  }
+  if (spec.dropout) {
+    args[kArgDropoutP] = op.getDropoutP();
+    args[kArgDropoutSeed] = op.getDropoutSeed();
+    args[kArgDropoutOffset] = op.getDropoutOffset();
   }
   args[kArgQ] = getDevicePointer(b, loc, op.getQuery(), ptrType);
   args[kArgK] = getDevicePointer(b, loc, op.getKey(), ptrType);

@@ -81,6 +81,9 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("bias", b.getStringAttr(getBiasName(spec)));
   attrs.append("bias_grad", b.getBoolAttr(false));
   attrs.append("softcap", b.getBoolAttr(spec.softcap));
+  // Each stage takes three more arguments (docs/BundleFormat.md).
+  if (spec.dropout)
+    attrs.append("dropout", b.getBoolAttr(true));
   // dq_accum is summed by atomic adds in whatever order the blocks run.
   attrs.append("deterministic", b.getBoolAttr(false));
   attrs.append("align_bytes", b.getI64IntegerAttr(spec.config.getAlignBytes()));
@@ -203,7 +206,13 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
                            ValueRange{bytes}, /*symbolOperands=*/ValueRange())
           .getMemref();
 
-  SmallVector<Value> args(kNumBackwardKernelArgs);
+  SmallVector<Value> args(spec.dropout ? kNumDropoutBackwardKernelArgs
+                                       : kNumBackwardKernelArgs);
+  if (spec.dropout) {
+    args[kBwdDropoutP] = op.getDropoutP();
+    args[kBwdDropoutSeed] = op.getDropoutSeed();
+    args[kBwdDropoutOffset] = op.getDropoutOffset();
+  }
   struct Operand {
     unsigned ptr, stride;
     Value memref;

@@ -24,11 +24,15 @@ Attribute NVVMTargetInfo::getTargetAttr(MLIRContext *ctx) const {
 LogicalResult NVVMTargetInfo::checkSupported(
     const KernelSpec &spec, Direction direction,
     function_ref<InFlightDiagnostic()> emitError) const {
-  if (!spec.elemType.isF16() && !spec.elemType.isBF16())
+  if (!spec.elemType.isF16() && !spec.elemType.isBF16() &&
+      !spec.elemType.isF32())
     return emitError() << "element type " << spec.elemType
                        << " is not supported by convert-attn-to-nvvm: "
-                          "expected f16 or bf16";
+                          "expected f16, bf16 or f32";
   ConfigAttr c = spec.config;
+  if (LogicalResult r = checkFmaElementType(spec, direction, emitError);
+      failed(r))
+    return r;
   if (CheckResult r = checkConfig(chip, c, spec.maxHeadDim(),
                                   spec.maxHeadDimV(), direction))
     return emitError() << "config '" << c.getName()
@@ -44,12 +48,12 @@ LogicalResult NVVMTargetInfo::checkSupported(
                        << "; convert-attn-to-nvvm launches at most 16";
   if (c.getMma() == kWgmma)
     return checkWgmmaSupported(spec, emitError);
-  if (c.getMma() != kMmaSync)
+  if (c.getMma() != kMmaSync && c.getMma() != MatrixInstrKind::Fma)
     return emitError() << "config '" << c.getName() << "' asks for mma = "
                        << stringifyMatrixInstrKind(c.getMma())
                        << "; convert-attn-to-nvvm implements "
-                       << stringifyMatrixInstrKind(kMmaSync) << " and "
-                       << stringifyMatrixInstrKind(kWgmma);
+                       << stringifyMatrixInstrKind(kMmaSync) << ", "
+                       << stringifyMatrixInstrKind(kWgmma) << " and fma";
   if (c.getPipeline() != PipelineKind::CpAsync &&
       c.getPipeline() != PipelineKind::Simple)
     return emitError() << "config '" << c.getName() << "' asks for pipeline = "
@@ -83,6 +87,8 @@ std::unique_ptr<MmaEmitter>
 NVVMTargetInfo::createMmaEmitter(const KernelSpec &spec) const {
   if (spec.config.getMma() == kWgmma)
     return createWgmmaM64NNK16Emitter(spec);
+  if (spec.config.getMma() == MatrixInstrKind::Fma)
+    return createFmaEmitter(spec, chip.warpSize);
   return createMmaM16N8K16Emitter(spec);
 }
 
@@ -114,8 +120,9 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
   // few registers more that halve its occupancy where two workgroups share
   // an SM (measured on the H100: 142 registers and half the speed of the
   // fixed D = 59 kernel's 128). Ask for two where their shared memory and,
-  // at 128 registers a thread, their registers fit an SM.
-  if (!spec.dynamicHeadDim())
+  // at 128 registers a thread, their registers fit an SM. Dropout's
+  // generator costs the same way.
+  if (!spec.dynamicHeadDim() && !spec.dropout)
     return;
   int64_t smem = getDynamicSharedMemoryBytes(spec, *this);
   int64_t threads = spec.warps() * getWarpSize();
@@ -158,6 +165,8 @@ AccLayout attn::getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,
   l.laneCol = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, cst(4)), cst(2));
   l.laneColMultiple = 2;
+  l.laneRowBound = 8; // lane / 4
+  l.laneColBound = 7; // 2 (lane % 4) <= 6
   // Element (mt, tile, r, c) is at index ((mt * tiles + tile) * 2 + r) * 2
   // + c: row 16 mt + 8 r + lane / 4, column 8 tile + 2 (lane % 4) + c.
   for (int64_t mt = 0; mt < mTiles; ++mt) {

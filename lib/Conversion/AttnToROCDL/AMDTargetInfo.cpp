@@ -70,13 +70,17 @@ Attribute AMDTargetInfo::getTargetAttr(MLIRContext *ctx) const {
 LogicalResult AMDTargetInfo::checkSupported(
     const KernelSpec &spec, Direction direction,
     function_ref<InFlightDiagnostic()> emitError) const {
-  if (!spec.elemType.isF16() && !spec.elemType.isBF16())
+  if (!spec.elemType.isF16() && !spec.elemType.isBF16() &&
+      !spec.elemType.isF32())
     return emitError() << "element type " << spec.elemType
                        << " is not supported by convert-attn-to-rocdl: "
-                          "expected f16 or bf16";
+                          "expected f16, bf16 or f32";
   ConfigAttr c = spec.config;
+  if (LogicalResult r = checkFmaElementType(spec, direction, emitError);
+      failed(r))
+    return r;
   const MatrixCoreShape *shape = lookupMatrixCore(chip, c.getMma());
-  if (!shape)
+  if (!shape && c.getMma() != MatrixInstrKind::Fma)
     return emitError() << "config '" << c.getName() << "' asks for mma = "
                        << stringifyMatrixInstrKind(c.getMma())
                        << "; convert-attn-to-rocdl implements "
@@ -106,6 +110,8 @@ LogicalResult AMDTargetInfo::checkSupported(
 
 std::unique_ptr<MmaEmitter>
 AMDTargetInfo::createMmaEmitter(const KernelSpec &spec) const {
+  if (spec.config.getMma() == MatrixInstrKind::Fma)
+    return createFmaEmitter(spec, chip.warpSize);
   const MatrixCoreShape *shape = lookupMatrixCore(chip, spec.config.getMma());
   assert(shape && "checkSupported accepts only known instructions");
   return createMatrixCoreEmitter(*shape, chip.warpSize, spec);

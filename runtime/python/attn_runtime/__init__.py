@@ -5,6 +5,7 @@
     out, lse = lib.attention(q, k, v, causal=False, scale=None, window=None,
                              bias=None, return_lse=False)
     dq, dk, dv = lib.attention_backward(dout, q, k, v, out, lse, ...)
+    keep = lib.dropout_mask(B, H, Sq, Sk, dropout_p, seed, offset)
     out, lse = lib.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                     max_seqlen_q, max_seqlen_k, ...)
     out, lse = lib.attention_kvcache(q, k_cache, v_cache, cache_seqlens,
@@ -22,12 +23,13 @@ loads (and is tested) without it.
 import ctypes
 import math
 import os
+import struct
 import threading
 
 __all__ = ["AttnError", "Library", "PreparedCall", "load", "find_library",
-           "API_VERSION"]
+           "API_VERSION", "dropout_mask", "philox4x32"]
 
-API_VERSION = 4
+API_VERSION = 5
 
 STATUS_NAMES = {
     0: "ATTN_STATUS_SUCCESS",
@@ -71,6 +73,9 @@ _DIMS = _fields(_I32, "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k",
 _TAIL = (_fields(ctypes.c_float, "scale", "softcap")
          + _fields(_I32, "window_left", "window_right")
          + _fields(_P, "stream"))
+_DROPOUT = (_fields(ctypes.c_float, "dropout_p")
+            + _fields(ctypes.c_uint32, "dropout_offset")
+            + _fields(ctypes.c_uint64, "dropout_seed"))
 
 
 class _FwdParams(ctypes.Structure):
@@ -85,7 +90,7 @@ class _FwdParams(ctypes.Structure):
                 + _fields(_I32, "page_size", "num_pages", "max_seqlen_q",
                           "num_splits")
                 + _fields(_P, "workspace")
-                + _fields(ctypes.c_size_t, "workspace_size"))
+                + _fields(ctypes.c_size_t, "workspace_size") + _DROPOUT)
 
 
 class _BwdParams(ctypes.Structure):
@@ -95,7 +100,8 @@ class _BwdParams(ctypes.Structure):
                 + _fields(ctypes.c_size_t, "workspace_size") + _DIMS
                 + _fields(_I32, "dtype", "mask", "bias_kind", "deterministic")
                 + _strides("q", "k", "v", "o", "do", "dq", "dk", "dv")
-                + _strides("lse", n=2) + _strides("bias", "dbias") + _TAIL)
+                + _strides("lse", n=2) + _strides("bias", "dbias") + _TAIL
+                + _DROPOUT)
 
 
 # The runtime's workspace alignment (attn_bwd_params.workspace).
@@ -257,9 +263,98 @@ def broadcast_strides(shape, strides, target):
     return out
 
 
+_MASK32 = 0xFFFFFFFF
+
+
+def _mulhilo(a, b):
+    """(high, low) 32-bit halves of a * b for a constant a < 2^32 and b
+    (an int or an int64 torch tensor) below 2^32, in arithmetic that never
+    exceeds 2^49 except where only the low bits are kept."""
+    low16, high16 = b & 0xFFFF, b >> 16
+    p1, p2 = a * low16, a * high16
+    return (p2 + (p1 >> 16)) >> 16, (p1 + (p2 << 16)) & _MASK32
+
+
+def philox4x32(counter, key):
+    """The four words of Philox4x32-10 (Random123) for `counter` (four
+    32-bit words) under `key` (two): Python ints or int64 torch tensors."""
+    c0, c1, c2, c3 = counter
+    k0, k1 = key
+    for rnd in range(10):
+        if rnd:
+            k0, k1 = (k0 + 0x9E3779B9) & _MASK32, (k1 + 0xBB67AE85) & _MASK32
+        hi0, lo0 = _mulhilo(0xD2511F53, c0)
+        hi1, lo1 = _mulhilo(0xCD9E8D57, c2)
+        c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+    return c0, c1, c2, c3
+
+
+def _check_dropout(dropout_p, seed, offset, need_seed):
+    """(p, seed, offset) checked; a missing seed is drawn from torch's
+    default generator unless `need_seed` (a backward must be given the
+    forward's)."""
+    p = float(dropout_p or 0.0)
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    if not 0 <= int(offset) < 2 ** 32:
+        raise ValueError(f"offset must be in [0, 2^32), got {offset}")
+    if p == 0.0:
+        return 0.0, 0, 0
+    if seed is None:
+        if need_seed:
+            raise ValueError("dropout_p > 0 needs the seed (and offset) the "
+                             "forward used")
+        import torch
+        seed = int(torch.randint(0, 2 ** 62, ()).item())
+    if not 0 <= int(seed) < 2 ** 64:
+        raise ValueError(f"seed must be in [0, 2^64), got {seed}")
+    return p, int(seed), int(offset)
+
+
+def dropout_threshold(dropout_p):
+    """The word below which an element is dropped: floor(p * 2^32) with p
+    rounded to float32, as the kernels compute it."""
+    p32 = struct.unpack("f", struct.pack("f", float(dropout_p)))[0]
+    return int(p32 * 4294967296.0)
+
+
+def dropout_keep(b_h, i, j, dropout_p, seed, offset):
+    """Whether element (query row i, key j) of batch-head b_h = b * Hq + h
+    is kept: ints or int64 torch tensors (broadcast). The mask of
+    docs/AttnDialect.md: i = 16a + 8x + r, j = 16c + 8y + s read word
+    y + 2x of Philox4x32-10 counter (8c + s, 8a + r, b_h, offset) keyed by
+    the seed's two halves, and keep when it is at least the threshold."""
+    words = philox4x32(
+        (((j >> 4) << 3) | (j & 7), ((i >> 4) << 3) | (i & 7),
+         b_h & _MASK32, offset & _MASK32),
+        (seed & _MASK32, (seed >> 32) & _MASK32))
+    x, y = (i >> 3) & 1, (j >> 3) & 1
+    pick = lambda a, b: a * (1 - y) + b * y  # noqa: E731 (ints or tensors)
+    word = pick(words[0], words[1]) * (1 - x) + pick(words[2], words[3]) * x
+    return word >= dropout_threshold(dropout_p)
+
+
+def dropout_mask(B, H, Sq, Sk, dropout_p, seed, offset=0, device="cpu"):
+    """The boolean keep-mask [B, H, Sq, Sk] (torch) that attention() with
+    this dropout_p, seed and offset uses: True where a probability is kept
+    (and scaled by 1 / (1 - dropout_p))."""
+    import torch
+
+    p, seed, offset = _check_dropout(dropout_p, seed, offset, True)
+    if p == 0.0:
+        return torch.ones((B, H, Sq, Sk), dtype=torch.bool, device=device)
+
+    def ar(n, shape):
+        return torch.arange(n, dtype=torch.int64, device=device).view(shape)
+
+    b_h = ar(B * H, (B, H, 1, 1))
+    return dropout_keep(b_h, ar(Sq, (1, 1, Sq, 1)), ar(Sk, (1, 1, 1, Sk)),
+                        p, seed, offset).expand(B, H, Sq, Sk).contiguous()
+
+
 def _fill_common(p, *, q, k, v, o, dtype, shape_q, shape_k, shape_v, lse,
                  lse_strides, bias, bias_kind, bias_strides, mask, window,
-                 scale, softcap, stream):
+                 scale, softcap, stream, dropout=(0.0, 0, 0)):
     """The fields attn_fwd_params and attn_bwd_params share."""
     B, Hq, Sq, D = shape_q
     _, Hkv, Sk, _ = shape_k
@@ -280,6 +375,7 @@ def _fill_common(p, *, q, k, v, o, dtype, shape_q, shape_k, shape_v, lse,
     p.softcap = float(softcap or 0.0)
     p.window_left, p.window_right = window
     p.stream = stream
+    p.dropout_p, p.dropout_seed, p.dropout_offset = dropout
     return p
 
 
@@ -331,22 +427,23 @@ class Library:
                     lse=None, lse_strides=(0, 0), bias=None,
                     bias_kind="none", bias_strides=(0, 0, 0, 0),
                     mask="none", window=(-1, -1), scale=None, softcap=0.0,
-                    stream=0):
+                    stream=0, dropout=(0.0, 0, 0)):
         """attn_fwd_params from plain values: q, k, v, o (and lse, bias) are
-        (device pointer, strides) pairs, shapes are 4-D."""
+        (device pointer, strides) pairs, shapes are 4-D; dropout is (p, seed,
+        offset)."""
         return _fill_common(
             _FwdParams(), q=q, k=k, v=v, o=o, dtype=dtype, shape_q=shape_q,
             shape_k=shape_k, shape_v=shape_v, lse=lse,
             lse_strides=lse_strides, bias=bias, bias_kind=bias_kind,
             bias_strides=bias_strides, mask=mask, window=window, scale=scale,
-            softcap=softcap, stream=stream)
+            softcap=softcap, stream=stream, dropout=dropout)
 
     def make_bwd_params(self, *, q, k, v, o, dout, dq, dk, dv, lse, dtype,
                         shape_q, shape_k, shape_v, bias=None,
                         bias_kind="none", bias_strides=(0, 0, 0, 0),
                         dbias=None, mask="none", window=(-1, -1), scale=None,
                         softcap=0.0, deterministic=False, workspace=None,
-                        workspace_size=0, stream=0):
+                        workspace_size=0, stream=0, dropout=(0.0, 0, 0)):
         """attn_bwd_params from plain values: q, k, v, o, dout, dq, dk, dv
         and dbias are (device pointer, strides) pairs, lse is (pointer,
         (stride_b, stride_h)), bias a pointer."""
@@ -355,7 +452,7 @@ class Library:
             shape_k=shape_k, shape_v=shape_v, lse=lse[0],
             lse_strides=lse[1], bias=bias, bias_kind=bias_kind,
             bias_strides=bias_strides, mask=mask, window=window, scale=scale,
-            softcap=softcap, stream=stream)
+            softcap=softcap, stream=stream, dropout=dropout)
         p.dout, p.do_stride[:] = dout[0], dout[1]
         p.dq, p.dq_stride[:] = dq[0], dq[1]
         p.dk, p.dk_stride[:] = dk[0], dk[1]
@@ -477,7 +574,7 @@ class Library:
         return t.data_ptr(), s
 
     def _torch_params(self, q, k, v, o, lse, causal, scale, window, bias,
-                      softcap):
+                      softcap, dropout=(0.0, 0, 0)):
         import torch
 
         dtype = self._check_tensors(q, k, v, ())
@@ -494,7 +591,7 @@ class Library:
             lse_strides=(0, 0) if lse is None else lse.stride()[:2],
             bias=bias_ptr, bias_kind=bias_kind, bias_strides=bias_strides,
             mask=mask, window=(left, right), scale=scale, softcap=softcap,
-            stream=stream)
+            stream=stream, dropout=dropout)
 
     def select_variant(self, q, k, v, causal=False, scale=None, window=None,
                        bias=None, softcap=None, return_lse=False):
@@ -509,17 +606,26 @@ class Library:
                                               window, bias, softcap))
 
     def attention(self, q, k, v, causal=False, scale=None, window=None,
-                  bias=None, return_lse=False, softcap=None, out=None):
+                  bias=None, return_lse=False, softcap=None, out=None,
+                  dropout_p=0.0, seed=None, offset=0):
         """Attention of q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk,
         Dv]; returns (out [B, Hq, Sq, Dv], lse [B, Hq, Sq] float32 or None).
         `out`, when given, is written in place (any strides, unit last).
 
+        dropout_p > 0 drops each probability with that probability (and
+        scales the kept ones by 1 / (1 - dropout_p)) by the counter-based
+        mask dropout_mask(B, Hq, Sq, Sk, dropout_p, seed, offset) gives;
+        seed None draws one from torch's generator. lse is that of the
+        scores before dropout.
+
         Differentiable: when grad mode is on and q, k, v or bias requires
         grad, out.backward() fills their .grad through the bundle's backward
         plans (deterministic ones when torch.use_deterministic_algorithms is
-        on). The returned lse is not differentiable."""
+        on), with the same dropout mask. The returned lse is not
+        differentiable."""
         import torch
 
+        dropout = _check_dropout(dropout_p, seed, offset, False)
         if torch.is_grad_enabled() and any(
                 isinstance(t, torch.Tensor) and t.requires_grad
                 for t in (q, k, v, bias)):
@@ -528,13 +634,14 @@ class Library:
                                    "automatic differentiation (an input "
                                    "requires grad)")
             o, lse = _attention_function().apply(self, q, k, v, bias, causal,
-                                                 scale, window, softcap)
+                                                 scale, window, softcap,
+                                                 dropout)
             return o, (lse if return_lse else None)
         return self._forward(q, k, v, causal, scale, window, bias, return_lse,
-                             softcap, out)
+                             softcap, out, dropout)
 
     def _forward(self, q, k, v, causal, scale, window, bias, return_lse,
-                 softcap, out):
+                 softcap, out, dropout=(0.0, 0, 0)):
         import torch
 
         shape_o = (*q.shape[:3], v.shape[3]) if q.dim() == 4 else None
@@ -550,10 +657,16 @@ class Library:
         lse = (torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
                if return_lse else None)
         params = self._torch_params(q, k, v, out, lse, causal, scale, window,
-                                    bias, softcap)
+                                    bias, softcap, dropout)
         with torch.cuda.device(q.device):
             self.forward(params)
         return out, lse
+
+    @staticmethod
+    def dropout_mask(B, H, Sq, Sk, dropout_p, seed, offset=0, device="cpu"):
+        """The keep-mask a call with these dropout values uses (the module's
+        dropout_mask)."""
+        return dropout_mask(B, H, Sq, Sk, dropout_p, seed, offset, device)
 
     # -- serving forms ---------------------------------------------------
 
@@ -765,7 +878,8 @@ class Library:
         return torch.empty(shape, dtype=dtype, device=device)
 
     def _torch_bwd_params(self, dout, q, k, v, out, lse, causal, scale,
-                          window, bias, softcap, deterministic, bias_grad):
+                          window, bias, softcap, deterministic, bias_grad,
+                          dropout=(0.0, 0, 0)):
         """attn_bwd_params for torch tensors, the gradients allocated; also
         returns (dq, dk, dv, dbias or None)."""
         import torch
@@ -806,7 +920,7 @@ class Library:
                 dbias.data_ptr(),
                 broadcast_strides(dbias.shape, dbias.stride(), target)),
             mask=mask, window=(left, right), scale=scale, softcap=softcap,
-            deterministic=deterministic, stream=stream)
+            deterministic=deterministic, stream=stream, dropout=dropout)
         return params, (dq, dk, dv, dbias)
 
     def backward_plan(self, q, k, v, causal=False, scale=None, window=None,
@@ -828,27 +942,30 @@ class Library:
 
     def attention_backward(self, dout, q, k, v, out, lse, causal=False,
                            scale=None, window=None, bias=None, softcap=None,
-                           deterministic=False):
+                           deterministic=False, dropout_p=0.0, seed=None,
+                           offset=0):
         """Gradients of attention(q, k, v, ...) for the gradient `dout` of
         its output `out`, given the forward's `lse` (return_lse=True).
         Returns (dq, dk, dv), and dbias (bias's shape and dtype, summed over
         its broadcast dimensions) when bias requires grad. Same conventions
         as attention(). deterministic=True takes only bit-reproducible
-        plans. The workspace comes from torch's allocator; everything runs
-        on torch's current stream."""
+        plans. With dropout_p > 0, seed and offset must be the forward's. The
+        workspace comes from torch's allocator; everything runs on torch's
+        current stream."""
         bias_grad = bias is not None and bias.requires_grad
+        dropout = _check_dropout(dropout_p, seed, offset, True)
         dq, dk, dv, dbias = self._backward(
             dout, q, k, v, out, lse, causal, scale, window, bias, softcap,
-            deterministic, bias_grad)
+            deterministic, bias_grad, dropout)
         return (dq, dk, dv, dbias) if bias_grad else (dq, dk, dv)
 
     def _backward(self, dout, q, k, v, out, lse, causal, scale, window, bias,
-                  softcap, deterministic, bias_grad):
+                  softcap, deterministic, bias_grad, dropout=(0.0, 0, 0)):
         import torch
 
         params, grads = self._torch_bwd_params(
             dout, q, k, v, out, lse, causal, scale, window, bias, softcap,
-            deterministic, bias_grad)
+            deterministic, bias_grad, dropout)
         workspace = _attach_workspace(params, self.workspace_size(params),
                                       q.device)
         with torch.cuda.device(q.device):
@@ -920,11 +1037,12 @@ def _attention_function():
 
     class AttentionFunction(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, lib, q, k, v, bias, causal, scale, window, softcap):
+        def forward(ctx, lib, q, k, v, bias, causal, scale, window, softcap,
+                    dropout):
             out, lse = lib._forward(q, k, v, causal, scale, window, bias,
-                                    True, softcap, None)
+                                    True, softcap, None, dropout)
             ctx.lib = lib
-            ctx.args = (causal, scale, window, softcap)
+            ctx.args = (causal, scale, window, softcap, dropout)
             ctx.save_for_backward(q, k, v, bias, out, lse)
             ctx.mark_non_differentiable(lse)
             return out, lse
@@ -933,7 +1051,7 @@ def _attention_function():
         @once_differentiable
         def backward(ctx, dout, _dlse):
             q, k, v, bias, out, lse = ctx.saved_tensors
-            causal, scale, window, softcap = ctx.args
+            causal, scale, window, softcap, dropout = ctx.args
             # Autograd hands any layout (an expanded ones tensor from a sum,
             # a transposed view); the plans want unit last strides and
             # aligned rows.
@@ -944,10 +1062,11 @@ def _attention_function():
             dq, dk, dv, dbias = ctx.lib._backward(
                 dout, q, k, v, out, lse, causal, scale, window, bias,
                 softcap, torch.are_deterministic_algorithms_enabled(),
-                bias_grad)
+                bias_grad, dropout)
             need = ctx.needs_input_grad
             return (None, dq if need[1] else None, dk if need[2] else None,
-                    dv if need[3] else None, dbias, None, None, None, None)
+                    dv if need[3] else None, dbias, None, None, None, None,
+                    None)
 
     _ATTENTION_FUNCTION.append(AttentionFunction)
     return AttentionFunction

@@ -3,7 +3,7 @@
 
 // The wgmma kernel's rules, each with the value that breaks it.
 // On sm_80 the tile tables list no wgmma: the same config is rejected for that.
-// SM80: sm_80 has no such instruction in the tile tables (it has mma.m16n8k16)
+// SM80: sm_80 has no such instruction in the tile tables (it has mma.m16n8k16, fma)
 #cfg = #attn.config<name = "wg", block_m = 128, block_n = 128, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @head_dim_257(%q: memref<1x1x64x257xf16>, %o: memref<1x1x64x257xf16>) {
   // expected-error @+1 {{config 'wg' is not supported on sm_90a: head dim D = 257 (padded to 320 for wgmma.m64nNk16): sm_90a handles at most 256}}

@@ -10,7 +10,7 @@ func.func @no_config(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
 
 #cfg = #attn.config<name = "cdna3", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mfma.32x32x8>
 func.func @wrong_mma(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{config 'cdna3' is not supported on sm_90a: mma mfma.32x32x8: sm_90a has no such instruction in the tile tables (it has mma.m16n8k16, wgmma.m64nNk16)}}
+  // expected-error @+1 {{config 'cdna3' is not supported on sm_90a: mma mfma.32x32x8: sm_90a has no such instruction in the tile tables (it has mma.m16n8k16, wgmma.m64nNk16, fma)}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }
@@ -46,8 +46,26 @@ func.func @wrong_block_n(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
 
 #cfg = #attn.config<name = "sm90_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @f32(%q: memref<1x1x64x64xf32>, %o: memref<1x1x64x64xf32>) {
-  // expected-error @+1 {{element type 'f32' is not supported by convert-attn-to-nvvm: expected f16 or bf16}}
+  // expected-error @+1 {{element type f32 needs a config with mma = fma (f32 on scalar FMAs, not TF32); config 'sm90_m64n64w4' asks for mma = mma.m16n8k16}}
   attn.attention q(%q : memref<1x1x64x64xf32>) k(%q : memref<1x1x64x64xf32>) v(%q : memref<1x1x64x64xf32>) outs(%o : memref<1x1x64x64xf32>) {config = #cfg}
+  return
+}
+
+// -----
+
+#cfg = #attn.config<name = "fma_m64n64w8", block_m = 64, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = fma>
+func.func @fma_f16(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
+  // expected-error @+1 {{config 'fma_m64n64w8' asks for mma = fma, which runs f32 only; 'f16' runs on the matrix instructions}}
+  attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
+  return
+}
+
+// -----
+
+#cfg = #attn.config<name = "fma_m64n64w8", block_m = 64, block_n = 64, warps = 8, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = fma>
+func.func @f64(%q: memref<1x1x64x64xf64>, %o: memref<1x1x64x64xf64>) {
+  // expected-error @+1 {{query: expected element type f16, bf16 or f32}}
+  attn.attention q(%q : memref<1x1x64x64xf64>) k(%q : memref<1x1x64x64xf64>) v(%q : memref<1x1x64x64xf64>) outs(%o : memref<1x1x64x64xf64>) {config = #cfg}
   return
 }
 

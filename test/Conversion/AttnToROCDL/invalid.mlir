@@ -10,7 +10,7 @@ func.func @no_config(%q: memref<1x4x128x64xf16>, %o: memref<1x4x128x64xf16>) {
 
 #cfg = #attn.config<name = "mfma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mfma.32x32x8>
 func.func @f32(%q: memref<1x4x128x64xf32>, %o: memref<1x4x128x64xf32>) {
-  // expected-error @+1 {{element type 'f32' is not supported by convert-attn-to-rocdl: expected f16 or bf16}}
+  // expected-error @+1 {{element type f32 needs a config with mma = fma (f32 on scalar FMAs, not TF32); config 'mfma_d64_m128n64w4' asks for mma = mfma.32x32x8}}
   attn.attention q(%q : memref<1x4x128x64xf32>) k(%q : memref<1x4x128x64xf32>) v(%q : memref<1x4x128x64xf32>) outs(%o : memref<1x4x128x64xf32>) {config = #cfg}
   return
 }

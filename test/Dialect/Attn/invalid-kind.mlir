@@ -20,7 +20,7 @@ func.func @mixed_init(%q: memref<1x4x8x16xf16>, %k: memref<1x4x8x16xf16>, %v: me
 
 func.func @vector(%q: vector<1x4x8x16xf16>, %k: tensor<1x4x8x16xf16>, %v: tensor<1x4x8x16xf16>, %o: tensor<1x4x8x16xf16>) {
   // expected-error @+1 {{operand #0 must be tensor or memref of shape [B, Hq, Sq, D] (query), but got 'vector<1x4x8x16xf16>'}}
-  %r = "attn.attention"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0>}> : (vector<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>) -> tensor<1x4x8x16xf16>
+  %r = "attn.attention"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> : (vector<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>) -> tensor<1x4x8x16xf16>
   return
 }
 
@@ -37,7 +37,7 @@ func.func @scalar_custom(%q: f16, %k: tensor<1x4x8x16xf16>, %v: tensor<1x4x8x16x
 
 func.func @scalar_generic(%q: f16, %k: tensor<1x4x8x16xf16>, %v: tensor<1x4x8x16xf16>, %o: tensor<1x4x8x16xf16>) {
   // expected-error @+1 {{operand #0 must be tensor or memref of shape [B, Hq, Sq, D] (query), but got 'f16'}}
-  %r = "attn.attention"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0>}> : (f16, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>) -> tensor<1x4x8x16xf16>
+  %r = "attn.attention"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> : (f16, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>) -> tensor<1x4x8x16xf16>
   return
 }
 
@@ -45,6 +45,6 @@ func.func @scalar_generic(%q: f16, %k: tensor<1x4x8x16xf16>, %v: tensor<1x4x8x16
 
 func.func @segments(%q: tensor<1x4x8x16xf16>) {
   // expected-error @+1 {{operand count (4) does not match with the total size (5) specified in attribute 'operandSegmentSizes'}}
-  %r = "attn.attention"(%q, %q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 0>}> : (tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>) -> tensor<1x4x8x16xf16>
+  %r = "attn.attention"(%q, %q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> : (tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>) -> tensor<1x4x8x16xf16>
   return
 }

@@ -52,6 +52,10 @@ struct AccLayout {
   /// laneCol is a multiple of this (pairs of columns can then be loaded or
   /// stored as one aligned access).
   int64_t laneColMultiple = 1;
+  /// Exclusive bounds of laneRow and laneCol when known (0: unknown); with
+  /// them, elements that share a dropout counter are found at compile time
+  /// (DropoutFragment.h).
+  int64_t laneRowBound = 0, laneColBound = 0;
 
   unsigned getNumElements() const { return rowSlot.size(); }
   unsigned getNumRowSlots() const { return rowSlotOffsets.size(); }
@@ -139,6 +143,18 @@ public:
     return SmallVector<Value>(acc);
   }
 };
+
+/// The tables' `fma` instruction (gpu_fma): float32 attention on scalar
+/// FMAs, for any target (FmaEmitter.cpp).
+std::unique_ptr<MmaEmitter> createFmaEmitter(const KernelSpec &spec,
+                                             int64_t warpSize);
+
+/// float32 runs on `fma` and `fma` on float32 only, forward only (the
+/// backward plans use the matrix instructions): an error naming the mismatch
+/// otherwise.
+LogicalResult
+checkFmaElementType(const KernelSpec &spec, Direction direction,
+                    function_ref<InFlightDiagnostic()> emitError);
 
 /// Per-target parts of the kernel other than the matrix instructions.
 class GPUTargetInfo {

@@ -59,11 +59,18 @@ enum KernelArg : unsigned {
   // more instead: D and Dv (i32).
   kArgHeadDim = kNumKernelArgs,
   kArgHeadDimV,
-  kNumAnyHeadDimKernelArgs
+  kNumAnyHeadDimKernelArgs,
+  // Dense kernels with dropout take D and Dv (used only when dynamic) and
+  // then dropout_p (f32), the seed (i64) and the offset (i32).
+  kArgDropoutP = kNumAnyHeadDimKernelArgs,
+  kArgDropoutSeed,
+  kArgDropoutOffset,
+  kNumDropoutKernelArgs
 };
 static_assert(kNumKernelArgs == 33, "attn-fwd-v1 has 33 arguments");
 static_assert(kNumServingKernelArgs == 42, "serving kernels have 42");
 static_assert(kNumAnyHeadDimKernelArgs == 35, "any-D kernels have 35");
+static_assert(kNumDropoutKernelArgs == 38, "dropout kernels have 38");
 
 /// Positions of the attn-bwd-v1 kernel arguments: every stage of a backward
 /// plan takes all of them.
@@ -100,9 +107,17 @@ enum BackwardKernelArg : unsigned {
   kBwdSoftcap,
   kBwdWindowLeft,
   kBwdWindowRight,
-  kNumBackwardKernelArgs
+  kNumBackwardKernelArgs,
+  // The stages of a plan with dropout take three more: dropout_p (f32), the
+  // seed (i64) and the offset (i32).
+  kBwdDropoutP = kNumBackwardKernelArgs,
+  kBwdDropoutSeed,
+  kBwdDropoutOffset,
+  kNumDropoutBackwardKernelArgs
 };
 static_assert(kNumBackwardKernelArgs == 55, "attn-bwd-v1 has 55 arguments");
+static_assert(kNumDropoutBackwardKernelArgs == 58,
+              "attn-bwd-v1 with dropout has 58");
 
 /// What one compiled kernel computes; two ops with equal specs share a
 /// kernel. Heads, batch and sequence lengths are kernel arguments.
@@ -124,6 +139,9 @@ struct KernelSpec {
   ConfigAttr config;
   /// Where the sequences live (attn.attention's serving operands).
   SeqLayout layout = SeqLayout::Dense;
+  /// Dropout (dense layouts): probabilities kept by the Philox mask of
+  /// AttnDialect/Utils/Dropout.h; p, seed and offset are arguments.
+  bool dropout = false;
 
   /// KV-cache kernels may split the keys over several workgroups (split-KV,
   /// FlashDecoding): then each writes a partial output and LSE to the
@@ -169,7 +187,8 @@ std::string getBiasName(const KernelSpec &spec);
 /// Deterministic kernel name from the problem and the config, e.g.
 /// fwd_bf16_d128_causal_m64n64w4s2 (`dmax64` for a head dim given at run
 /// time, up to 64; Dv is spelled out only when != D;
-/// `_softcap`, `_bias` or `_biasf32` follow the mask when present, then
+/// `_softcap`, `_bias` or `_biasf32`, then `_dropout`, follow the mask when
+/// present, then
 /// `_varlen`, `_kvcache` or `_paged` for a serving layout; `_align<N>` follows
 /// the tile when the config assumes less than 16-byte alignment).
 std::string getKernelName(const KernelSpec &spec);
@@ -179,21 +198,24 @@ std::string getKernelName(const KernelSpec &spec);
 std::string getBackwardPlanName(const KernelSpec &spec);
 
 /// How many arguments a forward kernel takes: attn-fwd-v1's 33, with the
-/// nine of a serving layout or the two of a dense kernel for dynamic head
-/// dims.
-unsigned getNumKernelArgs(SeqLayout layout, bool dynamicHeadDim);
+/// nine of a serving layout, the two of a dense kernel for dynamic head dims,
+/// or the five (those two and three) of a dense kernel with dropout.
+unsigned getNumKernelArgs(SeqLayout layout, bool dynamicHeadDim,
+                          bool dropout = false);
 
 /// The kernel's function type: pointers are `!llvm.ptr<globalAddrSpace>`
 /// (bare device pointers), then i32 / i64 / f32 scalars as in the ABI table;
 /// a serving layout appends its nine arguments, a dense kernel for dynamic
-/// head dims its two.
+/// head dims its two, a dense kernel with dropout its five.
 FunctionType getKernelFunctionType(MLIRContext *ctx, unsigned globalAddrSpace,
                                    SeqLayout layout = SeqLayout::Dense,
-                                   bool dynamicHeadDim = false);
+                                   bool dynamicHeadDim = false,
+                                   bool dropout = false);
 
-/// The same for attn-bwd-v1.
+/// The same for attn-bwd-v1 (three more arguments with dropout).
 FunctionType getBackwardKernelFunctionType(MLIRContext *ctx,
-                                           unsigned globalAddrSpace);
+                                           unsigned globalAddrSpace,
+                                           bool dropout = false);
 
 } // namespace attn
 } // namespace mlir
