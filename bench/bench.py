@@ -29,6 +29,35 @@ SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 HEAD_DIMS = [64, 128]
 
 
+def parser(doc):
+    """The arguments every grid benchmark takes: --bundle (default
+    $ATTN_BUNDLE_DIR or .carry/bundles/sm_90a) and --quick."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--bundle", default=os.environ.get(
+        "ATTN_BUNDLE_DIR", os.path.join(REPO, ".carry", "bundles", "sm_90a")))
+    ap.add_argument("--quick", action="store_true",
+                    help="S in {1024, 4096} only")
+    return ap
+
+
+def grid(seqlens):
+    """(D, heads, S, batch, causal) of the training-shaped grid: batch * S
+    = TOKENS, heads * D = HIDDEN."""
+    for d in HEAD_DIMS:
+        for s in seqlens:
+            for causal in (False, True):
+                yield d, HIDDEN // d, s, TOKENS // s, causal
+
+
+def training_inputs(batch, heads, s, d):
+    """q, k, v, a gradient g (bf16), and leaf copies of q, k, v that
+    require grad."""
+    import torch
+    q, k, v, g = (torch.randn(batch, heads, s, d, dtype=torch.bfloat16,
+                              device="cuda") for _ in range(4))
+    return q, k, v, g, [t.clone().requires_grad_() for t in (q, k, v)]
+
+
 def bench_ms(fn):
     import torch
     try:
@@ -84,11 +113,7 @@ def write_table(name, intro, header, rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bundle", default=os.environ.get(
-        "ATTN_BUNDLE_DIR", os.path.join(REPO, ".carry", "bundles", "sm_90a")))
-    ap.add_argument("--quick", action="store_true",
-                    help="S in {1024, 4096} only")
+    ap = parser(__doc__)
     ap.add_argument("--bias", action="store_true",
                     help="add a bf16 bias of shape [1, H, S, S] (torch gets "
                     "it as attn_mask, with the causal mask folded in)")

@@ -20,7 +20,6 @@ is reported as too slow. Prints a table and, with $OUT set, writes it to
 $OUT/bench-backward.md.
 """
 
-import argparse
 import os
 import sys
 import time
@@ -29,7 +28,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench import HEAD_DIMS, HIDDEN, TOKENS, bench_ms  # noqa: E402
+from bench import (HIDDEN, TOKENS, bench_ms, grid,  # noqa: E402
+                   parser, training_inputs)
 
 SEQLENS = [1024, 2048, 4096, 8192, 16384]
 BWD_FLOPS = 2.5  # times the forward's
@@ -60,11 +60,7 @@ def ratio(a, b):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bundle", default=os.environ.get(
-        "ATTN_BUNDLE_DIR", os.path.join(REPO, ".carry", "bundles", "sm_90a")))
-    ap.add_argument("--quick", action="store_true",
-                    help="S in {1024, 4096} only")
+    ap = parser(__doc__)
     ap.add_argument("--max-call-seconds", type=float, default=2.0,
                     help="skip our column where one call takes longer")
     args = ap.parse_args()
@@ -94,62 +90,56 @@ def main():
     print(f"device: {device}; bundle: {args.bundle}; TFLOP/s")
     print(header, flush=True)
     rows = []
-    for d in HEAD_DIMS:
-        heads = HIDDEN // d
-        for s in [1024, 4096] if args.quick else SEQLENS:
-            batch = TOKENS // s
-            for causal in (False, True):
-                q, k, v, g = (torch.randn(batch, heads, s, d,
-                                          dtype=torch.bfloat16, device="cuda")
-                              for _ in range(4))
-                leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-                fwd = 4 * batch * heads * s * s * d / (2 if causal else 1)
-                both_flops, bwd_flops = (1 + BWD_FLOPS) * fwd, BWD_FLOPS * fwd
+    for d, heads, s, batch, causal in grid([1024, 4096] if args.quick
+                                           else SEQLENS):
+        q, k, v, g, leaves = training_inputs(batch, heads, s, d)
+        fwd = 4 * batch * heads * s * s * d / (2 if causal else 1)
+        both_flops, bwd_flops = (1 + BWD_FLOPS) * fwd, BWD_FLOPS * fwd
 
-                mine = ["no bundle", "no bundle"]
-                if ours is not None and ours.plans:
-                    def ours_both():
-                        out, _ = ours.attention(*leaves, causal=causal)
-                        torch.autograd.grad(out, leaves, g)
+        mine = ["no bundle", "no bundle"]
+        if ours is not None and ours.plans:
+            def ours_both():
+                out, _ = ours.attention(*leaves, causal=causal)
+                torch.autograd.grad(out, leaves, g)
 
-                    mine[0] = measure(ours_both, both_flops,
-                                      args.max_call_seconds)
-                    if isinstance(mine[0], float) or "slow" not in mine[0]:
-                        with torch.no_grad():
-                            out, lse = ours.attention(q, k, v, causal=causal,
-                                                      return_lse=True)
-                        mine[1] = measure(
-                            lambda: ours.attention_backward(
-                                g, q, k, v, out, lse, causal=causal),
-                            bwd_flops, args.max_call_seconds)
-                    else:
-                        mine[1] = mine[0]
-                cells = [cell(mine[0]), cell(mine[1])]
-                for _, backend in backends:
-                    def theirs_both(backend=backend):
-                        with sdpa_kernel([backend]):
-                            out = F.scaled_dot_product_attention(
-                                *leaves, is_causal=causal)
-                        torch.autograd.grad(out, leaves, g)
+            mine[0] = measure(ours_both, both_flops,
+                              args.max_call_seconds)
+            if isinstance(mine[0], float) or "slow" not in mine[0]:
+                with torch.no_grad():
+                    out, lse = ours.attention(q, k, v, causal=causal,
+                                              return_lse=True)
+                mine[1] = measure(
+                    lambda: ours.attention_backward(
+                        g, q, k, v, out, lse, causal=causal),
+                    bwd_flops, args.max_call_seconds)
+            else:
+                mine[1] = mine[0]
+        cells = [cell(mine[0]), cell(mine[1])]
+        for _, backend in backends:
+            def theirs_both(backend=backend):
+                with sdpa_kernel([backend]):
+                    out = F.scaled_dot_product_attention(
+                        *leaves, is_causal=causal)
+                torch.autograd.grad(out, leaves, g)
 
-                    both = measure(theirs_both, both_flops, 60.0)
-                    bwd = both
-                    if isinstance(both, float):
-                        with sdpa_kernel([backend]):
-                            saved = F.scaled_dot_product_attention(
-                                *leaves, is_causal=causal)
-                        bwd = measure(lambda saved=saved: torch.autograd.grad(
-                            saved, leaves, g, retain_graph=True), bwd_flops,
-                            60.0)
-                        del saved
-                    cells += [cell(both), cell(bwd), ratio(mine[0], both),
-                              ratio(mine[1], bwd)]
-                row = (f"| {d} | {s} | {batch} | {heads} | "
-                       f"{'yes' if causal else 'no'} | " + " | ".join(cells)
-                       + " |")
-                print(row, flush=True)
-                rows.append(row)
-                del q, k, v, g, leaves
+            both = measure(theirs_both, both_flops, 60.0)
+            bwd = both
+            if isinstance(both, float):
+                with sdpa_kernel([backend]):
+                    saved = F.scaled_dot_product_attention(
+                        *leaves, is_causal=causal)
+                bwd = measure(lambda saved=saved: torch.autograd.grad(
+                    saved, leaves, g, retain_graph=True), bwd_flops,
+                    60.0)
+                del saved
+            cells += [cell(both), cell(bwd), ratio(mine[0], both),
+                      ratio(mine[1], bwd)]
+        row = (f"| {d} | {s} | {batch} | {heads} | "
+               f"{'yes' if causal else 'no'} | " + " | ".join(cells)
+               + " |")
+        print(row, flush=True)
+        rows.append(row)
+        del q, k, v, g, leaves
     out_dir = os.environ.get("OUT")
     if out_dir:
         with open(os.path.join(out_dir, "bench-backward.md"), "w") as f:

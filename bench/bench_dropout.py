@@ -14,7 +14,6 @@ with dropout and ours over it; then the same for forward + backward
 and, with $OUT set, writes it to $OUT/bench-dropout.md.
 """
 
-import argparse
 import os
 import sys
 
@@ -22,16 +21,13 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench import HEAD_DIMS, HIDDEN, TOKENS, tflops_of, write_table  # noqa
+from bench import (HIDDEN, TOKENS, grid, parser,  # noqa: E402
+                   tflops_of, training_inputs, write_table)
 from bench_backward import BWD_FLOPS, cell, ratio  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bundle", default=os.environ.get(
-        "ATTN_BUNDLE_DIR", os.path.join(REPO, ".carry", "bundles", "sm_90a")))
-    ap.add_argument("--quick", action="store_true",
-                    help="S in {1024, 4096} only")
+    ap = parser(__doc__)
     ap.add_argument("--p", type=float, default=0.1, help="dropout_p")
     args = ap.parse_args()
 
@@ -54,51 +50,45 @@ def main():
     print(f"device: {device}; bundle: {args.bundle}; dropout_p {p}; TFLOP/s")
     print(header, flush=True)
     rows = []
-    for d in HEAD_DIMS:
-        heads = HIDDEN // d
-        for s in [1024, 4096] if args.quick else [1024, 2048, 4096, 8192]:
-            batch = TOKENS // s
-            for causal in (False, True):
-                q, k, v, g = (torch.randn(batch, heads, s, d,
-                                          dtype=torch.bfloat16, device="cuda")
-                              for _ in range(4))
-                leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-                fwd = 4 * batch * heads * s * s * d / (2 if causal else 1)
-                for label, flops, train in (("fwd", fwd, False),
-                                            ("fwd+bwd", (1 + BWD_FLOPS) * fwd,
-                                             True)):
-                    def run_ours(rate, train=train):
+    for d, heads, s, batch, causal in grid([1024, 4096] if args.quick
+                                           else [1024, 2048, 4096, 8192]):
+        q, k, v, g, leaves = training_inputs(batch, heads, s, d)
+        fwd = 4 * batch * heads * s * s * d / (2 if causal else 1)
+        for label, flops, train in (("fwd", fwd, False),
+                                    ("fwd+bwd", (1 + BWD_FLOPS) * fwd,
+                                     True)):
+            def run_ours(rate, train=train):
+                if not train:
+                    ours.attention(q, k, v, causal=causal,
+                                   dropout_p=rate, seed=1, offset=2)
+                    return
+                out, _ = ours.attention(*leaves, causal=causal,
+                                        dropout_p=rate, seed=1,
+                                        offset=2)
+                torch.autograd.grad(out, leaves, g)
+
+            base = tflops_of(lambda: run_ours(0.0), flops)
+            mine = tflops_of(lambda: run_ours(p), flops)
+            cells = [cell(base), cell(mine), ratio(mine, base)]
+            for _, backend in backends:
+                def theirs(backend=backend, train=train):
+                    with sdpa_kernel([backend]):
                         if not train:
-                            ours.attention(q, k, v, causal=causal,
-                                           dropout_p=rate, seed=1, offset=2)
+                            F.scaled_dot_product_attention(
+                                q, k, v, is_causal=causal,
+                                dropout_p=p)
                             return
-                        out, _ = ours.attention(*leaves, causal=causal,
-                                                dropout_p=rate, seed=1,
-                                                offset=2)
-                        torch.autograd.grad(out, leaves, g)
+                        out = F.scaled_dot_product_attention(
+                            *leaves, is_causal=causal, dropout_p=p)
+                    torch.autograd.grad(out, leaves, g)
 
-                    base = tflops_of(lambda: run_ours(0.0), flops)
-                    mine = tflops_of(lambda: run_ours(p), flops)
-                    cells = [cell(base), cell(mine), ratio(mine, base)]
-                    for _, backend in backends:
-                        def theirs(backend=backend, train=train):
-                            with sdpa_kernel([backend]):
-                                if not train:
-                                    F.scaled_dot_product_attention(
-                                        q, k, v, is_causal=causal,
-                                        dropout_p=p)
-                                    return
-                                out = F.scaled_dot_product_attention(
-                                    *leaves, is_causal=causal, dropout_p=p)
-                            torch.autograd.grad(out, leaves, g)
-
-                        t = tflops_of(theirs, flops)
-                        cells += [cell(t), ratio(mine, t)]
-                    row = (f"| {d} | {s} | {'yes' if causal else 'no'} | "
-                           f"{label} | " + " | ".join(cells) + " |")
-                    print(row, flush=True)
-                    rows.append(row)
-                del q, k, v, g, leaves
+                t = tflops_of(theirs, flops)
+                cells += [cell(t), ratio(mine, t)]
+            row = (f"| {d} | {s} | {'yes' if causal else 'no'} | "
+                   f"{label} | " + " | ".join(cells) + " |")
+            print(row, flush=True)
+            rows.append(row)
+        del q, k, v, g, leaves
     write_table("bench-dropout.md",
                 f"Device: {device}. Bundle: `{args.bundle}`. bf16, "
                 f"batch*seqlen={TOKENS}, hidden {HIDDEN}, dropout_p {p}; "

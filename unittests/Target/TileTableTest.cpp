@@ -124,8 +124,8 @@ TEST(Selection, F32OnTheFmaCandidates) {
   EXPECT_EQ(selectCandidate(*lookupChip("host"), p)->name, "host_m32n64");
   // And only f32 on them.
   const ChipSpec *chip = lookupChip("sm_90a");
-  for (const Verdict &v : evaluateCandidates(*chip, problem(ElementType::F16,
-                                                            64)))
+  for (const Verdict &v :
+       evaluateCandidates(*chip, problem(ElementType::F16, 64)))
     if (v.candidate->mma == MatrixInstrKind::Fma)
       EXPECT_FALSE(v.accepted);
 }

@@ -123,8 +123,8 @@ public:
     // Keys 8 j .. 8 j + 7 are in slot j of the eight lanes of each lane
     // row: lane (r, t) holds key 8 j + t.
     for (int64_t j = 0; j < keysPerLane; ++j) {
-      auto loop = scf::ForOp::create(b, loc, o.c32(0), o.c32(kLaneCols),
-                                     o.c32(1), out);
+      auto loop =
+          scf::ForOp::create(b, loc, o.c32(0), o.c32(kLaneCols), o.c32(1), out);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       Value t = loop.getInductionVar();
@@ -138,17 +138,16 @@ public:
       Value key = o.add(o.c32(kLaneCols * j), t);
       SmallVector<Value> vals;
       for (int64_t g = 0; g < colGroups; ++g)
-        vals.push_back(
-            loadVec(o, v, key,
-                    o.add(o.mul(laneCol, o.c32(kVec)),
-                          o.c32(kLaneCols * kVec * g))));
+        vals.push_back(loadVec(
+            o, v, key,
+            o.add(o.mul(laneCol, o.c32(kVec)), o.c32(kLaneCols * kVec * g))));
       SmallVector<Value> next(loop.getRegionIterArgs());
       for (int64_t i = 0; i < rowsPerLane; ++i)
         for (int64_t g = 0; g < colGroups; ++g)
           for (int64_t e = 0; e < kVec; ++e) {
             Value &acc = next[(i * colGroups + g) * kVec + e];
-            acc = math::FmaOp::create(b, loc, prob[i],
-                                      element(o, vals[g], e), acc);
+            acc = math::FmaOp::create(b, loc, prob[i], element(o, vals[g], e),
+                                      acc);
           }
       scf::YieldOp::create(b, loc, next);
       out.assign(loop.getResults().begin(), loop.getResults().end());
@@ -180,8 +179,7 @@ private:
     return layout;
   }
   /// Four f32 of `tile` at (row, col), col a multiple of four.
-  static Value loadVec(Ops &o, const SharedTile &tile, Value row,
-                       Value col) {
+  static Value loadVec(Ops &o, const SharedTile &tile, Value row, Value col) {
     Value at = o.add(o.mul(row, o.c32(tile.rowStride)), col);
     return LLVM::LoadOp::create(o.b, o.loc, VectorType::get({kVec}, o.f32),
                                 o.gep(tile.base, o.f32, at), 16);
@@ -191,8 +189,7 @@ private:
   }
 
   const KernelSpec &spec;
-  int64_t warpSize, laneRows, rowsPerWarp, rowsPerLane, keysPerLane,
-      colGroups;
+  int64_t warpSize, laneRows, rowsPerWarp, rowsPerLane, keysPerLane, colGroups;
   SharedTile qTile;
   Value qRow0, cachedLane, laneRow, laneCol;
 };

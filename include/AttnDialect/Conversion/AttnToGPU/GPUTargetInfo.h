@@ -152,9 +152,8 @@ std::unique_ptr<MmaEmitter> createFmaEmitter(const KernelSpec &spec,
 /// float32 runs on `fma` and `fma` on float32 only, forward only (the
 /// backward plans use the matrix instructions): an error naming the mismatch
 /// otherwise.
-LogicalResult
-checkFmaElementType(const KernelSpec &spec, Direction direction,
-                    function_ref<InFlightDiagnostic()> emitError);
+LogicalResult checkFmaElementType(const KernelSpec &spec, Direction direction,
+                                  function_ref<InFlightDiagnostic()> emitError);
 
 /// Per-target parts of the kernel other than the matrix instructions.
 class GPUTargetInfo {
