@@ -58,7 +58,8 @@ std::string Variant::describe() const {
                        layout != SeqLayout::Dense
                            ? " layout=" + stringifySeqLayout(layout).str()
                            : std::string(),
-                       dropout ? " dropout" : "")
+                       std::string(biasGrad ? " bias_grad" : "") +
+                           (dropout ? " dropout" : ""))
       .str();
 }
 
@@ -288,6 +289,15 @@ SmallVector<Variant> attn::enumerateVariants(
     v.tile = it->candidate;
     variants.push_back(v);
   }
+  // A plan with a bias also comes computing its gradient (the runtime
+  // matches bias_grad exactly: a bias that requires grad takes this one).
+  for (size_t i = firstPlan, e = variants.size(); i < e; ++i) {
+    if (variants[i].bias == BiasKind::None)
+      continue;
+    Variant twin = variants[i];
+    twin.biasGrad = true;
+    variants.push_back(twin);
+  }
   // The plans' element-aligned twins after them, as the forward's.
   if (request.unaligned)
     appendTwins(variants, firstPlan, variants.size());
@@ -432,6 +442,9 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   unsigned biasIndex = args.size();
   if (variant.bias != BiasKind::None)
     args.push_back(bias);
+  unsigned gradBiasIndex = args.size();
+  if (variant.biasGrad)
+    args.push_back(bias);
   unsigned firstServing = args.size();
   if (variant.layout == SeqLayout::Varlen)
     args.append({i32s, i32s});
@@ -470,7 +483,7 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     AttentionGradOp::create(
         b, loc, TypeRange(), arg(0), arg(1), arg(2), arg(3), arg(5), arg(4),
         biasArg, dropout[0], dropout[1], dropout[2], arg(6), arg(7), arg(8),
-        /*grad_bias=*/Value(),
+        variant.biasGrad ? arg(gradBiasIndex) : Value(),
         /*scale=*/FloatAttr(), variant.mask, window, softcap, config);
     func::ReturnOp::create(b, loc);
     return;

@@ -91,6 +91,9 @@ struct Variant {
   int64_t seqlenMin = 0;
   /// Dropout (p, seed and offset are kernel arguments).
   bool dropout = false;
+  /// A backward plan that also computes the bias gradient (in the bias's
+  /// element type).
+  bool biasGrad = false;
 
   /// "bf16 D=64 mask=causal bias=f32 softcap", for diagnostics.
   std::string describe() const;

@@ -104,6 +104,71 @@ protected:
             c64(256));
     return gep(arg(kBwdWorkspace), b.getI8Type(), aligned);
   }
+  /// dbias_accum (with the bias gradient) starts at the first multiple of 256
+  /// bytes after dq_accum.
+  Value dbiasAccumPtr() {
+    Value rows =
+        mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))), ext(arg(kBwdSeqQ)));
+    auto align = [&](Value bytes) {
+      return mul(arith::DivUIOp::create(b, loc, add(bytes, c64(255)), c64(256)),
+                 c64(256));
+    };
+    Value dqOffset = align(mul(rows, c64(4)));
+    Value end = align(add(dqOffset, mul(rows, c64(4 * spec.headDim))));
+    return gep(arg(kBwdWorkspace), b.getI8Type(), end);
+  }
+  /// The summed bias gradient's shape (docs/BundleFormat.md): dbias is
+  /// summed over each dimension of size > 1 where its stride is 0; its
+  /// extent there is 1, elsewhere the full size. `summed` (i1) says whether
+  /// any is; when none is, main writes dbias directly.
+  struct BiasGradShape {
+    Value summed;
+    Value ext[4];    // i64
+    Value stride[4]; // dbias strides, i64
+  };
+  BiasGradShape biasGradShape() {
+    BiasGradShape g;
+    Value full[] = {ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ)),
+                    ext(arg(kBwdSeqQ)), ext(arg(kBwdSeqK))};
+    g.summed = arith::ConstantIntOp::create(b, loc, 0, 1);
+    for (int d = 0; d < 4; ++d) {
+      g.stride[d] = arg(kBwdDBiasStrideB + d);
+      Value broadcast = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, g.stride[d],
+                                c64(0)),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, full[d],
+                                c64(1)));
+      g.ext[d] = select(broadcast, c64(1), full[d]);
+      g.summed = arith::OrIOp::create(b, loc, g.summed, broadcast);
+    }
+    return g;
+  }
+  /// dbias_accum's element of the full position (b, h, i, j) (i32 each):
+  /// the dimensions dbias is summed over index 0.
+  Value accumIndex(const BiasGradShape &g, ArrayRef<Value> pos) {
+    Value idx = c64(0);
+    for (int d = 0; d < 4; ++d) {
+      Value zero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         g.stride[d], c64(0));
+      idx = add(mul(idx, g.ext[d]), select(zero, c64(0), ext(pos[d])));
+    }
+    return idx;
+  }
+  /// dbias's element offset of (b, h, i, j).
+  Value dbiasOffset(const BiasGradShape &g, ArrayRef<Value> pos) {
+    Value off = c64(0);
+    for (int d = 0; d < 4; ++d)
+      off = add(off, mul(ext(pos[d]), g.stride[d]));
+    return off;
+  }
+  /// `x` (f32) as the bias gradient's element type.
+  Value toDbiasType(Value x) {
+    return spec.dbiasType == f32
+               ? x
+               : arith::TruncFOp::create(b, loc, spec.dbiasType, x).getResult();
+  }
+
   /// Runs `body(lane + c * warpSize)` for each c covering [0, n), guarded
   /// where the last step passes n.
   void forEachLaneElement(Value lane, int64_t n,
@@ -140,6 +205,46 @@ private:
   void enterRow();
 
   Value lane, batch, head, row;
+};
+
+/// zero_dbias and convert_dbias: one thread per row (b', h', i') of the
+/// summed bias gradient, over its keys; nothing when dbias is summed over no
+/// dimension.
+class BiasStageEmitter : public StageEmitter {
+public:
+  using StageEmitter::StageEmitter;
+
+  void emit(bool convert) {
+    OpBuilder::InsertionGuard guard(b);
+    BiasGradShape g = biasGradShape();
+    Value tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+    Value threads = toI32(gpu::BlockDimOp::create(b, loc, gpu::Dimension::x));
+    Value i = add(mul(blockId(gpu::Dimension::x), threads), tid);
+    Value h = blockId(gpu::Dimension::y), bb = blockId(gpu::Dimension::z);
+    Value active = arith::AndIOp::create(
+        b, loc, g.summed,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ext(i),
+                              g.ext[2]));
+    auto ifOp = scf::IfOp::create(b, loc, active, false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value accum = dbiasAccumPtr();
+    Value rowBase =
+        mul(add(mul(add(mul(ext(bb), g.ext[1]), ext(h)), g.ext[2]), ext(i)),
+            g.ext[3]);
+    auto loop = scf::ForOp::create(b, loc, c64(0), g.ext[3], c64(1));
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value at = gep(accum, f32, add(rowBase, j));
+    if (!convert) {
+      store(cf(0.0), at, 4);
+      return;
+    }
+    Value j32 = arith::TruncIOp::create(b, loc, i32, j);
+    Value off = dbiasOffset(g, {bb, h, i, j32});
+    store(toDbiasType(load(f32, at, 4)),
+          gep(arg(kBwdDBias), spec.dbiasType, off),
+          spec.dbiasType.getIntOrFloatBitWidth() / 8);
+  }
 };
 
 /// The main stage.
@@ -221,6 +326,10 @@ private:
                          SmallVectorImpl<Value> &dsc);
   /// dq_accum += scale * dS K for the query rows of this block.
   void emitDq(Value h, Value m0);
+  /// Element e of this thread's dS (key row, query column) into the bias
+  /// gradient: added to dbias_accum when dbias is summed over a dimension,
+  /// else written to dbias (each (b, h, i, j) is visited once).
+  void emitBiasGrad(Value h, Value m0, unsigned e, Value ds);
   void emitEpilogue(ArrayRef<Value> acc);
 
   BackwardSharedMemoryLayout smem;
@@ -232,6 +341,9 @@ private:
   Value scaleLog2, softcapScale, softcapLog2;
   MaskParams maskParams;
   std::optional<DropoutParams> dropout;
+  /// With the bias gradient: its shape and dbias_accum.
+  std::optional<BiasGradShape> biasGrad;
+  Value dbiasAccum;
   SharedTile kTile, vTile, qTile, doTile, dsTile;
   AccLayout sLayout, dkLayout, dvLayout, pLayout, dqLayout;
 };
@@ -288,6 +400,24 @@ void RowStageEmitter::emitPre() {
   forEachLaneElement(lane, spec.headDim, [&](Value d) {
     store(cf(0.0), gep(accum, f32, ext(d)), 4);
   });
+  if (!spec.dbiasType)
+    return;
+  // A bias gradient written directly (summed over nothing): main skips the
+  // masked-out blocks, so the row starts as zeros.
+  BiasGradShape g = biasGradShape();
+  auto direct = scf::IfOp::create(
+      b, loc,
+      arith::XOrIOp::create(b, loc, g.summed,
+                            arith::ConstantIntOp::create(b, loc, 1, 1)),
+      false);
+  b.setInsertionPointToStart(direct.thenBlock());
+  Value zero = toDbiasType(cf(0.0));
+  int64_t bytes = spec.dbiasType.getIntOrFloatBitWidth() / 8;
+  auto loop = scf::ForOp::create(b, loc, lane, arg(kBwdSeqK),
+                                 c32(target.getWarpSize()));
+  b.setInsertionPointToStart(loop.getBody());
+  Value off = dbiasOffset(g, {batch, head, row, loop.getInductionVar()});
+  store(zero, gep(arg(kBwdDBias), spec.dbiasType, off), bytes);
 }
 
 void RowStageEmitter::emitConvertDq() {
@@ -401,6 +531,29 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
   }
   scf::YieldOp::create(b, loc, masked);
   llvm::copy(ifOp.getResults(), s.begin());
+}
+
+void MainStageEmitter::emitBiasGrad(Value h, Value m0, unsigned e, Value ds) {
+  Value key = add(
+      add(n0, warpRow),
+      add(sLayout.laneRow, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]])));
+  Value q = add(add(m0, sLayout.laneCol), c32(sLayout.colOffsets[e]));
+  Value inside = arith::AndIOp::create(b, loc, lt(key, sk), lt(q, sq));
+  OpBuilder::InsertionGuard guard(b);
+  auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+  SmallVector<Value> pos = {batch, h, q, key};
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  {
+    auto summed = scf::IfOp::create(b, loc, biasGrad->summed, true);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(summed.thenBlock());
+    target.emitAtomicAddF32(
+        b, loc, gep(dbiasAccum, f32, accumIndex(*biasGrad, pos)), {ds});
+    b.setInsertionPointToStart(summed.elseBlock());
+    store(toDbiasType(ds),
+          gep(arg(kBwdDBias), spec.dbiasType, dbiasOffset(*biasGrad, pos)),
+          spec.dbiasType.getIntOrFloatBitWidth() / 8);
+  }
 }
 
 void MainStageEmitter::emitDq(Value h, Value m0) {
@@ -527,6 +680,10 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     // dS = P (dP - delta), times d(capped)/d(uncapped) under a softcap.
     Value dpe = dropout ? fmul(dp[e], z[e]) : dp[e];
     s[e] = fmul(s[e], fsub(dpe, delta));
+    // The bias is added after the cap: its gradient is dS before the cap's
+    // derivative.
+    if (biasGrad)
+      emitBiasGrad(h, m0, e, s[e]);
     if (spec.softcap)
       s[e] = fmul(s[e], dsc[e]);
   }
@@ -608,6 +765,10 @@ void MainStageEmitter::emit() {
   if (spec.dropout)
     dropout = DropoutParams::emit(b, loc, arg(kBwdDropoutP),
                                   arg(kBwdDropoutSeed), arg(kBwdDropoutOffset));
+  if (spec.dbiasType) {
+    biasGrad = biasGradShape();
+    dbiasAccum = dbiasAccumPtr();
+  }
 
   smemBase = getDynamicSharedMemoryBase(b, loc, func, 16);
   int64_t bm = spec.blockM(), bn = spec.blockN();
@@ -698,10 +859,6 @@ scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
 
 FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
                                                   const GPUTargetInfo &target) {
-  if (op.getGradBias() && isa<MemRefType>(op.getGradQuery().getType()))
-    return op.emitOpError("asks for the bias gradient, which the ")
-           << target.getPlatform()
-           << " backward kernels do not compute yet (the CPU pipeline does)";
   FailureOr<KernelSpec> spec = getSharedKernelSpec(
       op, op.getQuery(), op.getValue(), op.getGradQuery(), op.getBias(),
       op.getConfig(), op.getMask(), op.getSoftcap().has_value(),
@@ -715,6 +872,8 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
     return op.emitOpError("has a dynamic head dim; backward plans need "
                           "static D and Dv");
   spec->dropout = op.hasDropout();
+  if (Value gradBias = op.getGradBias())
+    spec->dbiasType = cast<ShapedType>(gradBias.getType()).getElementType();
   if (failed(target.checkSupported(*spec, Direction::Backward,
                                    [&] { return op.emitOpError(); })) ||
       failed(checkSharedMemoryFits(
@@ -758,6 +917,18 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
       createStage(b, loc, (planName + "_dq").str(), rowThreads, spec, target);
   emitKernelBody(b, loc, k.dq, [&](Block &) {
     RowStageEmitter(b, loc, k.dq, spec, target).emitConvertDq();
+  });
+  if (!spec.dbiasType)
+    return k;
+  k.zeroDbias = createStage(b, loc, (planName + "_zero_dbias").str(),
+                            kBiasStageThreads, spec, target);
+  emitKernelBody(b, loc, k.zeroDbias, [&](Block &) {
+    BiasStageEmitter(b, loc, k.zeroDbias, spec, target).emit(false);
+  });
+  k.convertDbias = createStage(b, loc, (planName + "_dbias").str(),
+                               kBiasStageThreads, spec, target);
+  emitKernelBody(b, loc, k.convertDbias, [&](Block &) {
+    BiasStageEmitter(b, loc, k.convertDbias, spec, target).emit(true);
   });
   return k;
 }

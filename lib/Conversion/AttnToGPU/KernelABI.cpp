@@ -42,6 +42,8 @@ std::string attn::getKernelName(const KernelSpec &spec) {
     name += "_softcap";
   if (spec.biasType)
     name += getBiasName(spec) == "same" ? "_bias" : "_biasf32";
+  if (spec.dbiasType)
+    name += "_dbias";
   if (spec.dropout)
     name += "_dropout";
   if (spec.layout != SeqLayout::Dense)

@@ -34,14 +34,17 @@ DictionaryAttr getExtent(Builder &b, StringRef dim, int64_t block = 1) {
 
 DictionaryAttr getStage(Builder &b, StringRef name, StringRef entry,
                         ArrayRef<Attribute> grid, int64_t threads, int64_t smem,
-                        StringRef role, StringRef buffer) {
+                        StringRef role, ArrayRef<StringRef> buffers) {
   NamedAttrList attrs;
   attrs.append("name", b.getStringAttr(name));
   attrs.append("entry", b.getStringAttr(entry));
   attrs.append("grid", b.getArrayAttr(grid));
   attrs.append("threads", b.getI64IntegerAttr(threads));
   attrs.append("dynamic_smem", b.getI64IntegerAttr(smem));
-  attrs.append(role, b.getArrayAttr({b.getStringAttr(buffer)}));
+  SmallVector<Attribute> names;
+  for (StringRef buffer : buffers)
+    names.push_back(b.getStringAttr(buffer));
+  attrs.append(role, b.getArrayAttr(names));
   return attrs.getDictionary(b.getContext());
 }
 
@@ -79,7 +82,7 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("head_dim_v", b.getI64IntegerAttr(spec.headDimV));
   attrs.append("mask", b.getStringAttr(getMaskName(spec.mask)));
   attrs.append("bias", b.getStringAttr(getBiasName(spec)));
-  attrs.append("bias_grad", b.getBoolAttr(false));
+  attrs.append("bias_grad", b.getBoolAttr(static_cast<bool>(spec.dbiasType)));
   attrs.append("softcap", b.getBoolAttr(spec.softcap));
   // Each stage takes three more arguments (docs/BundleFormat.md).
   if (spec.dropout)
@@ -94,25 +97,44 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("seqlen_q_multiple", b.getI64IntegerAttr(1));
   attrs.append("seqlen_k_multiple", b.getI64IntegerAttr(1));
   attrs.append("config", b.getStringAttr(config));
-  attrs.append("workspace",
-               b.getArrayAttr(
-                   {getBuffer(b, "delta", {"batch", "heads_q", "seqlen_q"}),
-                    getBuffer(b, "dq_accum",
-                              {"batch", "heads_q", "seqlen_q", "head_dim"})}));
+  SmallVector<Attribute> buffers = {
+      getBuffer(b, "delta", {"batch", "heads_q", "seqlen_q"}),
+      getBuffer(b, "dq_accum", {"batch", "heads_q", "seqlen_q", "head_dim"})};
   Attribute rows[] = {getExtent(b, "seqlen_q", kBackwardRowWarps),
                       getExtent(b, "heads_q"), getExtent(b, "batch")};
   Attribute keys[] = {getExtent(b, "seqlen_k", spec.blockN()),
                       getExtent(b, "heads_kv"), getExtent(b, "batch")};
-  attrs.append(
-      "stages",
-      b.getArrayAttr(
-          {getStage(b, "pre", kernels.pre.getName(), rows,
-                    kBackwardRowWarps * ws, 0, "zeroes", "dq_accum"),
-           getStage(b, "main", kernels.main.getName(), keys, spec.warps() * ws,
-                    getBackwardSharedMemoryBytes(spec, target), "reduces",
-                    "dq_accum"),
-           getStage(b, "convert_dq", kernels.dq.getName(), rows,
-                    kBackwardRowWarps * ws, 0, "reads", "dq_accum")}));
+  SmallVector<Attribute> stages = {
+      getStage(b, "pre", kernels.pre.getName(), rows, kBackwardRowWarps * ws, 0,
+               "zeroes", {"dq_accum"}),
+      getStage(b, "main", kernels.main.getName(), keys, spec.warps() * ws,
+               getBackwardSharedMemoryBytes(spec, target), "reduces",
+               {"dq_accum"}),
+      getStage(b, "convert_dq", kernels.dq.getName(), rows,
+               kBackwardRowWarps * ws, 0, "reads", {"dq_accum"})};
+  if (spec.dbiasType) {
+    // The summed bias gradient (its dims are 0 when it is summed over
+    // nothing: main then writes dbias directly and these stages vanish).
+    buffers.push_back(getBuffer(
+        b, "dbias_accum",
+        {"bias_batch", "bias_heads", "bias_seqlen_q", "bias_seqlen_k"}));
+    Attribute biasRows[] = {getExtent(b, "bias_seqlen_q", kBiasStageThreads),
+                            getExtent(b, "bias_heads"),
+                            getExtent(b, "bias_batch")};
+    stages.insert(stages.begin() + 1,
+                  getStage(b, "zero_dbias", kernels.zeroDbias.getName(),
+                           biasRows, kBiasStageThreads, 0, "zeroes",
+                           {"dbias_accum"}));
+    stages[2] =
+        getStage(b, "main", kernels.main.getName(), keys, spec.warps() * ws,
+                 getBackwardSharedMemoryBytes(spec, target), "reduces",
+                 {"dq_accum", "dbias_accum"});
+    stages.push_back(getStage(b, "convert_dbias",
+                              kernels.convertDbias.getName(), biasRows,
+                              kBiasStageThreads, 0, "reads", {"dbias_accum"}));
+  }
+  attrs.append("workspace", b.getArrayAttr(buffers));
+  attrs.append("stages", b.getArrayAttr(stages));
   return attrs.getDictionary(ctx);
 }
 
@@ -152,7 +174,10 @@ AttentionGradToGPULaunch::matchAndRewrite(AttentionGradOp op,
   auto get = [&](StringRef suffix) {
     return gpuModule->lookupSymbol<gpu::GPUFuncOp>((name + suffix).str());
   };
-  createLaunches(rewriter, op, {get("_pre"), get("_main"), get("_dq")}, *spec);
+  createLaunches(rewriter, op,
+                 {get("_pre"), get("_main"), get("_dq"), get("_zero_dbias"),
+                  get("_dbias")},
+                 *spec);
   rewriter.eraseOp(op);
   return success();
 }
@@ -199,6 +224,20 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
   Value bytes = arith::AddIOp::create(
       b, loc, dqOffset,
       arith::MulIOp::create(b, loc, rows, cIdx(4 * spec.headDim)));
+  // dbias_accum f32 in grad_bias's shape (its broadcast dimensions are 1:
+  // the summed extents), at the next multiple of 256 bytes.
+  Value gradBias = op.getGradBias();
+  if (gradBias) {
+    Value elems = cIdx(4);
+    for (int64_t d = 0; d < 4; ++d)
+      elems = arith::MulIOp::create(b, loc, elems, dim(gradBias, d));
+    bytes = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, arith::CeilDivUIOp::create(b, loc, bytes, cIdx(256)),
+            cIdx(256)),
+        elems);
+  }
   auto wsType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
   Value workspace =
       gpu::AllocOp::create(b, loc, wsType, /*asyncToken=*/Type(),
@@ -242,6 +281,11 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
     llvm::copy(getBroadcastStrides(b, loc, bias),
                args.begin() + kBwdBiasStrideB);
   }
+  if (gradBias) {
+    args[kBwdDBias] = getDevicePointer(b, loc, gradBias, ptrType);
+    llvm::copy(getBroadcastStrides(b, loc, gradBias),
+               args.begin() + kBwdDBiasStrideB);
+  }
   args[kBwdWorkspace] = getDevicePointer(b, loc, workspace, ptrType);
   args[kBwdBatch] = toI32(batch);
   args[kBwdHeadsQ] = cI32(qType.getDimSize(1));
@@ -252,8 +296,8 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
 
   int64_t ws = target.getWarpSize();
   auto launch = [&](gpu::GPUFuncOp kernel, Value gridX, Value gridY,
-                    int64_t threads, int64_t smem) {
-    gpu::KernelDim3 grid{gridX, gridY, batch};
+                    int64_t threads, int64_t smem, Value gridZ = Value()) {
+    gpu::KernelDim3 grid{gridX, gridY, gridZ ? gridZ : batch};
     gpu::KernelDim3 block{cIdx(threads), cIdx(1), cIdx(1)};
     gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, cI32(smem), args);
   };
@@ -261,12 +305,24 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
       arith::CeilDivUIOp::create(b, loc, sq, cIdx(kBackwardRowWarps));
   Value keyBlocks = arith::CeilDivUIOp::create(b, loc, dim(op.getKey(), 2),
                                                cIdx(spec.blockN()));
+  // The bias-gradient stages: one thread per row of grad_bias (they do
+  // nothing when it is summed over no dimension).
+  auto launchBias = [&](gpu::GPUFuncOp kernel) {
+    launch(kernel,
+           arith::CeilDivUIOp::create(b, loc, dim(gradBias, 2),
+                                      cIdx(kBiasStageThreads)),
+           dim(gradBias, 1), kBiasStageThreads, 0, dim(gradBias, 0));
+  };
   launch(kernels.pre, rowBlocks, cIdx(qType.getDimSize(1)),
          kBackwardRowWarps * ws, 0);
+  if (gradBias)
+    launchBias(kernels.zeroDbias);
   launch(kernels.main, keyBlocks, cIdx(kType.getDimSize(1)), spec.warps() * ws,
          getBackwardSharedMemoryBytes(spec, target));
   launch(kernels.dq, rowBlocks, cIdx(qType.getDimSize(1)),
          kBackwardRowWarps * ws, 0);
+  if (gradBias)
+    launchBias(kernels.convertDbias);
   gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(),
                          workspace);
 }

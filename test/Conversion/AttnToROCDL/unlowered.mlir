@@ -7,7 +7,7 @@
 
 // CHECK: error: 'attn.attention_grad' op has no 'config' attribute
 // CHECK: error: 'attn.attention' op has no 'config' attribute
-// CHECK: error: 'attn.attention_grad' op asks for the bias gradient, which the hip backward kernels do not compute yet
+// CHECK: error: 'attn.attention_grad' op element type f32 needs a config with mma = fma
 
 func.func @grad(%q: memref<1x4x128x64xf16>, %k: memref<1x2x128x64xf16>, %lse: memref<1x4x128xf32>, %dq: memref<1x4x128x64xf16>, %dk: memref<1x2x128x64xf16>) {
   // expected-error @below {{'attn.attention_grad' op has no 'config' attribute: run attn-select-config or attach a #attn.config}}
@@ -18,14 +18,15 @@ func.func @grad(%q: memref<1x4x128x64xf16>, %k: memref<1x2x128x64xf16>, %lse: me
 // -----
 
 // A lowerable op next to two that are not: both errors, the pass fails.
+// (f32 gradients have no GPU plans.)
 
 #cfg = #attn.config<name = "mfma_d64_m128n64w4", block_m = 128, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mfma.32x32x8>
 #bwd = #attn.config<name = "bwd_mfma_d64_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = mfma.16x16x16>
-func.func @mixed(%q: memref<1x4x128x64xf16>, %k: memref<1x2x128x64xf16>, %lse: memref<1x4x128xf32>, %dq: memref<1x4x128x64xf16>, %dk: memref<1x2x128x64xf16>, %bias: memref<1x4x128x128xf32>) {
+func.func @mixed(%q: memref<1x4x128x64xf16>, %k: memref<1x2x128x64xf16>, %lse: memref<1x4x128xf32>, %dq: memref<1x4x128x64xf16>, %dk: memref<1x2x128x64xf16>, %bias: memref<1x4x128x128xf32>, %q32: memref<1x4x128x64xf32>) {
   attn.attention q(%q : memref<1x4x128x64xf16>) k(%k : memref<1x2x128x64xf16>) v(%k : memref<1x2x128x64xf16>) outs(%q : memref<1x4x128x64xf16>) {config = #cfg}
   // expected-error @below {{has no 'config' attribute: run attn-select-config or attach a #attn.config}}
   attn.attention q(%q : memref<1x4x128x64xf16>) k(%k : memref<1x2x128x64xf16>) v(%k : memref<1x2x128x64xf16>) outs(%q : memref<1x4x128x64xf16>)
-  // expected-error @below {{'attn.attention_grad' op asks for the bias gradient, which the hip backward kernels do not compute yet (the CPU pipeline does)}}
-  attn.attention_grad q(%q : memref<1x4x128x64xf16>) k(%k : memref<1x2x128x64xf16>) v(%k : memref<1x2x128x64xf16>) o(%q : memref<1x4x128x64xf16>) do(%q : memref<1x4x128x64xf16>) lse(%lse : memref<1x4x128xf32>) bias(%bias : memref<1x4x128x128xf32>) outs(%dq, %dk, %dk : memref<1x4x128x64xf16>, memref<1x2x128x64xf16>, memref<1x2x128x64xf16>) grad_bias(%bias : memref<1x4x128x128xf32>) {config = #bwd}
+  // expected-error @below {{'attn.attention_grad' op element type f32 needs a config with mma = fma (f32 on scalar FMAs, not TF32); config 'bwd_mfma_d64_m64n64w4' asks for mma = mfma.16x16x16}}
+  attn.attention_grad q(%q32 : memref<1x4x128x64xf32>) k(%q32 : memref<1x4x128x64xf32>) v(%q32 : memref<1x4x128x64xf32>) o(%q32 : memref<1x4x128x64xf32>) do(%q32 : memref<1x4x128x64xf32>) lse(%lse : memref<1x4x128xf32>) outs(%q32, %q32, %q32 : memref<1x4x128x64xf32>, memref<1x4x128x64xf32>, memref<1x4x128x64xf32>) {config = #bwd}
   return
 }

@@ -34,6 +34,8 @@ namespace attn {
 
 /// Warps (query rows) per workgroup of the pre and dq stages.
 inline constexpr int64_t kBackwardRowWarps = 4;
+/// Threads of the bias-gradient stages: one per row of dbias_accum.
+inline constexpr int64_t kBiasStageThreads = 128;
 
 /// The spec of `op` (the bias type included), or failure with a diagnostic
 /// on `op` naming what the GPU backward does not lower.
@@ -47,9 +49,14 @@ int64_t getBackwardSharedMemoryBytes(const KernelSpec &spec,
 /// The plan's stage kernels, in launch order.
 struct BackwardKernels {
   gpu::GPUFuncOp pre, main, dq;
+  /// With the bias gradient: zero dbias_accum, and dbias = dbias_accum
+  /// (both do nothing when dbias is summed over no dimension: main then
+  /// writes it directly).
+  gpu::GPUFuncOp zeroDbias, convertDbias;
 };
 
-/// Emits the kernels `<planName>_pre`, `_main` and `_dq` into `gpuModule`.
+/// Emits the kernels `<planName>_pre`, `_main` and `_dq` (and with the bias
+/// gradient `_zero_dbias` and `_dbias`) into `gpuModule`.
 BackwardKernels buildBackwardKernels(OpBuilder &b, Location loc,
                                      gpu::GPUModuleOp gpuModule,
                                      StringRef planName, const KernelSpec &spec,

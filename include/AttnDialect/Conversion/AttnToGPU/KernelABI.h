@@ -136,6 +136,9 @@ struct KernelSpec {
   bool softcap = false;
   /// Element type of the additive bias (elemType or f32); null without one.
   Type biasType;
+  /// Backward plans: the element type of the bias gradient the plan writes
+  /// (grad_bias); null when it computes none.
+  Type dbiasType;
   ConfigAttr config;
   /// Where the sequences live (attn.attention's serving operands).
   SeqLayout layout = SeqLayout::Dense;
@@ -187,8 +190,8 @@ std::string getBiasName(const KernelSpec &spec);
 /// Deterministic kernel name from the problem and the config, e.g.
 /// fwd_bf16_d128_causal_m64n64w4s2 (`dmax64` for a head dim given at run
 /// time, up to 64; Dv is spelled out only when != D;
-/// `_softcap`, `_bias` or `_biasf32`, then `_dropout`, follow the mask when
-/// present, then
+/// `_softcap`, `_bias` or `_biasf32`, `_dbias` (a plan computing the bias
+/// gradient), then `_dropout`, follow the mask when present, then
 /// `_varlen`, `_kvcache` or `_paged` for a serving layout; `_align<N>` follows
 /// the tile when the config assumes less than 16-byte alignment).
 std::string getKernelName(const KernelSpec &spec);
