@@ -19,7 +19,7 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t warps, int64_t stages,
                                  PipelineKind pipeline, bool accInRegisters,
                                  MatrixInstrKind mma, int64_t alignBytes,
-                                 int64_t maxHeadDim) {
+                                 int64_t maxHeadDim, bool deterministic) {
   // Tiles are powers of two or multiples of `multiple` (block_m = 192 is
   // three warpgroups of 64 rows, warps = 12 three warpgroups); the caps keep
   // shared-memory and register footprints (products of these) far from

@@ -157,5 +157,6 @@ ConfigAttr mlir::attn::toConfigAttr(MLIRContext *context,
                                     const TileCandidate &c) {
   return ConfigAttr::get(context, c.name, c.blockM, c.blockN, c.warps, c.stages,
                          c.pipeline, c.accInRegisters, c.mma,
-                         /*alignBytes=*/16, /*maxHeadDim=*/0);
+                         /*alignBytes=*/16, /*maxHeadDim=*/0,
+                         /*deterministic=*/false);
 }

@@ -415,16 +415,23 @@ def determinism(lib, res, stats):
     import torch
     import attn_runtime as ar
 
-    for dtype, tdtype in (("bf16", torch.bfloat16), ("f16", torch.float16)):
+    # With a bias that requires grad (a plan computing dbias without
+    # atomics) and without one.
+    for dtype, tdtype, with_bias in (
+            (dt, tdt, wb) for dt, tdt in (("bf16", torch.bfloat16),
+                                          ("f16", torch.float16))
+            for wb in (True, False)):
         for d in (64, 128):
-            name = f"determinism-{dtype}-d{d}"
+            name = (f"determinism-{dtype}-d{d}"
+                    f"{'-bias-grad' if with_bias else ''}")
             group = f"{dtype} d{d} determinism"
             q = torch.randn(2, 8, 129, d, dtype=tdtype, device="cuda")
             k = torch.randn(2, 2, 1000, d, dtype=tdtype, device="cuda")
             v = torch.randn(2, 2, 1000, d, dtype=tdtype, device="cuda")
             g = torch.randn(2, 8, 129, d, dtype=tdtype, device="cuda")
-            bias = torch.randn(129, 1000, dtype=tdtype,
-                               device="cuda").requires_grad_()
+            bias = (torch.randn(129, 1000, dtype=tdtype,
+                                device="cuda").requires_grad_()
+                    if with_bias else None)
             kw = dict(causal="bottom_right", bias=bias)
             try:
                 lib.backward_plan(q, k, v, deterministic=True, **kw)
@@ -456,10 +463,12 @@ def determinism(lib, res, stats):
                 runs = []
                 for _ in range(3):
                     leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-                    bias.grad = None
+                    if bias is not None:
+                        bias.grad = None
                     out2, _ = lib.attention(*leaves, **kw)
                     out2.backward(g)
-                    runs.append([t.grad for t in leaves] + [bias.grad])
+                    runs.append([t.grad for t in leaves] +
+                                ([bias.grad] if bias is not None else []))
             finally:
                 torch.use_deterministic_algorithms(previous)
             same = all(torch.equal(a, b) for run in runs[1:]

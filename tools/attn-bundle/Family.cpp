@@ -59,6 +59,7 @@ std::string Variant::describe() const {
                            ? " layout=" + stringifySeqLayout(layout).str()
                            : std::string(),
                        std::string(biasGrad ? " bias_grad" : "") +
+                           (deterministic ? " deterministic" : "") +
                            (dropout ? " dropout" : ""))
       .str();
 }
@@ -298,6 +299,15 @@ SmallVector<Variant> attn::enumerateVariants(
     twin.biasGrad = true;
     variants.push_back(twin);
   }
+  // A deterministic twin (dQ without atomics) of each plan without the bias
+  // gradient, for calls that ask for bit-reproducible gradients.
+  for (size_t i = firstPlan, e = variants.size(); i < e; ++i) {
+    if (variants[i].biasGrad)
+      continue;
+    Variant twin = variants[i];
+    twin.deterministic = true;
+    variants.push_back(twin);
+  }
   // The plans' element-aligned twins after them, as the forward's.
   if (request.unaligned)
     appendTwins(variants, firstPlan, variants.size());
@@ -406,14 +416,16 @@ void attn::printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
   }
 }
 
-/// `config` assuming `alignBytes` of alignment instead, and serving head
-/// dims up to `maxHeadDim` when they are dynamic (0: static).
+/// `config` assuming `alignBytes` of alignment instead, serving head dims
+/// up to `maxHeadDim` when they are dynamic (0: static), and (a backward
+/// plan) without atomics when `deterministic`.
 static ConfigAttr withAlignBytes(ConfigAttr c, int64_t alignBytes,
-                                 int64_t maxHeadDim = 0) {
+                                 int64_t maxHeadDim = 0,
+                                 bool deterministic = false) {
   return ConfigAttr::get(c.getContext(), c.getName(), c.getBlockM(),
                          c.getBlockN(), c.getWarps(), c.getStages(),
                          c.getPipeline(), c.getAccInRegisters(), c.getMma(),
-                         alignBytes, maxHeadDim);
+                         alignBytes, maxHeadDim, deterministic);
 }
 
 void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
@@ -476,8 +488,9 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     window = b.getDenseI64ArrayAttr({128, 0});
   // The cap itself is a kernel argument; any value makes the op soft-capped.
   FloatAttr softcap = variant.softcap ? b.getF32FloatAttr(1.0f) : FloatAttr();
-  ConfigAttr config = withAlignBytes(toConfigAttr(ctx, *variant.tile),
-                                     variant.alignBytes, variant.maxHeadDim);
+  ConfigAttr config =
+      withAlignBytes(toConfigAttr(ctx, *variant.tile), variant.alignBytes,
+                     variant.maxHeadDim, variant.deterministic);
   if (variant.direction == Direction::Backward) {
     auto arg = [&](unsigned i) { return body->getArgument(i); };
     AttentionGradOp::create(

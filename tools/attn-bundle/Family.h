@@ -94,6 +94,8 @@ struct Variant {
   /// A backward plan that also computes the bias gradient (in the bias's
   /// element type).
   bool biasGrad = false;
+  /// A backward plan without atomics (bit-reproducible).
+  bool deterministic = false;
 
   /// "bf16 D=64 mask=causal bias=f32 softcap", for diagnostics.
   std::string describe() const;

@@ -173,6 +173,9 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     `max_head_dim` (optional, default 0) is for an op whose head dims are
     dynamic: the kernel then serves any D and Dv up to it (its tiles are
     padded to it, D and Dv are kernel arguments); 0 for static head dims.
+    `deterministic` (optional, default false), on an `attn.attention_grad`,
+    asks for a plan without atomics: dQ by its own pass over query blocks
+    instead of atomic adds, so the gradients are bit-reproducible.
 
     Example:
     ```mlir
@@ -193,7 +196,9 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     DefaultValuedParameter<"int64_t", "16",
                            "global alignment (bytes)">:$align_bytes,
     DefaultValuedParameter<"int64_t", "0",
-                           "largest dynamic head dim">:$max_head_dim
+                           "largest dynamic head dim">:$max_head_dim,
+    DefaultValuedParameter<"bool", "false",
+                           "backward without atomics">:$deterministic
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -48,10 +48,10 @@ static KernelSpec getProductSpec(const KernelSpec &spec, int64_t rows,
   KernelSpec p = spec;
   p.headDim = p.tileHeadDim = inner;
   p.headDimV = p.tileHeadDimV = outer;
-  p.config =
-      ConfigAttr::get(c.getContext(), c.getName(), rows, cols, c.getWarps(),
-                      c.getStages(), c.getPipeline(), c.getAccInRegisters(),
-                      c.getMma(), c.getAlignBytes(), c.getMaxHeadDim());
+  p.config = ConfigAttr::get(
+      c.getContext(), c.getName(), rows, cols, c.getWarps(), c.getStages(),
+      c.getPipeline(), c.getAccInRegisters(), c.getMma(), c.getAlignBytes(),
+      c.getMaxHeadDim(), c.getDeterministic());
   return p;
 }
 
@@ -272,6 +272,11 @@ public:
   }
 
   void emit();
+  /// The deterministic plan's `_main_q`: one workgroup per (query block,
+  /// head, batch) walks the key blocks its rows see and computes
+  /// dQ = scale * dS K in registers, dS recomputed as `main` does (forward
+  /// roles: query rows x key columns); no atomics.
+  void emitQueryPass();
 
 private:
   SharedTile tile(int64_t offset, int64_t rows, int64_t cols,
@@ -396,10 +401,12 @@ void RowStageEmitter::emitPre() {
     b.setInsertionPointToStart(ifOp.thenBlock());
     store(sum, gep(deltaPtr(), f32, r), 4);
   }
-  Value accum = dqAccumRow(dqAccumPtr(), r);
-  forEachLaneElement(lane, spec.headDim, [&](Value d) {
-    store(cf(0.0), gep(accum, f32, ext(d)), 4);
-  });
+  if (!spec.deterministic) {
+    Value accum = dqAccumRow(dqAccumPtr(), r);
+    forEachLaneElement(lane, spec.headDim, [&](Value d) {
+      store(cf(0.0), gep(accum, f32, ext(d)), 4);
+    });
+  }
   if (!spec.dbiasType)
     return;
   // A bias gradient written directly (summed over nothing): main skips the
@@ -691,6 +698,9 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       dkMma->accumulateOutput(b, loc, lane, s, qTile, SmallVector<Value>(dk));
   llvm::copy(next, dk.begin());
 
+  // A deterministic plan computes dQ in its own pass (emitQueryPass).
+  if (spec.deterministic)
+    return;
   // dS^T -> dS in shared memory (query rows, key columns) for dQ = dS K.
   Value keyFirst = add(warpRow, sLayout.laneRow);
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
@@ -804,6 +814,179 @@ void MainStageEmitter::emit() {
   emitEpilogue(SmallVector<Value>(loop.getResults()));
 }
 
+int64_t attn::getDeterministicQueryRows(const KernelSpec &spec,
+                                        const GPUTargetInfo &target) {
+  // The instruction's rows per warp (the tables'), every warp.
+  const MatrixInstr *instr =
+      target.getChipSpec().lookupInstr(spec.config.getMma());
+  int64_t rows = instr && instr->rowsPerWarp > 0 ? instr->rowsPerWarp : 16;
+  return rows * spec.warps();
+}
+
+void MainStageEmitter::emitQueryPass() {
+  int64_t ws = target.getWarpSize(), bn = spec.blockN();
+  int64_t d = spec.tileHeadDim, dv = spec.tileHeadDimV;
+  // Forward roles: S = Q K^T and dQ += dS K (K as the "value" tile), and
+  // dP = dO V^T; one emitter's rows per warp, all warps.
+  int64_t qRows = getDeterministicQueryRows(spec, target);
+  int64_t rows0 = qRows / spec.warps();
+  // The emitters keep a reference to their spec: these outlive them.
+  KernelSpec sSpec = getProductSpec(spec, qRows, bn, d, d);
+  KernelSpec pSpec = getProductSpec(spec, qRows, bn, dv, d);
+  std::unique_ptr<MmaEmitter> sMma = target.createMmaEmitter(sSpec);
+  std::unique_ptr<MmaEmitter> pMma = target.createMmaEmitter(pSpec);
+  tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  lane = arith::RemUIOp::create(b, loc, tid, c32(ws));
+  warp = arith::DivUIOp::create(b, loc, tid, c32(ws));
+  warpRow = mul(warp, c32(rows0));
+  Value m0 = mul(blockId(gpu::Dimension::x), c32(qRows));
+  Value h = blockId(gpu::Dimension::y);
+  batch = blockId(gpu::Dimension::z);
+  sq = arg(kBwdSeqQ);
+  sk = arg(kBwdSeqK);
+  headKV = arith::DivSIOp::create(
+      b, loc, h,
+      arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV)));
+  Value scale = arg(kBwdScale);
+  scaleLog2 = fmul(scale, cf(M_LOG2E));
+  if (spec.softcap) {
+    softcapScale = arith::DivFOp::create(b, loc, scale, arg(kBwdSoftcap));
+    softcapLog2 = fmul(arg(kBwdSoftcap), cf(M_LOG2E));
+  }
+  maskParams.kind = spec.mask;
+  maskParams.windowLeft = arg(kBwdWindowLeft);
+  maskParams.windowRight = arg(kBwdWindowRight);
+  if (spec.dropout)
+    dropout = DropoutParams::emit(b, loc, arg(kBwdDropoutP),
+                                  arg(kBwdDropoutSeed), arg(kBwdDropoutOffset));
+  OpBuilder::InsertionGuard guard(b);
+  auto rowsLeft = scf::IfOp::create(b, loc, lt(m0, sq), false);
+  b.setInsertionPointToStart(rowsLeft.thenBlock());
+
+  // The main stage's shared memory: K and V in theirs, Q and dO in their
+  // buffers (block_m x stages rows each, at least qRows: checked when the
+  // plan is made).
+  smemBase = getDynamicSharedMemoryBase(b, loc, func, 16);
+  SharedTile k = tile(smem.kOffset, bn, d, smem.kRowStride);
+  SharedTile v = tile(smem.vOffset, bn, dv, smem.vRowStride);
+  SharedTile q = tile(smem.qOffset, qRows, d, smem.qRowStride);
+  SharedTile dO = tile(smem.doOffset, qRows, dv, smem.doRowStride);
+  copyRows(q, spec.headDim, kBwdQ, kBwdQStrideB, h, m0, sq);
+  copyRows(dO, spec.headDimV, kBwdDO, kBwdDOStrideB, h, m0, sq);
+  target.emitCopyCommit(b, loc);
+  target.emitCopyWait(b, loc, 0);
+  barrier();
+  SmallVector<Value> query = sMma->loadQuery(b, loc, lane, q, warpRow);
+  SmallVector<Value> gradOut = pMma->loadQuery(b, loc, lane, dO, warpRow);
+  AccLayout sl = sMma->getScoreLayout(b, loc, lane);
+  AccLayout ol = sMma->getOutputLayout(b, loc, lane);
+
+  // Per row slot: the query position, its lse (exp2 domain) and delta.
+  Value lastQ = sub(sq, c32(1)), lastK = sub(sk, c32(1));
+  Value log2e = cf(M_LOG2E),
+        negInf = cf(-std::numeric_limits<double>::infinity());
+  Value lseBase = gep(arg(kBwdLse), f32,
+                      add(mul(ext(batch), arg(kBwdLseStrideB)),
+                          mul(ext(h), arg(kBwdLseStrideB + 1))));
+  Value deltaBase = gep(deltaPtr(), f32, workspaceRow(batch, h, c32(0)));
+  SmallVector<Value> rowQ, lse2, deltas;
+  for (int64_t off : sl.rowSlotOffsets) {
+    Value r = add(add(m0, warpRow), add(sl.laneRow, c32(off)));
+    Value rc = arith::MinSIOp::create(b, loc, r, lastQ);
+    rowQ.push_back(r);
+    lse2.push_back(fmul(load(f32, gep(lseBase, f32, ext(rc)), 4), log2e));
+    deltas.push_back(load(f32, gep(deltaBase, f32, ext(rc)), 4));
+  }
+  Value biasBase;
+  if (spec.biasType)
+    biasBase = gep(arg(kBwdBias), spec.biasType,
+                   add(mul(ext(batch), arg(kBwdBiasStrideB)),
+                       mul(ext(h), arg(kBwdBiasStrideB + 1))));
+
+  Value qEnd = arith::MinSIOp::create(b, loc, add(m0, c32(qRows)), sq);
+  auto [lo, hi] = emitVisibleKeyRange(b, loc, maskParams, m0, qEnd, sq, sk);
+  Value jLo = arith::DivUIOp::create(b, loc, lo, c32(bn));
+  Value jHi = arith::DivUIOp::create(b, loc, add(hi, c32(bn - 1)), c32(bn));
+  SmallVector<Value> init(ol.getNumElements(), cf(0.0));
+  auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
+  {
+    OpBuilder::InsertionGuard inLoop(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value n = mul(loop.getInductionVar(), c32(bn));
+    // Every warp is done with the previous block's K and V.
+    barrier();
+    copyRows(k, spec.headDim, kBwdK, kBwdKStrideB, headKV, n, sk);
+    copyRows(v, spec.headDimV, kBwdV, kBwdVStrideB, headKV, n, sk);
+    target.emitCopyCommit(b, loc);
+    target.emitCopyWait(b, loc, 0);
+    barrier();
+    SmallVector<Value> s = sMma->computeScores(b, loc, lane, query, k);
+    SmallVector<Value> dp = pMma->computeScores(b, loc, lane, gradOut, v);
+    SmallVector<Value> z;
+    if (dropout) {
+      bool aligned = qRows % 16 == 0 && bn % 16 == 0 && rows0 % 16 == 0;
+      z = emitDropoutFactors(b, loc, *dropout,
+                             add(mul(batch, arg(kBwdHeadsQ)), h), sl,
+                             add(m0, warpRow), n, aligned,
+                             /*transposed=*/false);
+    }
+    for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+      unsigned slot = sl.rowSlot[e];
+      Value key = add(add(n, sl.laneCol), c32(sl.colOffsets[e]));
+      // The score in the exp2 domain, as the forward computed it.
+      Value x, dsc;
+      if (spec.softcap) {
+        Value t = math::TanhOp::create(b, loc, fmul(s[e], softcapScale));
+        x = fmul(t, softcapLog2);
+        dsc = fsub(cf(1.0), fmul(t, t));
+      } else {
+        x = fmul(s[e], scaleLog2);
+      }
+      if (spec.biasType) {
+        Value kc = arith::MinSIOp::create(b, loc, key, lastK);
+        Value qc = arith::MinSIOp::create(b, loc, rowQ[slot], lastQ);
+        Value off = add(mul(ext(qc), arg(kBwdBiasStrideB + 2)),
+                        mul(ext(kc), arg(kBwdBiasStrideB + 3)));
+        Value bias = load(spec.biasType, gep(biasBase, spec.biasType, off),
+                          spec.biasType.getIntOrFloatBitWidth() / 8);
+        if (bias.getType() != f32)
+          bias = arith::ExtFOp::create(b, loc, f32, bias);
+        x = math::FmaOp::create(b, loc, bias, log2e, x);
+      }
+      Value visible = arith::AndIOp::create(
+          b, loc,
+          arith::AndIOp::create(
+              b, loc, lt(rowQ[slot], sq),
+              emitKeyVisible(b, loc, maskParams, rowQ[slot], key, sq, sk)),
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lse2[slot],
+                                negInf));
+      Value p = select(visible, target.emitExp2(b, loc, fsub(x, lse2[slot])),
+                       cf(0.0));
+      Value dpe = dropout ? fmul(dp[e], z[e]) : dp[e];
+      Value ds = fmul(p, fsub(dpe, deltas[slot]));
+      s[e] = spec.softcap ? fmul(ds, dsc) : ds;
+    }
+    SmallVector<Value> acc = sMma->accumulateOutput(
+        b, loc, lane, s, k, SmallVector<Value>(loop.getRegionIterArgs()));
+    scf::YieldOp::create(b, loc, acc);
+  }
+  // dq = scale * acc, rows past Sq and columns past D not stored.
+  SmallVector<Value> acc(loop.getResults());
+  for (unsigned e = 0, ne = acc.size(); e < ne; ++e) {
+    Value r = add(add(m0, warpRow),
+                  add(ol.laneRow, c32(ol.rowSlotOffsets[ol.rowSlot[e]])));
+    Value c = add(ol.laneCol, c32(ol.colOffsets[e]));
+    Value ok =
+        arith::AndIOp::create(b, loc, lt(r, sq), lt(c, c32(spec.headDim)));
+    OpBuilder::InsertionGuard g(b);
+    auto ifOp = scf::IfOp::create(b, loc, ok, false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value rowBase = rowPtr(kBwdDQ, kBwdDQStrideB, batch, h, r);
+    store(arith::TruncFOp::create(b, loc, spec.elemType, fmul(acc[e], scale)),
+          gep(rowBase, spec.elemType, ext(c)), elemBytes);
+  }
+}
+
 scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
                                            Value iHi, ValueRange init) {
   // Pair t is query block iLo + t % blocks of head hLo + t / blocks.
@@ -874,6 +1057,18 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
   spec->dropout = op.hasDropout();
   if (Value gradBias = op.getGradBias())
     spec->dbiasType = cast<ShapedType>(gradBias.getType()).getElementType();
+  spec->deterministic = spec->config.getDeterministic();
+  if (spec->deterministic && spec->dbiasType)
+    return op.emitOpError("asks for the bias gradient with a deterministic "
+                          "config; the deterministic plans compute none yet");
+  // main_q keeps its Q and dO tiles in main's Q and dO buffers.
+  if (spec->deterministic && getDeterministicQueryRows(*spec, target) >
+                                 spec->blockM() * spec->stages())
+    return op.emitOpError("config '")
+           << spec->config.getName()
+           << "' has block_m x stages = " << spec->blockM() * spec->stages()
+           << " query rows of shared memory; its deterministic dQ pass needs "
+           << getDeterministicQueryRows(*spec, target);
   if (failed(target.checkSupported(*spec, Direction::Backward,
                                    [&] { return op.emitOpError(); })) ||
       failed(checkSharedMemoryFits(
@@ -913,11 +1108,20 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
   emitKernelBody(b, loc, k.main, [&](Block &) {
     MainStageEmitter(b, loc, k.main, spec, target).emit();
   });
-  k.dq =
-      createStage(b, loc, (planName + "_dq").str(), rowThreads, spec, target);
-  emitKernelBody(b, loc, k.dq, [&](Block &) {
-    RowStageEmitter(b, loc, k.dq, spec, target).emitConvertDq();
-  });
+  if (spec.deterministic) {
+    k.mainQ = createStage(b, loc, (planName + "_main_q").str(),
+                          spec.warps() * target.getWarpSize(), spec, target);
+    target.annotateKernel(k.mainQ, spec);
+    emitKernelBody(b, loc, k.mainQ, [&](Block &) {
+      MainStageEmitter(b, loc, k.mainQ, spec, target).emitQueryPass();
+    });
+  } else {
+    k.dq =
+        createStage(b, loc, (planName + "_dq").str(), rowThreads, spec, target);
+    emitKernelBody(b, loc, k.dq, [&](Block &) {
+      RowStageEmitter(b, loc, k.dq, spec, target).emitConvertDq();
+    });
+  }
   if (!spec.dbiasType)
     return k;
   k.zeroDbias = createStage(b, loc, (planName + "_zero_dbias").str(),

@@ -44,6 +44,8 @@ std::string attn::getKernelName(const KernelSpec &spec) {
     name += getBiasName(spec) == "same" ? "_bias" : "_biasf32";
   if (spec.dbiasType)
     name += "_dbias";
+  if (spec.deterministic)
+    name += "_det";
   if (spec.dropout)
     name += "_dropout";
   if (spec.layout != SeqLayout::Dense)

@@ -44,7 +44,8 @@ DictionaryAttr getStage(Builder &b, StringRef name, StringRef entry,
   SmallVector<Attribute> names;
   for (StringRef buffer : buffers)
     names.push_back(b.getStringAttr(buffer));
-  attrs.append(role, b.getArrayAttr(names));
+  if (!names.empty())
+    attrs.append(role, b.getArrayAttr(names));
   return attrs.getDictionary(b.getContext());
 }
 
@@ -87,8 +88,9 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   // Each stage takes three more arguments (docs/BundleFormat.md).
   if (spec.dropout)
     attrs.append("dropout", b.getBoolAttr(true));
-  // dq_accum is summed by atomic adds in whatever order the blocks run.
-  attrs.append("deterministic", b.getBoolAttr(false));
+  // dq_accum is summed by atomic adds in whatever order the blocks run;
+  // a deterministic plan computes dQ in a pass of its own.
+  attrs.append("deterministic", b.getBoolAttr(spec.deterministic));
   attrs.append("align_bytes", b.getI64IntegerAttr(spec.config.getAlignBytes()));
   if (spec.biasType)
     attrs.append(
@@ -104,14 +106,31 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
                       getExtent(b, "heads_q"), getExtent(b, "batch")};
   Attribute keys[] = {getExtent(b, "seqlen_k", spec.blockN()),
                       getExtent(b, "heads_kv"), getExtent(b, "batch")};
-  SmallVector<Attribute> stages = {
-      getStage(b, "pre", kernels.pre.getName(), rows, kBackwardRowWarps * ws, 0,
-               "zeroes", {"dq_accum"}),
-      getStage(b, "main", kernels.main.getName(), keys, spec.warps() * ws,
-               getBackwardSharedMemoryBytes(spec, target), "reduces",
-               {"dq_accum"}),
-      getStage(b, "convert_dq", kernels.dq.getName(), rows,
-               kBackwardRowWarps * ws, 0, "reads", {"dq_accum"})};
+  SmallVector<Attribute> stages;
+  if (!spec.deterministic)
+    stages = {getStage(b, "pre", kernels.pre.getName(), rows,
+                       kBackwardRowWarps * ws, 0, "zeroes", {"dq_accum"}),
+              getStage(b, "main", kernels.main.getName(), keys,
+                       spec.warps() * ws,
+                       getBackwardSharedMemoryBytes(spec, target), "reduces",
+                       {"dq_accum"}),
+              getStage(b, "convert_dq", kernels.dq.getName(), rows,
+                       kBackwardRowWarps * ws, 0, "reads", {"dq_accum"})};
+  if (spec.deterministic) {
+    // delta only; main computes dK and dV, main_q dQ (one workgroup per
+    // block of getDeterministicQueryRows rows).
+    buffers.pop_back();
+    Attribute queryBlocks[] = {
+        getExtent(b, "seqlen_q", getDeterministicQueryRows(spec, target)),
+        getExtent(b, "heads_q"), getExtent(b, "batch")};
+    int64_t smem = getBackwardSharedMemoryBytes(spec, target);
+    stages = {getStage(b, "pre", kernels.pre.getName(), rows,
+                       kBackwardRowWarps * ws, 0, "zeroes", {}),
+              getStage(b, "main_kv", kernels.main.getName(), keys,
+                       spec.warps() * ws, smem, "reduces", {}),
+              getStage(b, "main_q", kernels.mainQ.getName(), queryBlocks,
+                       spec.warps() * ws, smem, "reads", {"delta"})};
+  }
   if (spec.dbiasType) {
     // The summed bias gradient (its dims are 0 when it is summed over
     // nothing: main then writes dbias directly and these stages vanish).
@@ -176,7 +195,7 @@ AttentionGradToGPULaunch::matchAndRewrite(AttentionGradOp op,
   };
   createLaunches(rewriter, op,
                  {get("_pre"), get("_main"), get("_dq"), get("_zero_dbias"),
-                  get("_dbias")},
+                  get("_dbias"), get("_main_q")},
                  *spec);
   rewriter.eraseOp(op);
   return success();
@@ -319,8 +338,15 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
     launchBias(kernels.zeroDbias);
   launch(kernels.main, keyBlocks, cIdx(kType.getDimSize(1)), spec.warps() * ws,
          getBackwardSharedMemoryBytes(spec, target));
-  launch(kernels.dq, rowBlocks, cIdx(qType.getDimSize(1)),
-         kBackwardRowWarps * ws, 0);
+  if (spec.deterministic)
+    launch(kernels.mainQ,
+           arith::CeilDivUIOp::create(
+               b, loc, sq, cIdx(getDeterministicQueryRows(spec, target))),
+           cIdx(qType.getDimSize(1)), spec.warps() * ws,
+           getBackwardSharedMemoryBytes(spec, target));
+  else
+    launch(kernels.dq, rowBlocks, cIdx(qType.getDimSize(1)),
+           kBackwardRowWarps * ws, 0);
   if (gradBias)
     launchBias(kernels.convertDbias);
   gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(),

@@ -53,7 +53,15 @@ struct BackwardKernels {
   /// (both do nothing when dbias is summed over no dimension: main then
   /// writes it directly).
   gpu::GPUFuncOp zeroDbias, convertDbias;
+  /// Deterministic plans: dQ by a pass over query blocks (no dq_accum, no
+  /// convert_dq).
+  gpu::GPUFuncOp mainQ;
 };
+
+/// Query rows of one workgroup of a deterministic plan's `_main_q`: the
+/// rows per warp of the backward's matrix instruction times its warps.
+int64_t getDeterministicQueryRows(const KernelSpec &spec,
+                                  const GPUTargetInfo &target);
 
 /// Emits the kernels `<planName>_pre`, `_main` and `_dq` (and with the bias
 /// gradient `_zero_dbias` and `_dbias`) into `gpuModule`.

@@ -139,6 +139,9 @@ struct KernelSpec {
   /// Backward plans: the element type of the bias gradient the plan writes
   /// (grad_bias); null when it computes none.
   Type dbiasType;
+  /// Backward plans without atomics (bit-reproducible): dQ by a pass over
+  /// query blocks (`_main_q`) instead of atomic adds from `_main`.
+  bool deterministic = false;
   ConfigAttr config;
   /// Where the sequences live (attn.attention's serving operands).
   SeqLayout layout = SeqLayout::Dense;
@@ -191,7 +194,8 @@ std::string getBiasName(const KernelSpec &spec);
 /// fwd_bf16_d128_causal_m64n64w4s2 (`dmax64` for a head dim given at run
 /// time, up to 64; Dv is spelled out only when != D;
 /// `_softcap`, `_bias` or `_biasf32`, `_dbias` (a plan computing the bias
-/// gradient), then `_dropout`, follow the mask when present, then
+/// gradient), `_det` (a deterministic plan), then `_dropout`, follow the
+/// mask when present, then
 /// `_varlen`, `_kvcache` or `_paged` for a serving layout; `_align<N>` follows
 /// the tile when the config assumes less than 16-byte alignment).
 std::string getKernelName(const KernelSpec &spec);
