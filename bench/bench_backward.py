@@ -39,6 +39,8 @@ def measure(fn, flops, max_seconds):
     """TFLOP/s of fn, or the reason it could not run (a string)."""
     import torch
     try:
+        fn()  # loads the modules, which the call's time must not count
+        torch.cuda.synchronize()
         start = time.perf_counter()
         fn()
         torch.cuda.synchronize()
@@ -61,6 +63,9 @@ def ratio(a, b):
 
 def main():
     ap = parser(__doc__)
+    ap.add_argument("--deterministic", action="store_true",
+                    help="our deterministic plans (no atomics); torch's "
+                    "backends as they run by default")
     ap.add_argument("--max-call-seconds", type=float, default=2.0,
                     help="skip our column where one call takes longer")
     args = ap.parse_args()
@@ -99,8 +104,15 @@ def main():
         mine = ["no bundle", "no bundle"]
         if ours is not None and ours.plans:
             def ours_both():
-                out, _ = ours.attention(*leaves, causal=causal)
-                torch.autograd.grad(out, leaves, g)
+                # The autograd path picks deterministic plans in torch's
+                # deterministic mode.
+                previous = torch.are_deterministic_algorithms_enabled()
+                torch.use_deterministic_algorithms(args.deterministic)
+                try:
+                    out, _ = ours.attention(*leaves, causal=causal)
+                    torch.autograd.grad(out, leaves, g)
+                finally:
+                    torch.use_deterministic_algorithms(previous)
 
             mine[0] = measure(ours_both, both_flops,
                               args.max_call_seconds)
@@ -110,7 +122,8 @@ def main():
                                               return_lse=True)
                 mine[1] = measure(
                     lambda: ours.attention_backward(
-                        g, q, k, v, out, lse, causal=causal),
+                        g, q, k, v, out, lse, causal=causal,
+                        deterministic=args.deterministic),
                     bwd_flops, args.max_call_seconds)
             else:
                 mine[1] = mine[0]
