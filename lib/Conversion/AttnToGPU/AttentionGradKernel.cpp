@@ -279,6 +279,45 @@ public:
   void emitQueryPass();
 
 private:
+  /// The score `raw` = q.k of query `qc` and key `kc` (clamped in range) in
+  /// the exp2 domain, as the forward computed it (softcap, then the bias of
+  /// `biasBase`); with a softcap `capDerivative` receives 1 - tanh^2.
+  Value scoreExp2(Value raw, Value biasBase, Value qc, Value kc,
+                  Value &capDerivative) {
+    Value x;
+    if (spec.softcap) {
+      Value t = math::TanhOp::create(b, loc, fmul(raw, softcapScale));
+      x = fmul(t, softcapLog2);
+      capDerivative = fsub(cf(1.0), fmul(t, t));
+    } else {
+      x = fmul(raw, scaleLog2);
+    }
+    if (!spec.biasType)
+      return x;
+    Value off = add(mul(ext(qc), arg(kBwdBiasStrideB + 2)),
+                    mul(ext(kc), arg(kBwdBiasStrideB + 3)));
+    Value bias = load(spec.biasType, gep(biasBase, spec.biasType, off),
+                      spec.biasType.getIntOrFloatBitWidth() / 8);
+    if (bias.getType() != f32)
+      bias = arith::ExtFOp::create(b, loc, f32, bias);
+    return math::FmaOp::create(b, loc, bias, cf(M_LOG2E), x);
+  }
+  /// The scale, softcap, mask and dropout arguments both passes read.
+  void bindScoreArgs() {
+    Value scale = arg(kBwdScale);
+    scaleLog2 = fmul(scale, cf(M_LOG2E));
+    if (spec.softcap) {
+      softcapScale = arith::DivFOp::create(b, loc, scale, arg(kBwdSoftcap));
+      softcapLog2 = fmul(arg(kBwdSoftcap), cf(M_LOG2E));
+    }
+    maskParams.kind = spec.mask;
+    maskParams.windowLeft = arg(kBwdWindowLeft);
+    maskParams.windowRight = arg(kBwdWindowRight);
+    if (spec.dropout)
+      dropout =
+          DropoutParams::emit(b, loc, arg(kBwdDropoutP), arg(kBwdDropoutSeed),
+                              arg(kBwdDropoutOffset));
+  }
   SharedTile tile(int64_t offset, int64_t rows, int64_t cols,
                   int64_t rowStride) {
     return {gep(smemBase, b.getI8Type(), c32(offset)),
@@ -483,25 +522,12 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
     Value key = keyOfSlot[sLayout.rowSlot[e]];
     Column col = column(sLayout.colOffsets[e]);
-    // The score in the exp2 domain, as the forward computed it.
-    Value x;
-    if (spec.softcap) {
-      Value t = math::TanhOp::create(b, loc, fmul(s[e], softcapScale));
-      x = fmul(t, softcapLog2);
-      dsc.push_back(fsub(cf(1.0), fmul(t, t)));
-    } else {
-      x = fmul(s[e], scaleLog2);
-    }
-    if (spec.biasType) {
-      Value kc = arith::MinSIOp::create(b, loc, key, lastK);
-      Value off = add(mul(ext(col.qc), arg(kBwdBiasStrideB + 2)),
-                      mul(ext(kc), arg(kBwdBiasStrideB + 3)));
-      Value bias = load(spec.biasType, gep(biasBase, spec.biasType, off),
-                        spec.biasType.getIntOrFloatBitWidth() / 8);
-      if (bias.getType() != f32)
-        bias = arith::ExtFOp::create(b, loc, f32, bias);
-      x = math::FmaOp::create(b, loc, bias, log2e, x);
-    }
+    Value capDerivative;
+    Value x =
+        scoreExp2(s[e], biasBase, col.qc,
+                  arith::MinSIOp::create(b, loc, key, lastK), capDerivative);
+    if (capDerivative)
+      dsc.push_back(capDerivative);
     s[e] = target.emitExp2(b, loc, fsub(x, col.lse2));
   }
 
@@ -763,18 +789,7 @@ void MainStageEmitter::emit() {
   sk = arg(kBwdSeqK);
   dqAccum = dqAccumPtr();
 
-  Value scale = arg(kBwdScale);
-  scaleLog2 = fmul(scale, cf(M_LOG2E));
-  if (spec.softcap) {
-    softcapScale = arith::DivFOp::create(b, loc, scale, arg(kBwdSoftcap));
-    softcapLog2 = fmul(arg(kBwdSoftcap), cf(M_LOG2E));
-  }
-  maskParams.kind = spec.mask;
-  maskParams.windowLeft = arg(kBwdWindowLeft);
-  maskParams.windowRight = arg(kBwdWindowRight);
-  if (spec.dropout)
-    dropout = DropoutParams::emit(b, loc, arg(kBwdDropoutP),
-                                  arg(kBwdDropoutSeed), arg(kBwdDropoutOffset));
+  bindScoreArgs();
   if (spec.dbiasType) {
     biasGrad = biasGradShape();
     dbiasAccum = dbiasAccumPtr();
@@ -847,18 +862,7 @@ void MainStageEmitter::emitQueryPass() {
   headKV = arith::DivSIOp::create(
       b, loc, h,
       arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV)));
-  Value scale = arg(kBwdScale);
-  scaleLog2 = fmul(scale, cf(M_LOG2E));
-  if (spec.softcap) {
-    softcapScale = arith::DivFOp::create(b, loc, scale, arg(kBwdSoftcap));
-    softcapLog2 = fmul(arg(kBwdSoftcap), cf(M_LOG2E));
-  }
-  maskParams.kind = spec.mask;
-  maskParams.windowLeft = arg(kBwdWindowLeft);
-  maskParams.windowRight = arg(kBwdWindowRight);
-  if (spec.dropout)
-    dropout = DropoutParams::emit(b, loc, arg(kBwdDropoutP),
-                                  arg(kBwdDropoutSeed), arg(kBwdDropoutOffset));
+  bindScoreArgs();
   OpBuilder::InsertionGuard guard(b);
   auto rowsLeft = scf::IfOp::create(b, loc, lt(m0, sq), false);
   b.setInsertionPointToStart(rowsLeft.thenBlock());
@@ -871,11 +875,19 @@ void MainStageEmitter::emitQueryPass() {
   SharedTile v = tile(smem.vOffset, bn, dv, smem.vRowStride);
   SharedTile q = tile(smem.qOffset, qRows, d, smem.qRowStride);
   SharedTile dO = tile(smem.doOffset, qRows, dv, smem.doRowStride);
-  copyRows(q, spec.headDim, kBwdQ, kBwdQStrideB, h, m0, sq);
-  copyRows(dO, spec.headDimV, kBwdDO, kBwdDOStrideB, h, m0, sq);
-  target.emitCopyCommit(b, loc);
-  target.emitCopyWait(b, loc, 0);
-  barrier();
+  // Rows [row0, limit) of the D-wide operand `dArg` into `dTile` and of the
+  // Dv-wide one `dvArg` into `dvTile`, landed and visible to every warp.
+  auto copyBoth = [&](SharedTile dTile, unsigned dArg, SharedTile dvTile,
+                      unsigned dvArg, Value head, Value row0, Value limit) {
+    copyRows(dTile, spec.headDim, dArg,
+             dArg == kBwdQ ? kBwdQStrideB : kBwdKStrideB, head, row0, limit);
+    copyRows(dvTile, spec.headDimV, dvArg,
+             dvArg == kBwdDO ? kBwdDOStrideB : kBwdVStrideB, head, row0, limit);
+    target.emitCopyCommit(b, loc);
+    target.emitCopyWait(b, loc, 0);
+    barrier();
+  };
+  copyBoth(q, kBwdQ, dO, kBwdDO, h, m0, sq);
   SmallVector<Value> query = sMma->loadQuery(b, loc, lane, q, warpRow);
   SmallVector<Value> gradOut = pMma->loadQuery(b, loc, lane, dO, warpRow);
   AccLayout sl = sMma->getScoreLayout(b, loc, lane);
@@ -915,11 +927,7 @@ void MainStageEmitter::emitQueryPass() {
     Value n = mul(loop.getInductionVar(), c32(bn));
     // Every warp is done with the previous block's K and V.
     barrier();
-    copyRows(k, spec.headDim, kBwdK, kBwdKStrideB, headKV, n, sk);
-    copyRows(v, spec.headDimV, kBwdV, kBwdVStrideB, headKV, n, sk);
-    target.emitCopyCommit(b, loc);
-    target.emitCopyWait(b, loc, 0);
-    barrier();
+    copyBoth(k, kBwdK, v, kBwdV, headKV, n, sk);
     SmallVector<Value> s = sMma->computeScores(b, loc, lane, query, k);
     SmallVector<Value> dp = pMma->computeScores(b, loc, lane, gradOut, v);
     SmallVector<Value> z;
@@ -933,26 +941,10 @@ void MainStageEmitter::emitQueryPass() {
     for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
       unsigned slot = sl.rowSlot[e];
       Value key = add(add(n, sl.laneCol), c32(sl.colOffsets[e]));
-      // The score in the exp2 domain, as the forward computed it.
-      Value x, dsc;
-      if (spec.softcap) {
-        Value t = math::TanhOp::create(b, loc, fmul(s[e], softcapScale));
-        x = fmul(t, softcapLog2);
-        dsc = fsub(cf(1.0), fmul(t, t));
-      } else {
-        x = fmul(s[e], scaleLog2);
-      }
-      if (spec.biasType) {
-        Value kc = arith::MinSIOp::create(b, loc, key, lastK);
-        Value qc = arith::MinSIOp::create(b, loc, rowQ[slot], lastQ);
-        Value off = add(mul(ext(qc), arg(kBwdBiasStrideB + 2)),
-                        mul(ext(kc), arg(kBwdBiasStrideB + 3)));
-        Value bias = load(spec.biasType, gep(biasBase, spec.biasType, off),
-                          spec.biasType.getIntOrFloatBitWidth() / 8);
-        if (bias.getType() != f32)
-          bias = arith::ExtFOp::create(b, loc, f32, bias);
-        x = math::FmaOp::create(b, loc, bias, log2e, x);
-      }
+      Value dsc;
+      Value x = scoreExp2(s[e], biasBase,
+                          arith::MinSIOp::create(b, loc, rowQ[slot], lastQ),
+                          arith::MinSIOp::create(b, loc, key, lastK), dsc);
       Value visible = arith::AndIOp::create(
           b, loc,
           arith::AndIOp::create(
@@ -982,7 +974,8 @@ void MainStageEmitter::emitQueryPass() {
     auto ifOp = scf::IfOp::create(b, loc, ok, false);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value rowBase = rowPtr(kBwdDQ, kBwdDQStrideB, batch, h, r);
-    store(arith::TruncFOp::create(b, loc, spec.elemType, fmul(acc[e], scale)),
+    store(arith::TruncFOp::create(b, loc, spec.elemType,
+                                  fmul(acc[e], arg(kBwdScale))),
           gep(rowBase, spec.elemType, ext(c)), elemBytes);
   }
 }
