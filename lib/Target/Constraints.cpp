@@ -44,7 +44,10 @@ static llvm::StringRef lowering(Vendor vendor) {
 SharedMemoryLayout mlir::attn::getSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled) {
-  int64_t pad = swizzled ? 0 : padElems;
+  // The table's padding counts 16-bit elements: the same bytes for f32
+  // (16 bytes keeps the f32 kernel's 16-byte row loads of eight rows on
+  // eight distinct bank groups).
+  int64_t pad = swizzled ? 0 : padElems * 2 / elemBytes;
   SharedMemoryLayout l;
   l.qRowStride = headDim + pad;
   l.kRowStride = headDim + pad;

@@ -1,10 +1,11 @@
 // f32 runs on the tables' `fma` candidates (scalar FMAs in f32, no TF32):
-// the fastest tile measured whose shared memory the chip has. NVIDIA:
-// fma_d64_m128n64w4 at D = 64 (108 KiB: sm_80, sm_90a), fma_m256n32w8 at
-// D = 128 (204 KiB: sm_90a), fma_m128n32w4 (72 KiB at D = 64, 136 KiB at
-// D = 128), fma_m32n32w4 (85 KiB at D = 128, 165 KiB at D = 256),
-// fma_m16n32w2 (83 KiB at D = 256, one stage); AMD (64 KiB of LDS but
-// gfx950): fma_m32n32w4 up to D = 128, then fma_m16n16w2.
+// the fastest tile measured whose shared memory the chip has (rows padded
+// by 16 bytes). NVIDIA: fma_d64_m128n64w4 at D = 64 (102 KiB: sm_80,
+// sm_90a), fma_m256n32w8 at D = 128 (198 KiB: sm_90a), fma_m128n32w4
+// (68 KiB at D = 64, 132 KiB at D = 128), fma_m32n32w4 (83 KiB at D = 128,
+// 163 KiB at D = 256: sm_80, sm_90a), fma_m16n32w2 (81 KiB at D = 256, one
+// stage); AMD (64 KiB of LDS but gfx950): fma_m32n32w4 up to D = 128, then
+// fma_m16n16w2.
 // RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_80 | FileCheck %s --check-prefixes=CHECK,SM80
 // RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_86 | FileCheck %s --check-prefixes=CHECK,SM8X
 // RUN: attn-opt %s -split-input-file -attn-select-config=target=sm_89 | FileCheck %s --check-prefixes=CHECK,SM8X
@@ -42,7 +43,7 @@ func.func @d128_f32(%q: tensor<1x8x?x128xf32>, %k: tensor<1x8x?x128xf32>, %v: te
 // -----
 
 // CHECK-LABEL: func.func @d256_f32
-// SM80: name = "fma_m16n32w2"
+// SM80: name = "fma_m32n32w4"
 // SM8X: name = "fma_m16n32w2"
 // SM90: name = "fma_m32n32w4"
 // AMD: name = "fma_m16n16w2"
