@@ -91,32 +91,34 @@ protected:
                ext(i));
   }
   Value deltaPtr() { return arg(kBwdWorkspace); }
+  /// B * Hq * Sq (i64): the rows of delta and dq_accum.
+  Value numWorkspaceRows() {
+    return mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))),
+               ext(arg(kBwdSeqQ)));
+  }
+  Value alignTo256(Value bytes) {
+    return mul(arith::DivUIOp::create(b, loc, add(bytes, c64(255)), c64(256)),
+               c64(256));
+  }
+  /// dq_accum's byte offset: delta's `numRows` floats, aligned.
+  Value dqAccumOffset(Value numRows) {
+    return alignTo256(mul(numRows, c64(4)));
+  }
   /// dq_accum starts at the first multiple of 256 bytes after delta; its
   /// rows are workspace rows (workspaceRow) of D floats.
   Value dqAccumRow(Value dqAccum, Value row) {
     return gep(dqAccum, f32, mul(row, c64(spec.headDim)));
   }
   Value dqAccumPtr() {
-    Value rows =
-        mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))), ext(arg(kBwdSeqQ)));
-    Value bytes = mul(rows, c64(4));
-    Value aligned =
-        mul(arith::DivUIOp::create(b, loc, add(bytes, c64(255)), c64(256)),
-            c64(256));
-    return gep(arg(kBwdWorkspace), b.getI8Type(), aligned);
+    return gep(arg(kBwdWorkspace), b.getI8Type(),
+               dqAccumOffset(numWorkspaceRows()));
   }
   /// dbias_accum (with the bias gradient) starts at the first multiple of 256
   /// bytes after dq_accum.
   Value dbiasAccumPtr() {
-    Value rows =
-        mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))), ext(arg(kBwdSeqQ)));
-    auto align = [&](Value bytes) {
-      return mul(arith::DivUIOp::create(b, loc, add(bytes, c64(255)), c64(256)),
-                 c64(256));
-    };
-    Value dqOffset = align(mul(rows, c64(4)));
-    Value end = align(add(dqOffset, mul(rows, c64(4 * spec.headDim))));
-    return gep(arg(kBwdWorkspace), b.getI8Type(), end);
+    Value r = numWorkspaceRows();
+    Value dqEnd = add(dqAccumOffset(r), mul(r, c64(4 * spec.headDim)));
+    return gep(arg(kBwdWorkspace), b.getI8Type(), alignTo256(dqEnd));
   }
   /// The summed bias gradient's shape (docs/BundleFormat.md): dbias is
   /// summed over each dimension of size > 1 where its stride is 0; its
