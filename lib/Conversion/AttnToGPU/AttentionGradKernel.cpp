@@ -13,6 +13,7 @@
 #include "DropoutFragment.h"
 #include "KernelBuilder.h"
 #include "LaunchUtils.h"
+#include "ScoreParams.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -90,32 +91,34 @@ protected:
                ext(i));
   }
   Value deltaPtr() { return arg(kBwdWorkspace); }
+  /// B * Hq * Sq (i64): the rows of delta and dq_accum.
+  Value numWorkspaceRows() {
+    return mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))),
+               ext(arg(kBwdSeqQ)));
+  }
+  Value alignTo256(Value bytes) {
+    return mul(arith::DivUIOp::create(b, loc, add(bytes, c64(255)), c64(256)),
+               c64(256));
+  }
+  /// dq_accum's byte offset: delta's `numRows` floats, aligned.
+  Value dqAccumOffset(Value numRows) {
+    return alignTo256(mul(numRows, c64(4)));
+  }
   /// dq_accum starts at the first multiple of 256 bytes after delta; its
   /// rows are workspace rows (workspaceRow) of D floats.
   Value dqAccumRow(Value dqAccum, Value row) {
     return gep(dqAccum, f32, mul(row, c64(spec.headDim)));
   }
   Value dqAccumPtr() {
-    Value rows =
-        mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))), ext(arg(kBwdSeqQ)));
-    Value bytes = mul(rows, c64(4));
-    Value aligned =
-        mul(arith::DivUIOp::create(b, loc, add(bytes, c64(255)), c64(256)),
-            c64(256));
-    return gep(arg(kBwdWorkspace), b.getI8Type(), aligned);
+    return gep(arg(kBwdWorkspace), b.getI8Type(),
+               dqAccumOffset(numWorkspaceRows()));
   }
   /// dbias_accum (with the bias gradient) starts at the first multiple of 256
   /// bytes after dq_accum.
   Value dbiasAccumPtr() {
-    Value rows =
-        mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))), ext(arg(kBwdSeqQ)));
-    auto align = [&](Value bytes) {
-      return mul(arith::DivUIOp::create(b, loc, add(bytes, c64(255)), c64(256)),
-                 c64(256));
-    };
-    Value dqOffset = align(mul(rows, c64(4)));
-    Value end = align(add(dqOffset, mul(rows, c64(4 * spec.headDim))));
-    return gep(arg(kBwdWorkspace), b.getI8Type(), end);
+    Value r = numWorkspaceRows();
+    Value dqEnd = add(dqAccumOffset(r), mul(r, c64(4 * spec.headDim)));
+    return gep(arg(kBwdWorkspace), b.getI8Type(), alignTo256(dqEnd));
   }
   /// The summed bias gradient's shape (docs/BundleFormat.md): dbias is
   /// summed over each dimension of size > 1 where its stride is 0; its
@@ -286,11 +289,11 @@ private:
                   Value &capDerivative) {
     Value x;
     if (spec.softcap) {
-      Value t = math::TanhOp::create(b, loc, fmul(raw, softcapScale));
-      x = fmul(t, softcapLog2);
+      Value t = math::TanhOp::create(b, loc, fmul(raw, score.softcapScale));
+      x = fmul(t, score.softcapLog2);
       capDerivative = fsub(cf(1.0), fmul(t, t));
     } else {
-      x = fmul(raw, scaleLog2);
+      x = fmul(raw, score.scaleLog2);
     }
     if (!spec.biasType)
       return x;
@@ -301,22 +304,6 @@ private:
     if (bias.getType() != f32)
       bias = arith::ExtFOp::create(b, loc, f32, bias);
     return math::FmaOp::create(b, loc, bias, cf(M_LOG2E), x);
-  }
-  /// The scale, softcap, mask and dropout arguments both passes read.
-  void bindScoreArgs() {
-    Value scale = arg(kBwdScale);
-    scaleLog2 = fmul(scale, cf(M_LOG2E));
-    if (spec.softcap) {
-      softcapScale = arith::DivFOp::create(b, loc, scale, arg(kBwdSoftcap));
-      softcapLog2 = fmul(arg(kBwdSoftcap), cf(M_LOG2E));
-    }
-    maskParams.kind = spec.mask;
-    maskParams.windowLeft = arg(kBwdWindowLeft);
-    maskParams.windowRight = arg(kBwdWindowRight);
-    if (spec.dropout)
-      dropout =
-          DropoutParams::emit(b, loc, arg(kBwdDropoutP), arg(kBwdDropoutSeed),
-                              arg(kBwdDropoutOffset));
   }
   SharedTile tile(int64_t offset, int64_t rows, int64_t cols,
                   int64_t rowStride) {
@@ -382,9 +369,7 @@ private:
   int64_t rowsPerWarp, threads;
 
   Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase, dqAccum;
-  Value scaleLog2, softcapScale, softcapLog2;
-  MaskParams maskParams;
-  std::optional<DropoutParams> dropout;
+  ScoreParams score;
   /// With the bias gradient: its shape and dbias_accum.
   std::optional<BiasGradShape> biasGrad;
   Value dbiasAccum;
@@ -540,9 +525,9 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
       b, loc, lt(qLast, sq),
       arith::AndIOp::create(
           b, loc,
-          emitKeyVisible(b, loc, maskParams, m0,
+          emitKeyVisible(b, loc, score.mask, m0,
                          add(keyFirst, c32(rowsPerWarp - 1)), sq, sk),
-          emitKeyVisible(b, loc, maskParams, qLast, keyFirst, sq, sk)));
+          emitKeyVisible(b, loc, score.mask, qLast, keyFirst, sq, sk)));
   auto ifOp = scf::IfOp::create(b, loc, ValueRange(s).getTypes(), inside,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
@@ -557,7 +542,7 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
         b, loc,
         arith::AndIOp::create(
             b, loc, lt(col.q, sq),
-            emitKeyVisible(b, loc, maskParams, col.q, key, sq, sk)),
+            emitKeyVisible(b, loc, score.mask, col.q, key, sq, sk)),
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, col.lse2,
                               negInf));
     masked.push_back(select(visible, s[e], cf(0.0)));
@@ -684,10 +669,10 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   // With dropout the forward's O used P * Z: dV takes P * Z, and dP is
   // Z * (dO V^T).
   SmallVector<Value> z, pv(s);
-  if (dropout) {
+  if (score.dropout) {
     bool aligned = spec.blockM() % 16 == 0 && spec.blockN() % 16 == 0 &&
                    rowsPerWarp % 16 == 0;
-    z = emitDropoutFactors(b, loc, *dropout,
+    z = emitDropoutFactors(b, loc, *score.dropout,
                            add(mul(batch, arg(kBwdHeadsQ)), h), sLayout,
                            add(n0, warpRow), m0, aligned, /*transposed=*/true);
     for (unsigned e = 0, ne = s.size(); e < ne; ++e)
@@ -711,7 +696,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       delta = load(f32, gep(deltaBase, f32, ext(q)), 4);
     }
     // dS = P (dP - delta), times d(capped)/d(uncapped) under a softcap.
-    Value dpe = dropout ? fmul(dp[e], z[e]) : dp[e];
+    Value dpe = score.dropout ? fmul(dp[e], z[e]) : dp[e];
     s[e] = fmul(s[e], fsub(dpe, delta));
     // The bias is added after the cap: its gradient is dS before the cap's
     // derivative.
@@ -789,7 +774,8 @@ void MainStageEmitter::emit() {
   sk = arg(kBwdSeqK);
   dqAccum = dqAccumPtr();
 
-  bindScoreArgs();
+  score = bindScoreParams(b, loc, func.getArguments(), spec, kBwdScale,
+                          kBwdDropoutP);
   if (spec.dbiasType) {
     biasGrad = biasGradShape();
     dbiasAccum = dbiasAccumPtr();
@@ -817,7 +803,7 @@ void MainStageEmitter::emit() {
 
   // Query blocks that see a key of this block (the same for every head).
   Value n1 = arith::MinSIOp::create(b, loc, add(n0, c32(bn)), sk);
-  auto [lo, hi] = emitVisibleRowRange(b, loc, maskParams, n0, n1, sq, sk);
+  auto [lo, hi] = emitVisibleRowRange(b, loc, score.mask, n0, n1, sq, sk);
   Value iLo = arith::DivUIOp::create(b, loc, lo, c32(bm));
   Value iHi = arith::DivUIOp::create(b, loc, add(hi, c32(bm - 1)), c32(bm));
 
@@ -862,7 +848,8 @@ void MainStageEmitter::emitQueryPass() {
   headKV = arith::DivSIOp::create(
       b, loc, h,
       arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV)));
-  bindScoreArgs();
+  score = bindScoreParams(b, loc, func.getArguments(), spec, kBwdScale,
+                          kBwdDropoutP);
   OpBuilder::InsertionGuard guard(b);
   auto rowsLeft = scf::IfOp::create(b, loc, lt(m0, sq), false);
   b.setInsertionPointToStart(rowsLeft.thenBlock());
@@ -916,7 +903,7 @@ void MainStageEmitter::emitQueryPass() {
                        mul(ext(h), arg(kBwdBiasStrideB + 1))));
 
   Value qEnd = arith::MinSIOp::create(b, loc, add(m0, c32(qRows)), sq);
-  auto [lo, hi] = emitVisibleKeyRange(b, loc, maskParams, m0, qEnd, sq, sk);
+  auto [lo, hi] = emitVisibleKeyRange(b, loc, score.mask, m0, qEnd, sq, sk);
   Value jLo = arith::DivUIOp::create(b, loc, lo, c32(bn));
   Value jHi = arith::DivUIOp::create(b, loc, add(hi, c32(bn - 1)), c32(bn));
   SmallVector<Value> init(ol.getNumElements(), cf(0.0));
@@ -931,9 +918,9 @@ void MainStageEmitter::emitQueryPass() {
     SmallVector<Value> s = sMma->computeScores(b, loc, lane, query, k);
     SmallVector<Value> dp = pMma->computeScores(b, loc, lane, gradOut, v);
     SmallVector<Value> z;
-    if (dropout) {
+    if (score.dropout) {
       bool aligned = qRows % 16 == 0 && bn % 16 == 0 && rows0 % 16 == 0;
-      z = emitDropoutFactors(b, loc, *dropout,
+      z = emitDropoutFactors(b, loc, *score.dropout,
                              add(mul(batch, arg(kBwdHeadsQ)), h), sl,
                              add(m0, warpRow), n, aligned,
                              /*transposed=*/false);
@@ -949,12 +936,12 @@ void MainStageEmitter::emitQueryPass() {
           b, loc,
           arith::AndIOp::create(
               b, loc, lt(rowQ[slot], sq),
-              emitKeyVisible(b, loc, maskParams, rowQ[slot], key, sq, sk)),
+              emitKeyVisible(b, loc, score.mask, rowQ[slot], key, sq, sk)),
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lse2[slot],
                                 negInf));
       Value p = select(visible, target.emitExp2(b, loc, fsub(x, lse2[slot])),
                        cf(0.0));
-      Value dpe = dropout ? fmul(dp[e], z[e]) : dp[e];
+      Value dpe = score.dropout ? fmul(dp[e], z[e]) : dp[e];
       Value ds = fmul(p, fsub(dpe, deltas[slot]));
       s[e] = spec.softcap ? fmul(ds, dsc) : ds;
     }

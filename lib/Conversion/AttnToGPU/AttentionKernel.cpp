@@ -13,6 +13,7 @@
 #include "AttnDialect/Utils/MaskUtils.h"
 #include "DropoutFragment.h"
 #include "KernelBuilder.h"
+#include "ScoreParams.h"
 #include "SplitWorkspace.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -151,10 +152,8 @@ private:
   /// D and Dv given at run time (null when static).
   Value headDimArg, headDimVArg;
   Value qPtr, kPtr, vPtr, oPtr, biasPtr;
-  Value scaleLog2, softcapScale, softcapLog2;
-  MaskParams maskParams;
-  /// With dropout: its parameters and b * Hq + h.
-  std::optional<DropoutParams> dropout;
+  ScoreParams score;
+  /// With dropout: b * Hq + h.
   Value dropoutBH;
   SharedTile qTile;
   SmallVector<Value> query;
@@ -310,11 +309,11 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
   // elementwise work makes exp2(t * tScale - m) one fma; it needs
   // tScale > 0 (scale > 0) so that max commutes with it. A bias is added
   // to t * tScale, which then is the score itself (tScale = 1).
-  Value tScale = spec.softcap ? softcapLog2 : scaleLog2;
+  Value tScale = spec.softcap ? score.softcapLog2 : score.scaleLog2;
   Value n0 = mul(block, c32(spec.blockN()));
   if (spec.softcap)
     for (Value &x : s)
-      x = math::TanhOp::create(b, loc, fmul(x, softcapScale));
+      x = math::TanhOp::create(b, loc, fmul(x, score.softcapScale));
   if (spec.biasType) {
     addBias(s, tScale, n0);
     tScale = cf(1.0);
@@ -329,9 +328,9 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
       queryOf(add(add(m0, warpRow), c32(mma->getRowsPerWarp() - 1)));
   Value inside = arith::AndIOp::create(
       b, loc,
-      emitKeyVisible(b, loc, maskParams, rowFirst,
+      emitKeyVisible(b, loc, score.mask, rowFirst,
                      add(n0, c32(spec.blockN() - 1)), sq, sk),
-      emitKeyVisible(b, loc, maskParams, rowLast, n0, sq, sk));
+      emitKeyVisible(b, loc, score.mask, rowLast, n0, sq, sk));
   auto ifOp = scf::IfOp::create(b, loc, ValueRange(s).getTypes(), inside,
                                 /*withElseRegion=*/true);
   {
@@ -344,7 +343,7 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
     for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
       Value col = add(colBase, c32(sLayout.colOffsets[e]));
       Value visible = emitKeyVisible(
-          b, loc, maskParams, queryOfSlot[sLayout.rowSlot[e]], col, sq, sk);
+          b, loc, score.mask, queryOfSlot[sLayout.rowSlot[e]], col, sq, sk);
       masked.push_back(arith::SelectOp::create(b, loc, visible, s[e], negInf));
     }
     scf::YieldOp::create(b, loc, masked);
@@ -382,11 +381,11 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
     newState[slots + slot] =
         fadd(fmul(state[slots + slot], alpha[slot]), rowSum[slot]);
   // Dropout acts on P V only: l sums every probability, kept or not.
-  if (dropout) {
+  if (score.dropout) {
     bool aligned = spec.blockM() % 16 == 0 && spec.blockN() % 16 == 0 &&
                    mma->getRowsPerWarp() % 16 == 0;
     SmallVector<Value> z =
-        emitDropoutFactors(b, loc, *dropout, dropoutBH, sLayout,
+        emitDropoutFactors(b, loc, *score.dropout, dropoutBH, sLayout,
                            add(m0, warpRow), n0, aligned, /*transposed=*/false);
     for (unsigned e = 0, ne = s.size(); e < ne; ++e)
       s[e] = fmul(s[e], z[e]);
@@ -654,20 +653,10 @@ void KernelEmitter::emitBody() {
                   add(mul(ext(batch), arg(kArgBiasStrideB)),
                       mul(ext(head), arg(kArgBiasStrideB + 1))));
 
-  Value scale = arg(kArgScale);
-  scaleLog2 = fmul(scale, cf(M_LOG2E));
-  if (spec.softcap) {
-    softcapScale = arith::DivFOp::create(b, loc, scale, arg(kArgSoftcap));
-    softcapLog2 = fmul(arg(kArgSoftcap), cf(M_LOG2E));
-  }
-  maskParams.kind = spec.mask;
-  maskParams.windowLeft = arg(kArgWindowLeft);
-  maskParams.windowRight = arg(kArgWindowRight);
-  if (spec.dropout) {
-    dropout = DropoutParams::emit(b, loc, arg(kArgDropoutP),
-                                  arg(kArgDropoutSeed), arg(kArgDropoutOffset));
+  score = bindScoreParams(b, loc, entry.getArguments(), spec, kArgScale,
+                          kArgDropoutP);
+  if (spec.dropout)
     dropoutBH = add(mul(batch, arg(kArgHeadsQ)), head);
-  }
 
   smemBase = getDynamicSharedMemoryBase(
       b, loc, cast<gpu::GPUFuncOp>(entry.getParentOp()),
@@ -697,7 +686,7 @@ void KernelEmitter::emitBody() {
   Value qBegin = queryOf(m0);
   Value qEnd = arith::MinSIOp::create(
       b, loc, add(queryOf(add(m0, c32(spec.blockM() - 1))), c32(1)), sq);
-  auto [lo, hi] = emitVisibleKeyRange(b, loc, maskParams, qBegin, qEnd, sq, sk);
+  auto [lo, hi] = emitVisibleKeyRange(b, loc, score.mask, qBegin, qEnd, sq, sk);
   Value blockN = c32(spec.blockN());
   Value jLo = arith::DivUIOp::create(b, loc, lo, blockN);
   Value jHi =
