@@ -23,7 +23,9 @@ using namespace mlir::attn;
 void attn::buildAttnToNVVMPipeline(OpPassManager &pm,
                                    const AttnToNVVMPipelineOptions &options) {
   if (options.selectConfig)
-    pm.addPass(createAttnSelectConfigPass({options.chip}));
+    pm.addPass(
+        createAttnSelectConfigPass({options.chip, /*force=*/"", /*profile=*/"",
+                                    options.sizeHint, options.tuning}));
   bufferization::OneShotBufferizePassOptions bufOpts;
   bufOpts.bufferizeFunctionBoundaries = true;
   // Identity layouts at function boundaries: contiguous rows, as the kernel

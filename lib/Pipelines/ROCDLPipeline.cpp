@@ -59,7 +59,9 @@ static void buildHostLowering(OpPassManager &pm) {
 
 void attn::buildAttnToROCDLPipeline(OpPassManager &pm,
                                     const AttnToROCDLPipelineOptions &options) {
-  pm.addPass(createAttnSelectConfigPass({options.chip, /*force=*/""}));
+  pm.addPass(createAttnSelectConfigPass({options.chip, /*force=*/"",
+                                         /*profile=*/"", options.sizeHint,
+                                         options.tuning}));
 
   // Kernels take memrefs; an identity layout at function boundaries keeps the
   // host side's descriptors simple. A no-op on memref input.

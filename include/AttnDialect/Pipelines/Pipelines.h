@@ -29,6 +29,15 @@ struct AttnToNVVMPipelineOptions
       llvm::cl::desc("Run attn-select-config first (off: every op already "
                      "carries a #attn.config)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> sizeHint{
+      *this, "size-hint",
+      llvm::cl::desc("attn-select-config's size-hint: the length dynamic "
+                     "Sq and Sk are chosen for (0: none)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> tuning{
+      *this, "tuning",
+      llvm::cl::desc("attn-select-config's tuning file (docs/Tuning.md)"),
+      llvm::cl::init("")};
 };
 
 /// Options of attn-to-rocdl.
@@ -46,6 +55,15 @@ struct AttnToROCDLPipelineOptions
       *this, "toolkit",
       llvm::cl::desc("ROCm toolkit root holding amdgcn/bitcode and "
                      "llvm/bin/ld.lld"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> sizeHint{
+      *this, "size-hint",
+      llvm::cl::desc("attn-select-config's size-hint: the length dynamic "
+                     "Sq and Sk are chosen for (0: none)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> tuning{
+      *this, "tuning",
+      llvm::cl::desc("attn-select-config's tuning file (docs/Tuning.md)"),
       llvm::cl::init("")};
 };
 

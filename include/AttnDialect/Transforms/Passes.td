@@ -20,6 +20,15 @@ def AttnSelectConfigPass : Pass<"attn-select-config"> {
     the tables: `inference`, `training`, `all`) restricts the candidates to
     its directions and element types, as `attn-tiles --profile` and
     `attn-bundle` do.
+
+    `size-hint` is the length dynamic Sq and Sk are expected at: a
+    size-specialized candidate (`seqlen_min`) applies when the hint reaches
+    it. `tuning` names a tuning file (docs/Tuning.md) measured for
+    `target`: an op whose lengths (static, else the hint) fall in one of
+    its entries gets that entry's tile when it fits the op, the tables'
+    choice otherwise. A file for another chip, an unknown candidate or one
+    the tables reject is an error; a file measured with another toolchain
+    a warning.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"",
@@ -30,6 +39,10 @@ def AttnSelectConfigPass : Pass<"attn-select-config"> {
     Option<"profile", "profile", "std::string", /*default=*/"\"\"",
            "Restrict the candidates to a profile of the tile tables "
            "(inference, training, all); none when empty">,
+    Option<"sizeHint", "size-hint", "int64_t", /*default=*/"0",
+           "Length dynamic Sq and Sk are chosen for (0: none)">,
+    Option<"tuning", "tuning", "std::string", /*default=*/"\"\"",
+           "Tuning file (docs/Tuning.md) of the target chip">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
