@@ -15,6 +15,7 @@
 #include "AttnDialect/Target/TileTable.h"
 #include "AttnDialect/Target/Tuning.h"
 #include "AttnDialect/Transforms/Passes.h"
+#include "TuningOption.h"
 #include "mlir/IR/Diagnostics.h"
 
 namespace mlir {
@@ -66,26 +67,11 @@ struct AttnSelectConfigPassImpl
           << static_cast<int64_t>(sizeHint);
       return signalPassFailure();
     }
-    std::optional<TuningFile> tuned;
-    if (!tuning.empty()) {
-      SmallVector<std::string> warnings;
-      llvm::Expected<TuningFile> file = loadTuningFile(tuning, warnings);
-      if (!file) {
-        getOperation()->emitError("attn-select-config: ")
-            << llvm::toString(file.takeError());
-        return signalPassFailure();
-      }
-      if (file->chip != chip) {
-        getOperation()->emitError("attn-select-config: tuning file '")
-            << tuning << "' is for " << file->chip->name << ", not "
-            << chip->name;
-        return signalPassFailure();
-      }
-      for (const std::string &w : warnings)
-        getOperation()->emitWarning("attn-select-config: ") << w;
-      tuned = std::move(*file);
-    }
-    const TuningFile *tuningFile = tuned ? &*tuned : nullptr;
+    FailureOr<std::optional<TuningFile>> tuned =
+        loadTuningOption(getOperation(), "attn-select-config", tuning, *chip);
+    if (failed(tuned))
+      return signalPassFailure();
+    const TuningFile *tuningFile = *tuned ? &**tuned : nullptr;
     WalkResult result = getOperation()->walk([&](Operation *op) {
       if (!isa<AttentionOp, AttentionGradOp>(op) || getConfig(op))
         return WalkResult::advance();

@@ -85,8 +85,14 @@ func.func @causal_mixed(%q: tensor<1x8x1000x128xbf16>, %k: tensor<1x8x2000x128xb
 // NEGATIVE: error: attn-select-config: size-hint must not be negative, got -1
 // STALE: warning: attn-select-config: {{.*}}stale.json: measured with kernels of 'LLVM 21.1.0'
 
-// The NVVM and ROCDL pipelines pass size-hint and tuning on.
-// RUN: echo 'module {}' | attn-opt --attn-to-nvvm="size-hint=16384 tuning=%attn_src_root/test/Target/Inputs/tuning-sm_90a.json" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=NVVM
-// RUN: echo 'module {}' | attn-opt --attn-to-rocdl="size-hint=512" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROCDL
-// NVVM: attn-select-config{force= profile= size-hint=16384 target=sm_90a tuning={{.*}}tuning-sm_90a.json}
-// ROCDL: attn-select-config{force= profile= size-hint=512 target=gfx942 tuning=}
+// The NVVM and ROCDL pipelines pass size hints and tuning on:
+// attn-specialize-sizes, then attn-select-config.
+// RUN: echo 'module {}' | attn-opt --attn-to-nvvm="size-hints=512,16384 sm-count=132 tuning=%attn_src_root/test/Target/Inputs/tuning-sm_90a.json" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=NVVM
+// RUN: echo 'module {}' | attn-opt --attn-to-rocdl="size-hints=512" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROCDL
+// RUN: echo 'module {}' | attn-opt --attn-to-nvvm --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAINPIPE
+// NVVM: attn-specialize-sizes{size-hints={512,16384} sm-count=132 target=sm_90a tuning={{.*}}tuning-sm_90a.json},
+// NVVM-NEXT: attn-select-config{force= profile= size-hint=0 target=sm_90a tuning={{.*}}tuning-sm_90a.json}
+// ROCDL: attn-specialize-sizes{size-hints={512} sm-count=0 target=gfx942 tuning=},
+// ROCDL-NEXT: attn-select-config{force= profile= size-hint=0 target=gfx942 tuning=}
+// PLAINPIPE-NOT: attn-specialize-sizes
+// PLAINPIPE: attn-select-config

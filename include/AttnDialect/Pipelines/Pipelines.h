@@ -29,15 +29,20 @@ struct AttnToNVVMPipelineOptions
       llvm::cl::desc("Run attn-select-config first (off: every op already "
                      "carries a #attn.config)"),
       llvm::cl::init(true)};
-  PassOptions::Option<int64_t> sizeHint{
-      *this, "size-hint",
-      llvm::cl::desc("attn-select-config's size-hint: the length dynamic "
-                     "Sq and Sk are chosen for (0: none)"),
-      llvm::cl::init(0)};
+  PassOptions::ListOption<int64_t> sizeHints{
+      *this, "size-hints",
+      llvm::cl::desc("Lengths dynamic Sq and Sk are expected at: ops get a "
+                     "copy per size class (attn-specialize-sizes)")};
   PassOptions::Option<std::string> tuning{
       *this, "tuning",
-      llvm::cl::desc("attn-select-config's tuning file (docs/Tuning.md)"),
+      llvm::cl::desc("Tuning file (docs/Tuning.md) for attn-specialize-sizes "
+                     "and attn-select-config"),
       llvm::cl::init("")};
+  PassOptions::Option<int64_t> smCount{
+      *this, "sm-count",
+      llvm::cl::desc("attn-specialize-sizes' sm-count: multiprocessors of "
+                     "the target GPU (0: unknown)"),
+      llvm::cl::init(0)};
 };
 
 /// Options of attn-to-rocdl.
@@ -56,15 +61,20 @@ struct AttnToROCDLPipelineOptions
       llvm::cl::desc("ROCm toolkit root holding amdgcn/bitcode and "
                      "llvm/bin/ld.lld"),
       llvm::cl::init("")};
-  PassOptions::Option<int64_t> sizeHint{
-      *this, "size-hint",
-      llvm::cl::desc("attn-select-config's size-hint: the length dynamic "
-                     "Sq and Sk are chosen for (0: none)"),
-      llvm::cl::init(0)};
+  PassOptions::ListOption<int64_t> sizeHints{
+      *this, "size-hints",
+      llvm::cl::desc("Lengths dynamic Sq and Sk are expected at: ops get a "
+                     "copy per size class (attn-specialize-sizes)")};
   PassOptions::Option<std::string> tuning{
       *this, "tuning",
-      llvm::cl::desc("attn-select-config's tuning file (docs/Tuning.md)"),
+      llvm::cl::desc("Tuning file (docs/Tuning.md) for attn-specialize-sizes "
+                     "and attn-select-config"),
       llvm::cl::init("")};
+  PassOptions::Option<int64_t> smCount{
+      *this, "sm-count",
+      llvm::cl::desc("attn-specialize-sizes' sm-count: multiprocessors of "
+                     "the target GPU (0: unknown)"),
+      llvm::cl::init(0)};
 };
 
 /// Options of attn-to-cpu.

@@ -47,6 +47,39 @@ def AttnSelectConfigPass : Pass<"attn-select-config"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def AttnSpecializeSizesPass : Pass<"attn-specialize-sizes"> {
+  let summary = "Version attention ops with dynamic lengths per size class";
+  let description = [{
+    As Inductor compiles a kernel per size hint and picks one per run-time
+    shape: every dense `attn.attention` without a `config` whose Sq or Sk is
+    dynamic gets the size classes of `size-hints` (or of the `tuning` file's
+    entries for its combination; docs/Tuning.md): for each class whose tile
+    differs from the tables' general one, a copy of the op with that tile's
+    `#attn.config`, guarded by `scf.if` on Sq and Sk lying in the class's
+    range; the general tile's copy serves every other length. A tuning
+    entry measured from a grid fill (`min_blocks_per_sm`) also guards on
+    B x Hq x ceil(Sq / block_m) >= that x `sm-count`, and is left out when
+    `sm-count` is 0 (the multiprocessors are not known here). Ops without
+    any class are left to `attn-select-config`.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"",
+           "Chip whose tile table is used">,
+    ListOption<"sizeHints", "size-hints", "int64_t",
+               "Lengths dynamic Sq and Sk are expected at">,
+    Option<"tuning", "tuning", "std::string", /*default=*/"\"\"",
+           "Tuning file (docs/Tuning.md) of the target chip">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
+           "Multiprocessors of the GPU the code will run on, for tuning "
+           "entries measured from a grid fill (0: leave those out)">,
+  ];
+  let dependentDialects = [
+    "::mlir::attn::AttnDialect", "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def AttnTilePass : Pass<"attn-tile"> {
   let summary = "Tile attention ops into FlashAttention-2 loop nests";
   let description = [{
