@@ -10,6 +10,7 @@
 #include "AttnDialect/Conversion/Passes.h"
 #include "AttnDialect/Pipelines/Pipelines.h"
 #include "AttnDialect/Transforms/Passes.h"
+#include "TileSelection.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -23,7 +24,7 @@ using namespace mlir::attn;
 void attn::buildAttnToNVVMPipeline(OpPassManager &pm,
                                    const AttnToNVVMPipelineOptions &options) {
   if (options.selectConfig)
-    pm.addPass(createAttnSelectConfigPass({options.chip}));
+    addTileSelection(pm, options);
   bufferization::OneShotBufferizePassOptions bufOpts;
   bufOpts.bufferizeFunctionBoundaries = true;
   // Identity layouts at function boundaries: contiguous rows, as the kernel

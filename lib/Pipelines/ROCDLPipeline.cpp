@@ -9,6 +9,7 @@
 #include "AttnDialect/Pipelines/Pipelines.h"
 #include "AttnDialect/Pipelines/RocmToolkit.h"
 #include "AttnDialect/Transforms/Passes.h"
+#include "TileSelection.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -59,7 +60,7 @@ static void buildHostLowering(OpPassManager &pm) {
 
 void attn::buildAttnToROCDLPipeline(OpPassManager &pm,
                                     const AttnToROCDLPipelineOptions &options) {
-  pm.addPass(createAttnSelectConfigPass({options.chip, /*force=*/""}));
+  addTileSelection(pm, options);
 
   // Kernels take memrefs; an identity layout at function boundaries keeps the
   // host side's descriptors simple. A no-op on memref input.

@@ -169,16 +169,21 @@ CheckResult mlir::attn::checkDispatch(const ChipSpec &chip,
 
 CheckResult mlir::attn::checkSizeHint(const TileCandidate &cand,
                                       const AttentionProblem &problem) {
-  if (cand.seqlenMin <= 0)
+  if (cand.seqlenMin <= 0 || problem.sizeMeasured)
     return std::nullopt;
   auto check = [&](llvm::StringRef what,
                    std::optional<int64_t> len) -> CheckResult {
-    if (!len)
+    if (!len && !problem.seqHint)
       return formatv("size hint: for Sq and Sk >= {0}; the op's {1} is "
                      "dynamic (attn-bundle adds it for that range)",
                      cand.seqlenMin, what)
           .str();
-    if (*len < cand.seqlenMin)
+    if (!len && *problem.seqHint < cand.seqlenMin)
+      return formatv("size hint: for Sq and Sk >= {0}; the op's {1} is "
+                     "dynamic and the size hint {2}",
+                     cand.seqlenMin, what, *problem.seqHint)
+          .str();
+    if (len && *len < cand.seqlenMin)
       return formatv("size hint: for Sq and Sk >= {0}; the op's {1} is {2}",
                      cand.seqlenMin, what, *len)
           .str();

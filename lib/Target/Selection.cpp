@@ -79,14 +79,16 @@ static bool isOverPadded(const ChipSpec &chip, const TileCandidate &c,
 /// whose instruction pads the head dims more than it tolerates last, then
 /// the table's explicit priority (a faster kernel family ranks ahead of even
 /// the aligned variants of a slower one), aligned variants, output kept in
-/// registers, the smallest head-dim bucket, no bias support unless the op
-/// has a bias, then the table order (larger tiles are listed first).
+/// registers, the smallest head-dim bucket, a size-specialized tile
+/// (seqlen_min; rejected where its lengths do not hold) ahead of the
+/// general one, no bias support unless the op has a bias, then the table
+/// order (larger tiles are listed first).
 static auto priorityKey(const ChipSpec &chip, const TileCandidate &c,
                         const AttentionProblem &problem) {
   bool biasMismatch = c.supportsBias != problem.hasBias;
   return std::make_tuple(isOverPadded(chip, c, problem), c.priority, !c.aligned,
-                         !c.accInRegisters, c.headDimMax, biasMismatch,
-                         c.tableIndex);
+                         !c.accInRegisters, c.headDimMax, c.seqlenMin == 0,
+                         biasMismatch, c.tableIndex);
 }
 
 llvm::SmallVector<Verdict>
@@ -141,7 +143,14 @@ mlir::attn::enumerateFamily(const ChipSpec &chip, llvm::StringRef profileName,
           p.direction = dir;
           p.mask = mask;
           p.seqQ = p.seqK = kAlignedSeqLen;
-          const TileCandidate *aligned = selectCandidate(chip, p, profile);
+          // The aligned pick stands for every length: a size-specialized
+          // tile is added per size class (Tuning.h), not here.
+          const TileCandidate *aligned = nullptr;
+          for (const Verdict &v : evaluateCandidates(chip, p, profile))
+            if (v.accepted && v.candidate->seqlenMin == 0) {
+              aligned = v.candidate;
+              break;
+            }
           p.seqQ = p.seqK = std::nullopt;
           const TileCandidate *general = selectCandidate(chip, p, profile);
           if (aligned)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttnDialect/Transforms/Bundle.h"
+#include "AttnDialect/Target/Tuning.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSet.h"
@@ -245,16 +246,22 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
       any("dropout") || llvm::any_of(plans, [](const llvm::json::Value &p) {
         return p.getAsObject()->get("dropout") != nullptr;
       });
-  int64_t version = dropout               ? 6
+  bool gridFill = llvm::any_of(variants, [](const llvm::json::Value &v) {
+    const llvm::json::Object *c = v.getAsObject()->getObject("conditions");
+    return c && c->get("grid_min_blocks_per_sm");
+  });
+  int64_t version = gridFill              ? 7
+                    : dropout             ? 6
                     : multiChip           ? 5
                     : any("max_head_dim") ? 4
                     : any("layout")       ? 3
                     : hasPlans            ? 2
                                           : 1;
   llvm::json::Object bundle{
-      {"schema", "attn-bundle"},    {"version", version},
-      {"platform", first.platform}, {"chip", first.chip},
-      {"abi", "attn-fwd-v1"},       {"variants", std::move(variants)}};
+      {"schema", "attn-bundle"},        {"version", version},
+      {"platform", first.platform},     {"chip", first.chip},
+      {"abi", "attn-fwd-v1"},           {"variants", std::move(variants)},
+      {"toolchain", getToolchainName()}};
   if (hasPlans)
     bundle["plans"] = std::move(plans);
   SmallString<256> path(dir);

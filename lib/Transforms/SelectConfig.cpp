@@ -6,13 +6,16 @@
 //
 // attn.attention gets a forward candidate, attn.attention_grad a backward
 // one. Ops that already carry a config are left alone (a user or an
-// autotuner put it there).
+// autotuner put it there). A tuning file's measured tiles (Tuning.h) go
+// first where they fit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AttnDialect/IR/AttnOps.h"
 #include "AttnDialect/Target/TileTable.h"
+#include "AttnDialect/Target/Tuning.h"
 #include "AttnDialect/Transforms/Passes.h"
+#include "TuningOption.h"
 #include "mlir/IR/Diagnostics.h"
 
 namespace mlir {
@@ -58,10 +61,21 @@ struct AttnSelectConfigPassImpl
         return signalPassFailure();
       }
     }
+    if (sizeHint < 0) {
+      getOperation()->emitError("attn-select-config: size-hint must not be "
+                                "negative, got ")
+          << static_cast<int64_t>(sizeHint);
+      return signalPassFailure();
+    }
+    FailureOr<std::optional<TuningFile>> tuned =
+        loadTuningOption(getOperation(), "attn-select-config", tuning, *chip);
+    if (failed(tuned))
+      return signalPassFailure();
+    const TuningFile *tuningFile = *tuned ? &**tuned : nullptr;
     WalkResult result = getOperation()->walk([&](Operation *op) {
       if (!isa<AttentionOp, AttentionGradOp>(op) || getConfig(op))
         return WalkResult::advance();
-      return succeeded(selectFor(op, *chip, prof, forced))
+      return succeeded(selectFor(op, *chip, prof, forced, tuningFile))
                  ? WalkResult::advance()
                  : WalkResult::interrupt();
     });
@@ -84,10 +98,13 @@ struct AttnSelectConfigPassImpl
   }
 
   LogicalResult selectFor(Operation *op, const ChipSpec &chip,
-                          const Profile *prof, const TileCandidate *forced) {
+                          const Profile *prof, const TileCandidate *forced,
+                          const TuningFile *tuningFile) {
     FailureOr<AttentionProblem> problem = getAttentionProblem(op);
     if (failed(problem))
       return failure();
+    if (sizeHint > 0)
+      problem->seqHint = sizeHint;
     // A forced candidate pins the ops of its direction; a module holding a
     // training step pins its forward tile and still gets a backward one.
     if (forced && forced->direction == problem->direction) {
@@ -108,6 +125,13 @@ struct AttnSelectConfigPassImpl
       return op->emitOpError("is not lowered yet for ")
              << chip.name << ": the tile tables have no "
              << stringifyDirection(problem->direction) << " candidate for it";
+    if (tuningFile) {
+      if (const TileCandidate *c =
+              selectTunedCandidate(chip, *problem, prof, tuningFile)) {
+        setConfig(op, *c);
+        return success();
+      }
+    }
     SmallVector<Verdict> verdicts = evaluateCandidates(chip, *problem, prof);
     for (const Verdict &v : verdicts) {
       if (v.accepted) {

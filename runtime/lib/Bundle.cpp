@@ -223,6 +223,12 @@ public:
     c.integer("seqlen_q_max", out.seqlenQMax, 0, 1 << 30, /*required=*/false);
     c.integer("seqlen_k_min", out.seqlenKMin, 0, 1 << 30, /*required=*/false);
     c.integer("seqlen_k_max", out.seqlenKMax, 0, 1 << 30, /*required=*/false);
+    c.integer("grid_min_blocks_per_sm", out.gridMinBlocksPerSm, 0, 1 << 20,
+              /*required=*/false);
+    if (c.ok() && out.gridMinBlocksPerSm && version < 7)
+      c.fail("field 'grid_min_blocks_per_sm' needs version 7, the bundle is "
+             "version " +
+             std::to_string(version));
     if (c.ok() && (out.seqlenQMin > out.seqlenQMax ||
                    out.seqlenKMin > out.seqlenKMax))
       c.fail("an empty sequence-length range: seqlen_q in [" +

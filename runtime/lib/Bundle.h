@@ -18,7 +18,7 @@
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 6;
+constexpr int kBundleSchemaVersion = 7;
 
 /// Where a forward call's sequences live (attn.attention's serving forms);
 /// kernels of the non-dense layouts take nine more arguments.
@@ -54,6 +54,10 @@ struct Conditions {
   /// The bias's own alignment (kernels that read it one element at a time
   /// say so); 0 when the bundle does not say: then align_bytes holds.
   int biasAlignBytes = 0;
+  /// The grid's fill of the GPU a variant was measured at (version 7): its
+  /// workgroups (B x Hq x query blocks) at least this many per
+  /// multiprocessor; 0: any grid.
+  int gridMinBlocksPerSm = 0;
 };
 
 /// What dispatch knows of the device a call runs on.

@@ -540,6 +540,23 @@ std::string whyNotOnDevice(const Variant &v, const DeviceInfo *device) {
   return why.empty() ? why : "device: " + why;
 }
 
+/// Why `v`'s grid-fill condition does not hold for the call on `device`,
+/// or "". Not checked (holds) without a device or its multiprocessor count:
+/// it only decides speed.
+std::string whyNotFill(const Variant &v, const attn_fwd_params &p,
+                       const DeviceInfo *device) {
+  int64_t need = v.conditions.gridMinBlocksPerSm;
+  if (!need || !device || device->multiprocessors <= 0)
+    return "";
+  int64_t blocks = forwardGridX(v, p) * p.heads_q * p.batch;
+  if (blocks >= need * device->multiprocessors)
+    return "";
+  return "grid_min_blocks_per_sm: " + std::to_string(blocks) +
+         " workgroups on " + std::to_string(device->multiprocessors) +
+         " multiprocessors, fewer than " + std::to_string(need) +
+         " per multiprocessor";
+}
+
 /// The largest grid extents CUDA and HIP launch.
 constexpr int64_t kMaxGrid[3] = {2147483647, 65535, 65535};
 
@@ -619,6 +636,7 @@ Status attn::selectVariant(const BundleInfo &bundle,
     const Variant &v = bundle.variants[i];
     if ((forced.empty() || v.name == forced) && sameFields(v, call) &&
         whyNotConditions(v.conditions, call).empty() &&
+        whyNotFill(v, params, device).empty() &&
         whyNotOnDevice(v, device).empty())
       index = int(i);
   }
@@ -638,6 +656,8 @@ Status attn::selectVariant(const BundleInfo &bundle,
       return Status::ok();
     }
     std::string why = whyNot(v, call);
+    if (why.empty())
+      why = whyNotFill(v, params, device);
     if (why.empty()) {
       why = whyNotOnDevice(v, device);
       deviceOnly |= !why.empty();

@@ -9,6 +9,7 @@
 // CHECK-NEXT: "chip": "sm_90a",
 // CHECK-NEXT: "platform": "cuda",
 // CHECK-NEXT: "schema": "attn-bundle",
+// CHECK-NEXT: "toolchain": "LLVM {{[0-9.]+}}",
 // CHECK-NEXT: "variants": [
 // CHECK:        "binary": "fwd_f16_d64_causal_m128n64w4s2.cubin",
 // CHECK-NEXT:   "block_m": 128,

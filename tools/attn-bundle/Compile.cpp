@@ -36,6 +36,7 @@ LogicalResult attn::buildBundlePipeline(OpPassManager &pm,
     nvvm.format = "bin";
     nvvm.toolkit = options.toolkit;
     nvvm.selectConfig = options.selectConfig;
+    nvvm.tuning = options.tuningFile;
     buildAttnToNVVMPipeline(pm, nvvm);
     return success();
   }
@@ -45,6 +46,7 @@ LogicalResult attn::buildBundlePipeline(OpPassManager &pm,
     rocdl.chip = options.chip->name;
     rocdl.format = "bin";
     rocdl.toolkit = options.toolkit;
+    rocdl.tuning = options.tuningFile;
     buildAttnToROCDLPipeline(pm, rocdl);
     return success();
   }

@@ -33,6 +33,8 @@ struct CompileOptions {
   unsigned jobs = 0;
   /// Where compiled modules are kept; empty: no cache.
   std::string cacheDir;
+  /// The chip's tuning file for attn-select-config (--input); empty: none.
+  std::string tuningFile;
 };
 
 /// Adds the pipeline that compiles a module for `options.chip` to binaries:

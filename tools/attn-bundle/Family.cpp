@@ -47,7 +47,10 @@ std::string Variant::describe() const {
   std::string d =
       headDim ? std::to_string(headDim) : "any<=" + std::to_string(maxHeadDim);
   if (seqlenMin)
-    d += " S>=" + std::to_string(seqlenMin);
+    d += " S=" + std::to_string(seqlenMin) + ".." +
+         (seqlenMax ? std::to_string(seqlenMax) : std::string());
+  if (minBlocksPerSm)
+    d += " fill>=" + std::to_string(minBlocksPerSm);
   return llvm::formatv("{0}{1} D={2} mask={3} bias={4}{5}{6}{7}{8}",
                        direction == Direction::Backward ? "backward " : "",
                        stringifyElementType(dtype).lower(), d,
@@ -152,31 +155,47 @@ static SmallVector<Variant> getCombinations(const FamilyRequest &request,
   return out;
 }
 
-/// The size-hinted candidates (seqlen_min) of combination `v` beside its
-/// general `tiles`: those the tables accept for lengths at their hint and
-/// that are no kernel of `tiles`; outside a sweep (--all-candidates), only
-/// those of the general tile's instruction and head-dim bucket (what they
-/// were measured against). None for head dims given at run time.
+/// The size-hinted candidates (seqlen_min) of combination `v` that a sweep
+/// (--all-candidates) times beside its `tiles`, for any length: those the
+/// tables accept at their hint and that are no kernel of `tiles`.
 static SmallVector<const TileCandidate *>
 getSizeHintedTiles(const FamilyRequest &request, const Variant &v,
                    ArrayRef<const TileCandidate *> tiles) {
   SmallVector<const TileCandidate *> out;
   if (tiles.empty() || v.maxHeadDim)
     return out;
-  const TileCandidate *general = tiles.front();
   for (const TileCandidate &c : request.chip->candidates) {
-    if (c.seqlenMin <= 0 ||
-        (!request.allCandidates &&
-         (c.mma != general->mma || c.headDimMax != general->headDimMax)))
+    if (c.seqlenMin <= 0)
       continue;
     AttentionProblem sized = getProblem(v);
-    sized.seqQ = sized.seqK = c.seqlenMin;
+    sized.seqHint = c.seqlenMin;
     if (evaluateCandidate(*request.chip, c, sized, request.profile).accepted &&
         llvm::none_of(tiles, [&](const TileCandidate *t) {
           return getKernelKey(t) == getKernelKey(&c);
         }))
       out.push_back(&c);
   }
+  return out;
+}
+
+/// The size classes of combination `v` (docs/Tuning.md) whose tile is no
+/// kernel of its general `tiles`. None for head dims given at run time.
+static SmallVector<SizeClass>
+getVariantSizeClasses(const FamilyRequest &request, const Variant &v,
+                      ArrayRef<const TileCandidate *> tiles) {
+  SmallVector<SizeClass> out;
+  if (tiles.empty() || v.maxHeadDim)
+    return out;
+  AttentionProblem problem = getProblem(v);
+  const TileCandidate *general =
+      selectCandidate(*request.chip, problem, request.profile);
+  for (const SizeClass &c :
+       getSizeClasses(*request.chip, problem, general, request.sizeHints,
+                      request.tuning, request.profile))
+    if (llvm::none_of(tiles, [&](const TileCandidate *t) {
+          return getKernelKey(t) == getKernelKey(c.candidate);
+        }))
+      out.push_back(c);
   return out;
 }
 
@@ -224,18 +243,19 @@ SmallVector<Variant> attn::enumerateVariants(
     SmallVector<const TileCandidate *> tiles = getTiles(request, v, verdicts);
     if (tiles.empty())
       unsupported.push_back({v, std::move(verdicts)});
-    // Size-specialized tiles first, each with the lengths it is tuned for
-    // (a dispatch condition), as Inductor compiles per size hint; a sweep
-    // (--all-candidates) times them too, after the others, for any length.
-    SmallVector<const TileCandidate *> hinted =
-        getSizeHintedTiles(request, v, tiles);
+    // Size-specialized tiles first, each with the lengths it is chosen
+    // for (a dispatch condition), as Inductor compiles per size hint; a
+    // sweep (--all-candidates) times them too, after the others, for any
+    // length.
     if (request.allCandidates)
-      tiles.append(hinted);
+      tiles.append(getSizeHintedTiles(request, v, tiles));
     else
-      for (const TileCandidate *c : hinted) {
+      for (const SizeClass &c : getVariantSizeClasses(request, v, tiles)) {
         Variant sized = v;
-        sized.tile = c;
-        sized.seqlenMin = c->seqlenMin;
+        sized.tile = c.candidate;
+        sized.seqlenMin = c.range.min;
+        sized.seqlenMax = c.range.isUnbounded() ? 0 : c.range.max;
+        sized.minBlocksPerSm = c.minBlocksPerSm;
         variants.push_back(sized);
       }
     for (const TileCandidate *tile : tiles) {

@@ -11,6 +11,7 @@
 #define ATTN_TOOLS_ATTNBUNDLE_FAMILY_H
 
 #include "AttnDialect/Target/TileTable.h"
+#include "AttnDialect/Target/Tuning.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include <string>
@@ -56,6 +57,12 @@ struct FamilyRequest {
   /// combinations without a bias, with the dense variant's tiles, aligned
   /// only).
   llvm::SmallVector<SeqLayout> layouts;
+  /// Lengths dynamic Sq/Sk are expected at: each gets the tile the tables
+  /// (or `tuning`) choose there, a variant with that range of lengths ahead
+  /// of the general one where it differs (docs/Tuning.md).
+  llvm::SmallVector<int64_t> sizeHints;
+  /// Measured tiles per size class for this chip, or null.
+  const TuningFile *tuning = nullptr;
 };
 
 /// The head dims of a family when none are asked for (those the chip's table
@@ -86,9 +93,13 @@ struct Variant {
   SeqLayout layout = SeqLayout::Dense;
   /// The largest head dim of a variant whose headDim is 0.
   int64_t maxHeadDim = 0;
-  /// A size-specialized variant (its tile's seqlen_min): for calls whose Sq
-  /// and Sk are both at least this, ahead of the general one.
+  /// A size-specialized variant: for calls whose Sq and Sk are both in
+  /// [seqlenMin, seqlenMax] (0: no bound), ahead of the general one.
   int64_t seqlenMin = 0;
+  int64_t seqlenMax = 0;
+  /// And whose grid fills the GPU with at least this many workgroups per
+  /// multiprocessor (0: any), as measured (docs/Tuning.md).
+  int64_t minBlocksPerSm = 0;
   /// Dropout (p, seed and offset are kernel arguments).
   bool dropout = false;
   /// A backward plan that also computes the bias gradient (in the bias's

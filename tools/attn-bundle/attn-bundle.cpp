@@ -13,6 +13,7 @@
 #include "AttnDialect/IR/AttnOps.h"
 #include "AttnDialect/InitAll.h"
 #include "AttnDialect/Pipelines/RocmToolkit.h"
+#include "AttnDialect/Target/Tuning.h"
 #include "Compile.h"
 #include "Family.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -142,6 +143,25 @@ static cl::opt<bool> allCandidates(
              "choice), instead of the selected ones: a bundle to time every "
              "tile with bench/gpu_check.py --time --all-variants"),
     cl::cat(category));
+static cl::list<int64_t> sizeHints(
+    "size-hints", cl::CommaSeparated,
+    cl::desc("Lengths dynamic Sq and Sk are expected at (default "
+             "1,512,4096,16384): each gets the tile the tables (or the "
+             "tuning file) choose there, a variant for its range of lengths "
+             "where that differs from the general tile (docs/Tuning.md)"),
+    cl::cat(category));
+static cl::list<std::string>
+    tuningFiles("tuning",
+                cl::desc("Tuning file of bench/autotune.py (docs/Tuning.md): "
+                         "measured tiles per size class for the chip it "
+                         "names; once per chip"),
+                cl::value_desc("file"), cl::cat(category));
+static cl::opt<bool> builtinTuning(
+    "builtin-tuning",
+    cl::desc("For a chip no --tuning names, use the tuning file built in "
+             "for it (lib/Target/Tunings; sm_90a: measured on an H100), if "
+             "any; default on"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> printOnly("print-family",
                                cl::desc("Print the family module and stop"),
                                cl::cat(category));
@@ -176,10 +196,17 @@ parseList(ArrayRef<std::string> values, ArrayRef<StringRef> defaults,
 /// default head dims; fails on anything asked for that the table cannot
 /// compile unless --allow-missing.
 static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
-                                                 const Profile &profile) {
+                                                 const Profile &profile,
+                                                 const TuningFile *tuning) {
   FamilyRequest request;
   request.chip = &chip;
   request.profile = &profile;
+  request.tuning = tuning;
+  if (sizeHints.empty())
+    request.sizeHints.assign(std::begin(kDefaultSizeHints),
+                             std::end(kDefaultSizeHints));
+  else
+    request.sizeHints.assign(sizeHints.begin(), sizeHints.end());
   request.softcap = softcap;
   request.allCandidates = allCandidates;
   request.unaligned = unaligned;
@@ -273,9 +300,12 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
 /// with --print-family (then none).
 static FailureOr<std::vector<BundleKernel>>
 compileChip(DialectRegistry &registry, const ChipSpec &chip,
-            const Profile &profile, CompileStats &stats) {
+            const Profile &profile, const TuningFile *tuning,
+            CompileStats &stats) {
   CompileOptions options;
   options.chip = &chip;
+  if (tuning)
+    options.tuningFile = tuning->path;
   options.toolkit = toolkit;
   if (toolkit.empty())
     options.toolkit =
@@ -322,7 +352,7 @@ compileChip(DialectRegistry &registry, const ChipSpec &chip,
            return module;
          }});
   } else {
-    FailureOr<SmallVector<Variant>> family = getFamily(chip, profile);
+    FailureOr<SmallVector<Variant>> family = getFamily(chip, profile, tuning);
     if (failed(family))
       return failure();
     if (printOnly) {
@@ -332,8 +362,12 @@ compileChip(DialectRegistry &registry, const ChipSpec &chip,
       Location loc = UnknownLoc::get(&ctx);
       OwningOpRef<ModuleOp> module = ModuleOp::create(b, loc);
       b.setInsertionPointToEnd(module->getBody());
-      for (auto [i, v] : llvm::enumerate(*family))
+      // What each function is, in dispatch order (size classes included).
+      for (auto [i, v] : llvm::enumerate(*family)) {
+        llvm::outs() << "// v" << i << ": " << v.describe() << ", tile "
+                     << v.tile->name << "\n";
         buildVariantFunc(b, loc, "v" + std::to_string(i), v);
+      }
       module->print(llvm::outs());
       return std::vector<BundleKernel>();
     }
@@ -356,6 +390,12 @@ compileChip(DialectRegistry &registry, const ChipSpec &chip,
     if (llvm::json::Object *c = k.variant.getObject("conditions")) {
       (*c)["seqlen_q_min"] = v.seqlenMin;
       (*c)["seqlen_k_min"] = v.seqlenMin;
+      if (v.seqlenMax) {
+        (*c)["seqlen_q_max"] = v.seqlenMax;
+        (*c)["seqlen_k_max"] = v.seqlenMax;
+      }
+      if (v.minBlocksPerSm)
+        (*c)["grid_min_blocks_per_sm"] = v.minBlocksPerSm;
     }
   }
   return kernels;
@@ -408,12 +448,45 @@ int main(int argc, char **argv) {
     return fail("unknown --profile '" + profileName + "'; expected inference");
   if (outDir.empty() && !printOnly)
     return fail("expected an output directory (-o)");
+  for (int64_t hint : sizeHints)
+    if (hint <= 0)
+      return fail("--size-hints: expected positive lengths, got " +
+                  Twine(hint));
+  if (allCandidates && (!tuningFiles.empty() || !sizeHints.empty()))
+    return fail("--all-candidates times every tile for any length; "
+                "--size-hints and --tuning choose among them: give one or "
+                "the other");
+  // Each chip's tuning file, checked against its table.
+  std::vector<TuningFile> tunings;
+  for (const std::string &path : tuningFiles) {
+    SmallVector<std::string> warnings;
+    llvm::Expected<TuningFile> file = loadTuningFile(path, warnings);
+    if (!file)
+      return fail(llvm::toString(file.takeError()));
+    for (const std::string &w : warnings)
+      llvm::WithColor::warning(llvm::errs(), "attn-bundle") << w << "\n";
+    if (!llvm::is_contained(chips, file->chip))
+      return fail("--tuning " + path + " is for " + file->chip->name +
+                  ", which --chip does not name");
+    for (const TuningFile &other : tunings)
+      if (other.chip == file->chip)
+        return fail("--tuning: " + other.path + " and " + path +
+                    " are both for " + file->chip->name);
+    tunings.push_back(std::move(*file));
+  }
 
   std::vector<BundleKernel> kernels;
   CompileStats stats;
   for (const ChipSpec *chip : chips) {
+    const TuningFile *tuning = nullptr;
+    for (const TuningFile &t : tunings)
+      if (t.chip == chip)
+        tuning = &t;
+    // A sweep times every tile; a user's file (--input) has its own.
+    if (!tuning && builtinTuning && !allCandidates && input.empty())
+      tuning = getBuiltinTuning(*chip);
     FailureOr<std::vector<BundleKernel>> some =
-        compileChip(registry, *chip, *profile, stats);
+        compileChip(registry, *chip, *profile, tuning, stats);
     if (failed(some))
       return 1;
     llvm::append_range(kernels, *some);

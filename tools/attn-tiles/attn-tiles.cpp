@@ -3,7 +3,8 @@
 //   attn-tiles --list-chips
 //   attn-tiles --chip sm_90a                      chip spec and candidates
 //   attn-tiles --chip sm_90a --dtype bf16 --head-dim 128 [--head-dim-v N]
-//              [--seqlen-q N] [--seqlen-k N] [--mask causal] [--bias]
+//              [--seqlen-q N] [--seqlen-k N] [--size-hint N] [--mask causal]
+//              [--bias]
 //              [--direction backward] [--profile inference]
 //                                                 verdicts, priority order
 //   attn-tiles --chip sm_90a --family --profile inference [--head-dims 64,128]
@@ -14,6 +15,7 @@
 
 #include "AttnDialect/Target/TileTable.h"
 #include "AttnDialect/Target/TileTableJSON.h"
+#include "AttnDialect/Target/Tuning.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -49,6 +51,11 @@ static cl::opt<int64_t> headDimV("head-dim-v", cl::desc("Dv (default D)"),
                                  cl::init(0), cl::cat(category));
 static cl::opt<int64_t> seqQ("seqlen-q", cl::desc("Static Sq (0: dynamic)"),
                              cl::init(0), cl::cat(category));
+static cl::opt<int64_t>
+    sizeHint("size-hint",
+             cl::desc("The length dynamic Sq and Sk are chosen for, as "
+                      "attn-select-config's size-hint (0: none)"),
+             cl::init(0), cl::cat(category));
 static cl::opt<int64_t> seqK("seqlen-k", cl::desc("Static Sk (0: dynamic)"),
                              cl::init(0), cl::cat(category));
 static cl::opt<std::string> mask("mask", cl::desc("Mask kind"),
@@ -117,6 +124,10 @@ int main(int argc, char **argv) {
                     llvm::toString(parsed.takeError()));
       loaded = std::move(*parsed);
     }
+    // The built-in tuning files are checked against the embedded table.
+    if (tableFile.empty())
+      if (llvm::Error e = checkBuiltinTunings())
+        return fail(llvm::toString(std::move(e)));
     llvm::outs() << "ok: " << loaded->chips.size() << " chips, "
                  << loaded->profiles.size() << " profiles\n";
     return 0;
@@ -185,6 +196,8 @@ int main(int argc, char **argv) {
     problem.seqQ = seqQ;
   if (seqK > 0)
     problem.seqK = seqK;
+  if (sizeHint > 0)
+    problem.seqHint = sizeHint;
   std::optional<MaskKind> maskKind = symbolizeMaskKind(mask);
   if (!maskKind)
     return fail("--mask: expected none, causal, causal_bottom_right or "

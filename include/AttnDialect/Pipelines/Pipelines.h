@@ -29,6 +29,20 @@ struct AttnToNVVMPipelineOptions
       llvm::cl::desc("Run attn-select-config first (off: every op already "
                      "carries a #attn.config)"),
       llvm::cl::init(true)};
+  PassOptions::ListOption<int64_t> sizeHints{
+      *this, "size-hints",
+      llvm::cl::desc("Lengths dynamic Sq and Sk are expected at: ops get a "
+                     "copy per size class (attn-specialize-sizes)")};
+  PassOptions::Option<std::string> tuning{
+      *this, "tuning",
+      llvm::cl::desc("Tuning file (docs/Tuning.md) for attn-specialize-sizes "
+                     "and attn-select-config"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> smCount{
+      *this, "sm-count",
+      llvm::cl::desc("attn-specialize-sizes' sm-count: multiprocessors of "
+                     "the target GPU (0: unknown)"),
+      llvm::cl::init(0)};
 };
 
 /// Options of attn-to-rocdl.
@@ -47,6 +61,20 @@ struct AttnToROCDLPipelineOptions
       llvm::cl::desc("ROCm toolkit root holding amdgcn/bitcode and "
                      "llvm/bin/ld.lld"),
       llvm::cl::init("")};
+  PassOptions::ListOption<int64_t> sizeHints{
+      *this, "size-hints",
+      llvm::cl::desc("Lengths dynamic Sq and Sk are expected at: ops get a "
+                     "copy per size class (attn-specialize-sizes)")};
+  PassOptions::Option<std::string> tuning{
+      *this, "tuning",
+      llvm::cl::desc("Tuning file (docs/Tuning.md) for attn-specialize-sizes "
+                     "and attn-select-config"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> smCount{
+      *this, "sm-count",
+      llvm::cl::desc("attn-specialize-sizes' sm-count: multiprocessors of "
+                     "the target GPU (0: unknown)"),
+      llvm::cl::init(0)};
 };
 
 /// Options of attn-to-cpu.

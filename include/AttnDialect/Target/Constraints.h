@@ -128,8 +128,8 @@ CheckResult checkProfile(const Profile &profile, const TileCandidate &cand,
                          const AttentionProblem &problem);
 /// Per-chip dispatch condition (`only_on`).
 CheckResult checkDispatch(const ChipSpec &chip, const TileCandidate &cand);
-/// A size-hinted candidate (seqlen_min) needs static Sq and Sk of at least
-/// its hint.
+/// A size-hinted candidate (seqlen_min) needs Sq and Sk (static, or the
+/// problem's size hint where dynamic) of at least its hint.
 CheckResult checkSizeHint(const TileCandidate &cand,
                           const AttentionProblem &problem);
 CheckResult checkMask(const TileCandidate &cand,

@@ -201,6 +201,12 @@ struct AttentionProblem {
   int64_t headDimV = 0;
   /// Static sequence lengths; nullopt when dynamic.
   std::optional<int64_t> seqQ, seqK;
+  /// The length dynamic Sq and Sk are chosen for (a size hint): read by the
+  /// size-hint rule only, never taken as a fact about the op.
+  std::optional<int64_t> seqHint;
+  /// A tuning file measured the tile at these lengths: the tables' size-hint
+  /// rule (seqlen_min, a guess from earlier measurements) gives way.
+  bool sizeMeasured = false;
   bool hasBias = false;
   MaskKind mask = MaskKind::None;
   bool wantsLse = false;

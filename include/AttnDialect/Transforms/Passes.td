@@ -20,6 +20,15 @@ def AttnSelectConfigPass : Pass<"attn-select-config"> {
     the tables: `inference`, `training`, `all`) restricts the candidates to
     its directions and element types, as `attn-tiles --profile` and
     `attn-bundle` do.
+
+    `size-hint` is the length dynamic Sq and Sk are expected at: a
+    size-specialized candidate (`seqlen_min`) applies when the hint reaches
+    it. `tuning` names a tuning file (docs/Tuning.md) measured for
+    `target`: an op whose lengths (static, else the hint) fall in one of
+    its entries gets that entry's tile when it fits the op, the tables'
+    choice otherwise. A file for another chip, an unknown candidate or one
+    the tables reject is an error; a file measured with another toolchain
+    a warning.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"",
@@ -30,8 +39,45 @@ def AttnSelectConfigPass : Pass<"attn-select-config"> {
     Option<"profile", "profile", "std::string", /*default=*/"\"\"",
            "Restrict the candidates to a profile of the tile tables "
            "(inference, training, all); none when empty">,
+    Option<"sizeHint", "size-hint", "int64_t", /*default=*/"0",
+           "Length dynamic Sq and Sk are chosen for (0: none)">,
+    Option<"tuning", "tuning", "std::string", /*default=*/"\"\"",
+           "Tuning file (docs/Tuning.md) of the target chip">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def AttnSpecializeSizesPass : Pass<"attn-specialize-sizes"> {
+  let summary = "Version attention ops with dynamic lengths per size class";
+  let description = [{
+    As Inductor compiles a kernel per size hint and picks one per run-time
+    shape: every dense `attn.attention` without a `config` whose Sq or Sk is
+    dynamic gets the size classes of `size-hints` (or of the `tuning` file's
+    entries for its combination; docs/Tuning.md): for each class whose tile
+    differs from the tables' general one, a copy of the op with that tile's
+    `#attn.config`, guarded by `scf.if` on Sq and Sk lying in the class's
+    range; the general tile's copy serves every other length. A tuning
+    entry measured from a grid fill (`min_blocks_per_sm`) also guards on
+    B x Hq x ceil(Sq / block_m) >= that x `sm-count`, and is left out when
+    `sm-count` is 0 (the multiprocessors are not known here). Ops without
+    any class are left to `attn-select-config`.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"",
+           "Chip whose tile table is used">,
+    ListOption<"sizeHints", "size-hints", "int64_t",
+               "Lengths dynamic Sq and Sk are expected at">,
+    Option<"tuning", "tuning", "std::string", /*default=*/"\"\"",
+           "Tuning file (docs/Tuning.md) of the target chip">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
+           "Multiprocessors of the GPU the code will run on, for tuning "
+           "entries measured from a grid fill (0: leave those out)">,
+  ];
+  let dependentDialects = [
+    "::mlir::attn::AttnDialect", "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
 }
 
 def AttnTilePass : Pass<"attn-tile"> {

@@ -1,0 +1,24 @@
+// attn-to-nvvm with size hints: an op with dynamic lengths compiles to one
+// kernel per size class and the host code picks one per call (as Inductor
+// compiles per size hint). D = 96: the general wgmma tile and, from 8193,
+// the tables' size-specialized wgmma_d128_m192n64w12.
+// RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa size-hints=1,512,4096,16384" | FileCheck %s
+// RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa" | FileCheck %s --check-prefix=ONE
+
+// CHECK: attn.kernels = [{{.*}}entry = "fwd_bf16_d96_none_m192n64w12s2"{{.*}}entry = "fwd_bf16_d96_none_m128n128w8s2"
+// CHECK-LABEL: llvm.func @dyn
+// CHECK: llvm.mlir.constant(8193 : index)
+// CHECK: llvm.cond_br
+// CHECK: gpu.launch_func @fwd_bf16_d96_none_m192n64w12s2
+// CHECK: gpu.launch_func @fwd_bf16_d96_none_m128n128w8s2
+// ONE-NOT: m192n64w12
+// ONE: attn.kernels = [{{.*}}entry = "fwd_bf16_d96_none_m128n128w8s2"
+// ONE-NOT: m192n64w12
+func.func @dyn(%q: tensor<?x8x?x96xbf16>, %k: tensor<?x8x?x96xbf16>,
+               %v: tensor<?x8x?x96xbf16>, %o: tensor<?x8x?x96xbf16>)
+    -> tensor<?x8x?x96xbf16> {
+  %r = attn.attention q(%q : tensor<?x8x?x96xbf16>) k(%k : tensor<?x8x?x96xbf16>)
+      v(%v : tensor<?x8x?x96xbf16>) outs(%o : tensor<?x8x?x96xbf16>)
+      -> tensor<?x8x?x96xbf16>
+  return %r : tensor<?x8x?x96xbf16>
+}

@@ -1,0 +1,97 @@
+// attn-specialize-sizes: a copy of a dynamic-length op per size class whose
+// tile differs from the general one (docs/Tuning.md), chosen by scf.if.
+// RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a size-hints=1,512,4096,16384" | FileCheck %s --check-prefix=HINTS
+// RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json sm-count=132" | FileCheck %s --check-prefix=TUNED
+// RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json" | FileCheck %s --check-prefix=NOSMS
+
+// The tables at the hints: D = 128 takes wgmma_d128_m192n64w12 from 8193.
+// With the H100 file, bf16 D = 128 keeps the general tile everywhere.
+// HINTS-LABEL: func.func @d128
+// HINTS-DAG:   %[[SQ:.*]] = tensor.dim %{{.*}}, %c2{{.*}} : tensor<?x8x?x128xbf16>
+// HINTS-DAG:   %[[MIN:.*]] = arith.constant 8193 : index
+// HINTS:       %[[C:.*]] = arith.cmpi sge, %[[SQ]], %[[MIN]] : index
+// HINTS:       scf.if %{{.*}} -> (tensor<?x8x?x128xbf16>) {
+// HINTS-NEXT:    attn.attention {{.*}}name = "wgmma_d128_m192n64w12"
+// HINTS:       } else {
+// HINTS-NEXT:    attn.attention {{.*}}name = "wgmma_d128_m128n128w8"
+// TUNED-LABEL: func.func @d128
+// TUNED-NOT:   scf.if
+// TUNED:       attn.attention
+// TUNED-NOT:   config
+// TUNED:       return
+func.func @d128(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x8x?x128xbf16>,
+                %v: tensor<?x8x?x128xbf16>, %o: tensor<?x8x?x128xbf16>)
+    -> tensor<?x8x?x128xbf16> {
+  %r = attn.attention q(%q : tensor<?x8x?x128xbf16>) k(%k : tensor<?x8x?x128xbf16>)
+      v(%v : tensor<?x8x?x128xbf16>) outs(%o : tensor<?x8x?x128xbf16>)
+      -> tensor<?x8x?x128xbf16>
+  return %r : tensor<?x8x?x128xbf16>
+}
+
+// -----
+
+// The H100 file at D = 96: wgmma_d128_m192n64w12 from 1449 on grids of at
+// least 13 x 132 workgroups (B x 8 heads x ceil(Sq / 192)). Without
+// sm-count that class is left out, and nothing else differs.
+// TUNED-LABEL: func.func @d96
+// TUNED:       %[[SQ:.*]] = tensor.dim %arg0, %c2{{.*}}
+// TUNED:       %[[QB:.*]] = arith.ceildivui %[[SQ]], %c192{{.*}} : index
+// TUNED:       %[[B:.*]] = tensor.dim %arg0, %c0{{.*}}
+// TUNED:       %[[QBB:.*]] = arith.muli %[[QB]], %[[B]] : index
+// TUNED:       %[[ALL:.*]] = arith.muli %[[QBB]], %c8{{.*}} : index
+// TUNED:       arith.cmpi sge, %[[ALL]], %c1716{{.*}} : index
+// TUNED:       scf.if
+// TUNED-NEXT:    attn.attention {{.*}}name = "wgmma_d128_m192n64w12"
+// TUNED:       } else {
+// TUNED-NEXT:    attn.attention {{.*}}name = "wgmma_d128_m128n128w8"
+// NOSMS-LABEL: func.func @d96
+// NOSMS-NOT:   scf.if
+// NOSMS:       return
+func.func @d96(%q: tensor<?x8x?x96xbf16>, %k: tensor<?x8x?x96xbf16>,
+               %v: tensor<?x8x?x96xbf16>, %o: tensor<?x8x?x96xbf16>)
+    -> tensor<?x8x?x96xbf16> {
+  %r = attn.attention q(%q : tensor<?x8x?x96xbf16>) k(%k : tensor<?x8x?x96xbf16>)
+      v(%v : tensor<?x8x?x96xbf16>) outs(%o : tensor<?x8x?x96xbf16>)
+      -> tensor<?x8x?x96xbf16>
+  return %r : tensor<?x8x?x96xbf16>
+}
+
+// -----
+
+// A bounded class (causal D = 96, 1..362) on memrefs: no results.
+// TUNED-LABEL: func.func @causal_memref
+// TUNED-DAG:   arith.constant 362 : index
+// TUNED:       arith.cmpi sle
+// TUNED:       scf.if %{{.*}} {
+// TUNED-NEXT:    attn.attention {{.*}}name = "mma_d128_m128n64w4"
+// TUNED:       } else {
+// TUNED-NEXT:    attn.attention {{.*}}name = "wgmma_d128_m128n128w8"
+func.func @causal_memref(%q: memref<?x8x?x96xf16>, %k: memref<?x8x?x96xf16>,
+                         %v: memref<?x8x?x96xf16>, %o: memref<?x8x?x96xf16>) {
+  attn.attention q(%q : memref<?x8x?x96xf16>) k(%k : memref<?x8x?x96xf16>)
+      v(%v : memref<?x8x?x96xf16>) outs(%o : memref<?x8x?x96xf16>)
+      {mask = #attn.mask<causal>}
+  return
+}
+
+// -----
+
+// Static lengths, and ops that carry a config, are left alone.
+// HINTS-LABEL: func.func @static
+// HINTS-NOT:   scf.if
+// HINTS:       return
+func.func @static(%q: tensor<1x8x16384x128xbf16>, %k: tensor<1x8x16384x128xbf16>,
+                  %v: tensor<1x8x16384x128xbf16>, %o: tensor<1x8x16384x128xbf16>)
+    -> tensor<1x8x16384x128xbf16> {
+  %r = attn.attention q(%q : tensor<1x8x16384x128xbf16>) k(%k : tensor<1x8x16384x128xbf16>)
+      v(%v : tensor<1x8x16384x128xbf16>) outs(%o : tensor<1x8x16384x128xbf16>)
+      -> tensor<1x8x16384x128xbf16>
+  return %r : tensor<1x8x16384x128xbf16>
+}
+
+// -----
+
+// RUN: not attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_99" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a size-hints=0,512" 2>&1 | FileCheck %s --check-prefix=HINT
+// CHIP: error: attn-specialize-sizes: unknown target 'sm_99'
+// HINT: error: attn-specialize-sizes: size-hints must be positive and sm-count not negative
