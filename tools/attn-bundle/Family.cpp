@@ -119,6 +119,7 @@ static AttentionProblem getProblem(const Variant &v) {
   p.hasSoftcap = v.softcap;
   p.wantsLse = true;
   p.direction = v.direction;
+  p.deterministic = v.deterministic;
   return p;
 }
 
@@ -320,12 +321,23 @@ SmallVector<Variant> attn::enumerateVariants(
     variants.push_back(twin);
   }
   // A deterministic twin (dQ without atomics) of each plan without the bias
-  // gradient, for calls that ask for bit-reproducible gradients.
+  // gradient, for calls that ask for bit-reproducible gradients: the first
+  // tile the tables accept for a deterministic plan.
   for (size_t i = firstPlan, e = variants.size(); i < e; ++i) {
     if (variants[i].biasGrad)
       continue;
     Variant twin = variants[i];
     twin.deterministic = true;
+    SmallVector<Verdict> verdicts =
+        evaluateCandidates(*request.chip, getProblem(twin), profile);
+    auto *it =
+        llvm::find_if(verdicts, [](const Verdict &x) { return x.accepted; });
+    if (it == verdicts.end()) {
+      if (unsupportedBackward)
+        unsupportedBackward->push_back({twin, std::move(verdicts)});
+      continue;
+    }
+    twin.tile = it->candidate;
     variants.push_back(twin);
   }
   // The plans' element-aligned twins after them, as the forward's.
