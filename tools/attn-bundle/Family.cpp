@@ -381,9 +381,12 @@ static std::string describeGroup(ArrayRef<UnsupportedVariant> group) {
       each.push_back(u.variant.describe());
     return llvm::join(each, ", ");
   }
-  bool backward = group.front().variant.direction == Direction::Backward;
+  const Variant &first = group.front().variant;
+  bool backward = first.direction == Direction::Backward;
   return llvm::formatv("{0}D={1} ({2}; masks {3}; bias {4}; {5})",
-                       backward ? "the backward of " : "",
+                       !backward             ? ""
+                       : first.deterministic ? "the deterministic backward of "
+                                             : "the backward of ",
                        group.front().variant.headDim, parts[0], parts[1],
                        parts[2], parts[3]);
 }
