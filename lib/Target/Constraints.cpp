@@ -531,6 +531,25 @@ CheckResult mlir::attn::checkAlignment(const TileCandidate &cand,
   return check("Sk", problem.seqK, cand.blockN);
 }
 
+int64_t mlir::attn::getDeterministicQueryRows(const MatrixInstr &instr,
+                                              int64_t warps) {
+  return (instr.rowsPerWarp > 0 ? instr.rowsPerWarp : 16) * warps;
+}
+
+CheckResult mlir::attn::checkDeterministic(const TileCandidate &cand,
+                                           const MatrixInstr &instr,
+                                           const AttentionProblem &problem) {
+  if (!problem.deterministic || problem.direction != Direction::Backward)
+    return std::nullopt;
+  int64_t need = getDeterministicQueryRows(instr, cand.warps);
+  if (cand.blockM * cand.stages >= need)
+    return std::nullopt;
+  return formatv("deterministic: block_m x stages = {0} query rows of shared "
+                 "memory, the dQ pass needs {1}",
+                 cand.blockM * cand.stages, need)
+      .str();
+}
+
 CheckResult mlir::attn::checkBias(const TileCandidate &cand,
                                   const AttentionProblem &problem) {
   if (problem.hasBias && !cand.supportsBias)

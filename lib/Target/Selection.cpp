@@ -48,6 +48,7 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
       add(checkRegisters(chip, cand, *instr, tiled, v.registers));
       add(checkAlignment(cand, problem));
       add(checkBias(cand, problem));
+      add(checkDeterministic(cand, *instr, problem));
     }
   }
   v.accepted = reasons.empty();

@@ -119,7 +119,7 @@ json::Value mlir::attn::toJSON(const AttentionProblem &p) {
       return *s;
     return "dynamic";
   };
-  return json::Object{
+  json::Object o{
       {"dtype", stringifyElementType(p.elementType)},
       {"head_dim", p.headDim},
       {"head_dim_v", p.headDimV},
@@ -131,6 +131,12 @@ json::Value mlir::attn::toJSON(const AttentionProblem &p) {
       {"softcap", p.hasSoftcap},
       {"direction", stringifyDirection(p.direction)},
   };
+  // Only what changes the verdicts: a size hint, a deterministic plan.
+  if (p.seqHint)
+    o["size_hint"] = *p.seqHint;
+  if (p.deterministic)
+    o["deterministic"] = true;
+  return o;
 }
 
 json::Value mlir::attn::toJSON(const Verdict &v) {

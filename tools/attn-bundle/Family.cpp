@@ -119,6 +119,7 @@ static AttentionProblem getProblem(const Variant &v) {
   p.hasSoftcap = v.softcap;
   p.wantsLse = true;
   p.direction = v.direction;
+  p.deterministic = v.deterministic;
   return p;
 }
 
@@ -320,12 +321,23 @@ SmallVector<Variant> attn::enumerateVariants(
     variants.push_back(twin);
   }
   // A deterministic twin (dQ without atomics) of each plan without the bias
-  // gradient, for calls that ask for bit-reproducible gradients.
+  // gradient, for calls that ask for bit-reproducible gradients: the first
+  // tile the tables accept for a deterministic plan.
   for (size_t i = firstPlan, e = variants.size(); i < e; ++i) {
     if (variants[i].biasGrad)
       continue;
     Variant twin = variants[i];
     twin.deterministic = true;
+    SmallVector<Verdict> verdicts =
+        evaluateCandidates(*request.chip, getProblem(twin), profile);
+    auto *it =
+        llvm::find_if(verdicts, [](const Verdict &x) { return x.accepted; });
+    if (it == verdicts.end()) {
+      if (unsupportedBackward)
+        unsupportedBackward->push_back({twin, std::move(verdicts)});
+      continue;
+    }
+    twin.tile = it->candidate;
     variants.push_back(twin);
   }
   // The plans' element-aligned twins after them, as the forward's.
@@ -369,9 +381,12 @@ static std::string describeGroup(ArrayRef<UnsupportedVariant> group) {
       each.push_back(u.variant.describe());
     return llvm::join(each, ", ");
   }
-  bool backward = group.front().variant.direction == Direction::Backward;
+  const Variant &first = group.front().variant;
+  bool backward = first.direction == Direction::Backward;
   return llvm::formatv("{0}D={1} ({2}; masks {3}; bias {4}; {5})",
-                       backward ? "the backward of " : "",
+                       !backward             ? ""
+                       : first.deterministic ? "the deterministic backward of "
+                                             : "the backward of ",
                        group.front().variant.headDim, parts[0], parts[1],
                        parts[2], parts[3]);
 }

@@ -69,6 +69,11 @@ static cl::opt<std::string>
               cl::desc("forward (default) or backward: which kernel the "
                        "problem asks for"),
               cl::init("forward"), cl::cat(category));
+static cl::opt<bool> deterministic(
+    "deterministic",
+    cl::desc("The problem is a deterministic backward plan (dQ without "
+             "atomics)"),
+    cl::cat(category));
 static cl::opt<bool> backward("backward",
                               cl::desc("Same as --direction backward"),
                               cl::cat(category));
@@ -211,6 +216,7 @@ int main(int argc, char **argv) {
     return fail("--direction: expected forward or backward, got '" + direction +
                 "'");
   problem.direction = backward ? Direction::Backward : *dir;
+  problem.deterministic = deterministic;
   print(verdictsToJSON(*chip, problem,
                        evaluateCandidates(*chip, problem, profile), profile));
   return 0;

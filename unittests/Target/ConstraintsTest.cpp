@@ -379,3 +379,22 @@ TEST_F(ChecksTest, DispatchImplementedBiasThreads) {
 }
 
 } // namespace
+
+TEST(Deterministic, DqPassNeedsRowsPerWarpTimesWarps) {
+  const ChipSpec &chip = *lookupChip("sm_90a");
+  const MatrixInstr &instr = *chip.lookupInstr(MatrixInstrKind::MmaM16N8K16);
+  TileCandidate c;
+  c.blockM = 32;
+  c.stages = 2;
+  c.warps = 8;
+  AttentionProblem p;
+  p.direction = Direction::Backward;
+  EXPECT_FALSE(checkDeterministic(c, instr, p)); // atomic plans: no rule
+  p.deterministic = true;
+  CheckResult r = checkDeterministic(c, instr, p);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "deterministic: block_m x stages = 64 query rows of shared "
+                "memory, the dQ pass needs 128");
+  c.warps = 4; // 16 rows x 4 warps fit 32 x 2
+  EXPECT_FALSE(checkDeterministic(c, instr, p));
+}

@@ -173,6 +173,14 @@ CheckResult checkRegisters(const ChipSpec &chip, const TileCandidate &cand,
 /// block sizes.
 CheckResult checkAlignment(const TileCandidate &cand,
                            const AttentionProblem &problem);
+/// Query rows the deterministic backward's dQ pass owns per workgroup: the
+/// instruction's rows per warp (16 without a rule), every warp.
+int64_t getDeterministicQueryRows(const MatrixInstr &instr, int64_t warps);
+/// A deterministic backward plan keeps those rows in the Q and dO buffers
+/// of block_m x stages rows.
+CheckResult checkDeterministic(const TileCandidate &cand,
+                               const MatrixInstr &instr,
+                               const AttentionProblem &problem);
 CheckResult checkBias(const TileCandidate &cand,
                       const AttentionProblem &problem);
 

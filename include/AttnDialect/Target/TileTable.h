@@ -212,6 +212,9 @@ struct AttentionProblem {
   bool wantsLse = false;
   bool hasSoftcap = false;
   Direction direction = Direction::Forward;
+  /// A backward plan without atomics (its dQ pass keeps query rows in the
+  /// main kernel's Q and dO buffers).
+  bool deterministic = false;
 };
 
 /// The problem an attn.attention / attn.attention_grad op poses, or failure

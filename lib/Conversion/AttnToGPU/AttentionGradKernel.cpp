@@ -817,11 +817,11 @@ void MainStageEmitter::emit() {
 
 int64_t attn::getDeterministicQueryRows(const KernelSpec &spec,
                                         const GPUTargetInfo &target) {
-  // The instruction's rows per warp (the tables'), every warp.
+  // The tables' rule (checkDeterministic), so both say the same.
   const MatrixInstr *instr =
       target.getChipSpec().lookupInstr(spec.config.getMma());
-  int64_t rows = instr && instr->rowsPerWarp > 0 ? instr->rowsPerWarp : 16;
-  return rows * spec.warps();
+  return instr ? mlir::attn::getDeterministicQueryRows(*instr, spec.warps())
+               : 16 * spec.warps();
 }
 
 void MainStageEmitter::emitQueryPass() {
