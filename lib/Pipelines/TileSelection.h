@@ -10,11 +10,14 @@ namespace mlir {
 namespace attn {
 
 /// Adds what picks the tiles of `chip`: attn-specialize-sizes when size
-/// hints or a tuning file are given (a copy of an op per size class), then
-/// attn-select-config for every op still without a config.
+/// hints are given (a copy of an op per size class, from the tuning file's
+/// entries where it has some), then attn-select-config for every op still
+/// without a config. A tuning file alone only informs attn-select-config:
+/// attn-bundle --input compiles each op of its file into one bundle
+/// variant, which copies without length conditions would shadow.
 template <typename Options>
 void addTileSelection(OpPassManager &pm, const Options &options) {
-  if (!options.sizeHints.empty() || !options.tuning.empty()) {
+  if (!options.sizeHints.empty()) {
     AttnSpecializeSizesPassOptions sizes;
     sizes.target = options.chip;
     sizes.sizeHints.assign(options.sizeHints.begin(), options.sizeHints.end());

@@ -56,6 +56,11 @@ static llvm::json::Object getVariant(DictionaryAttr k,
       {"seqlen_k_multiple", getInt(k, "seqlen_k_multiple")}};
   if (k.get("bias_align_bytes"))
     conditions["bias_align_bytes"] = getInt(k, "bias_align_bytes");
+  // A size class's kernel (attn-specialize-sizes): its lengths and grid.
+  for (StringRef key : {"seqlen_q_min", "seqlen_q_max", "seqlen_k_min",
+                        "seqlen_k_max", "grid_min_blocks_per_sm"})
+    if (k.get(key))
+      conditions[key] = getInt(k, key);
   v["conditions"] = std::move(conditions);
   // Only the serving layouts say so (schema version 3); absent is dense.
   if (k.get("layout"))

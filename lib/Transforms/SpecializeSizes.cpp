@@ -118,16 +118,28 @@ struct AttnSpecializeSizesPassImpl
       }
       return cond;
     };
-    auto copyWith = [&](OpBuilder &nested, const TileCandidate &tile) {
+    auto copyWith = [&](OpBuilder &nested, const TileCandidate &tile,
+                        const SizeClass *c) {
       auto copy = cast<AttentionOp>(nested.clone(*op));
       copy.setConfigAttr(toConfigAttr(op.getContext(), tile));
+      if (c) {
+        // The lengths (and grid) it serves, for a bundle's conditions.
+        NamedAttrList range;
+        range.append("seqlen_min", nested.getI64IntegerAttr(c->range.min));
+        if (!c->range.isUnbounded())
+          range.append("seqlen_max", nested.getI64IntegerAttr(c->range.max));
+        if (c->minBlocksPerSm)
+          range.append("min_blocks_per_sm",
+                       nested.getI64IntegerAttr(c->minBlocksPerSm));
+        copy->setAttr(kSizeClassAttrName, range.getDictionary(op.getContext()));
+      }
       return copy->getResults();
     };
     // if (class 0) copy 0 else if (class 1) copy 1 ... else general.
     std::function<ValueRange(OpBuilder &, unsigned)> chain =
         [&](OpBuilder &nested, unsigned i) -> ValueRange {
       if (i == classes.size())
-        return copyWith(nested, *general);
+        return copyWith(nested, *general, nullptr);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(nested.getInsertionBlock(),
                           nested.getInsertionPoint());
@@ -135,8 +147,8 @@ struct AttnSpecializeSizesPassImpl
       auto ifOp = scf::IfOp::create(
           b, loc, cond,
           [&](OpBuilder &then, Location l) {
-            scf::YieldOp::create(then, l,
-                                 copyWith(then, *classes[i].candidate));
+            scf::YieldOp::create(
+                then, l, copyWith(then, *classes[i].candidate, &classes[i]));
           },
           [&](OpBuilder &otherwise, Location l) {
             scf::YieldOp::create(otherwise, l, chain(otherwise, i + 1));

@@ -2,8 +2,16 @@
 // kernel per size class and the host code picks one per call (as Inductor
 // compiles per size hint). D = 96: the general wgmma tile and, from 8193,
 // the tables' size-specialized wgmma_d128_m192n64w12.
+// REQUIRES: ptxas
 // RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa size-hints=1,512,4096,16384" | FileCheck %s
 // RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa" | FileCheck %s --check-prefix=ONE
+// With the H100 tuning file and the SM count, written as a bundle: the
+// copy's lengths and grid fill become its conditions, as attn-bundle's.
+// RUN: rm -rf %t && attn-opt %s --attn-to-nvvm="chip=sm_90a format=bin toolkit=%cuda_toolkit size-hints=1,512,4096,16384 sm-count=132 tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json" --attn-write-bundle="dir=%t" -o /dev/null
+// RUN: %python -c "import json, sys; b = json.load(open(sys.argv[1])); print(b['version']); [print(v['name'], sorted(v['conditions'].items())) for v in b['variants']]" %t/bundle.json | FileCheck %s --check-prefix=BUNDLE
+// BUNDLE:      7
+// BUNDLE-NEXT: fwd_bf16_d96_none_m192n64w12s2 [('align_bytes', 16), ('grid_min_blocks_per_sm', 13), ('seqlen_k_min', 1449), ('seqlen_k_multiple', 1), ('seqlen_q_min', 1449), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d96_none_m128n128w8s2 [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
 
 // CHECK: attn.kernels = [{{.*}}entry = "fwd_bf16_d96_none_m192n64w12s2"{{.*}}entry = "fwd_bf16_d96_none_m128n128w8s2"
 // CHECK-LABEL: llvm.func @dyn

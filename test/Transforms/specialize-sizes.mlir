@@ -41,9 +41,11 @@ func.func @d128(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x8x?x128xbf16>,
 // TUNED:       %[[ALL:.*]] = arith.muli %[[QBB]], %c8{{.*}} : index
 // TUNED:       arith.cmpi sge, %[[ALL]], %c1716{{.*}} : index
 // TUNED:       scf.if
-// TUNED-NEXT:    attn.attention {{.*}}name = "wgmma_d128_m192n64w12"
+// TUNED-NEXT:    attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 13 : i64, seqlen_min = 1449 : i64}{{.*}}name = "wgmma_d128_m192n64w12"
 // TUNED:       } else {
-// TUNED-NEXT:    attn.attention {{.*}}name = "wgmma_d128_m128n128w8"
+// TUNED-NEXT:    attn.attention
+// TUNED-NOT:     attn.size_class
+// TUNED-SAME:    name = "wgmma_d128_m128n128w8"
 // NOSMS-LABEL: func.func @d96
 // NOSMS-NOT:   scf.if
 // NOSMS:       return

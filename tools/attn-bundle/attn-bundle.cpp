@@ -483,8 +483,14 @@ int main(int argc, char **argv) {
       if (t.chip == chip)
         tuning = &t;
     // A sweep times every tile; a user's file (--input) has its own.
-    if (!tuning && builtinTuning && !allCandidates && input.empty())
+    if (!tuning && builtinTuning && !allCandidates && input.empty()) {
       tuning = getBuiltinTuning(*chip);
+      if (tuning && tuning->toolchain != getToolchainName())
+        llvm::WithColor::note(llvm::errs(), "attn-bundle")
+            << "the built-in " << chip->name << " tuning file was measured "
+            << "with kernels of '" << tuning->toolchain << "', this is '"
+            << getToolchainName() << "' (--builtin-tuning=false ignores it)\n";
+    }
     FailureOr<std::vector<BundleKernel>> some =
         compileChip(registry, *chip, *profile, tuning, stats);
     if (failed(some))

@@ -32,7 +32,8 @@ struct AttnToNVVMPipelineOptions
   PassOptions::ListOption<int64_t> sizeHints{
       *this, "size-hints",
       llvm::cl::desc("Lengths dynamic Sq and Sk are expected at: ops get a "
-                     "copy per size class (attn-specialize-sizes)")};
+                     "copy per size class (attn-specialize-sizes, with the "
+                     "tuning file's classes where it has entries)")};
   PassOptions::Option<std::string> tuning{
       *this, "tuning",
       llvm::cl::desc("Tuning file (docs/Tuning.md) for attn-specialize-sizes "
@@ -64,7 +65,8 @@ struct AttnToROCDLPipelineOptions
   PassOptions::ListOption<int64_t> sizeHints{
       *this, "size-hints",
       llvm::cl::desc("Lengths dynamic Sq and Sk are expected at: ops get a "
-                     "copy per size class (attn-specialize-sizes)")};
+                     "copy per size class (attn-specialize-sizes, with the "
+                     "tuning file's classes where it has entries)")};
   PassOptions::Option<std::string> tuning{
       *this, "tuning",
       llvm::cl::desc("Tuning file (docs/Tuning.md) for attn-specialize-sizes "

@@ -98,6 +98,12 @@ const TileCandidate *selectTunedCandidate(const ChipSpec &chip,
                                           const Profile *profile,
                                           const TuningFile *tuning);
 
+/// The discardable attribute attn-specialize-sizes puts on each copy of an
+/// op it makes for a size class: {seqlen_min, seqlen_max (absent:
+/// unbounded), min_blocks_per_sm (absent: any grid)}. The GPU lowerings
+/// turn it into the kernel's bundle conditions.
+inline constexpr llvm::StringLiteral kSizeClassAttrName = "attn.size_class";
+
 /// One size class: the lengths `range` and the tile chosen for them.
 struct SizeClass {
   SeqlenRange range;

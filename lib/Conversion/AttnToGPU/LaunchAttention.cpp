@@ -9,6 +9,7 @@
 
 #include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
 #include "AttnDialect/Conversion/AttnToGPU/AttnToGPU.h"
+#include "AttnDialect/Target/Tuning.h"
 #include "LaunchUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -43,9 +44,10 @@ FailureOr<KernelSpec> attn::getKernelSpec(AttentionOp op,
 }
 
 namespace {
-DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
+DictionaryAttr getMetadata(AttentionOp op, StringRef name,
                            const KernelSpec &spec,
                            const GPUTargetInfo &target) {
+  MLIRContext *ctx = op.getContext();
   Builder b(ctx);
   std::string config;
   llvm::raw_string_ostream os(config);
@@ -99,6 +101,19 @@ DictionaryAttr getMetadata(MLIRContext *ctx, StringRef name,
     attrs.append("pack_gqa", b.getBoolAttr(true));
   attrs.append("seqlen_q_multiple", b.getI64IntegerAttr(1));
   attrs.append("seqlen_k_multiple", b.getI64IntegerAttr(1));
+  // A size class's copy (attn-specialize-sizes) serves its lengths only.
+  if (auto range = op->getAttrOfType<DictionaryAttr>(kSizeClassAttrName)) {
+    if (Attribute min = range.get("seqlen_min")) {
+      attrs.append("seqlen_q_min", min);
+      attrs.append("seqlen_k_min", min);
+    }
+    if (Attribute max = range.get("seqlen_max")) {
+      attrs.append("seqlen_q_max", max);
+      attrs.append("seqlen_k_max", max);
+    }
+    if (Attribute fill = range.get("min_blocks_per_sm"))
+      attrs.append("grid_min_blocks_per_sm", fill);
+  }
   attrs.append("config", b.getStringAttr(config));
   return attrs.getDictionary(ctx);
 }
@@ -138,7 +153,7 @@ AttentionToGPULaunch::matchAndRewrite(AttentionOp op,
         if (spec->splitKV())
           buildSplitCombineKernel(rewriter, op.getLoc(), m, name + "_combine",
                                   *spec, target);
-        return getMetadata(op.getContext(), name, *spec, target);
+        return getMetadata(op, name, *spec, target);
       });
   if (failed(gpuModule))
     return failure();
