@@ -7,7 +7,7 @@ its range, and the lengths just outside it go to another variant.
 
 For every dense, unbiased variant whose conditions have seqlen_q_min (its
 dtype, head dim and mask), Sq = Sk = the range's start, its end (at most
-4096) and, where bounded, one past the end, with enough heads (batch 1) to
+4096, unless the range starts later) and, where bounded, one past the end, with enough heads (batch 1) to
 meet its grid_min_blocks_per_sm on this GPU: the runtime's choice
 (select_variant) must be the variant inside the range and another outside;
 then at the range's start with 4 heads, a grid below the fill condition
@@ -68,9 +68,10 @@ def main():
             blocks = -(-s // v["block_m"])
             return max(4, -(-fill * sms // blocks))
 
-        lengths = [(lo, heads_for(lo), True),
-                   (min(hi or MAX_CHECKED, MAX_CHECKED),
-                    heads_for(min(hi or MAX_CHECKED, MAX_CHECKED)), True)]
+        # The range's end, or a length past its start no longer than
+        # MAX_CHECKED allows (the start itself when that is longer).
+        end = max(lo, min(hi or MAX_CHECKED, MAX_CHECKED))
+        lengths = [(lo, heads_for(lo), True), (end, heads_for(end), True)]
         if hi is not None:
             lengths.append((hi + 1, heads_for(hi + 1), False))
         if fill and heads_for(lo) > 4:
