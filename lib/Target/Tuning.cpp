@@ -117,10 +117,17 @@ TuningEntry parseEntry(const ChipSpec &chip, const json::Value &value,
     r.fail("head_dim and head_dim_v must be positive");
   if (e.minBlocksPerSm < 0)
     r.fail("min_blocks_per_sm must not be negative");
-  if (e.range.min < 1 || e.range.max < e.range.min)
+  // Bundle conditions hold lengths up to 2^30 (docs/BundleFormat.md).
+  constexpr int64_t kMaxLength = int64_t(1) << 30;
+  bool bounded = e.range.max != SeqlenRange::kUnbounded;
+  if (e.range.min < 1 || e.range.max < e.range.min ||
+      e.range.min > kMaxLength || (bounded && e.range.max > kMaxLength))
     r.fail(llvm::formatv("seqlen_min {0} and seqlen_max {1}: expected "
-                         "1 <= seqlen_min <= seqlen_max",
-                         e.range.min, e.range.max));
+                         "1 <= seqlen_min <= seqlen_max <= {2}",
+                         e.range.min, bounded ? e.range.max : kMaxLength,
+                         kMaxLength));
+  if (e.minBlocksPerSm > (int64_t(1) << 20))
+    r.fail("min_blocks_per_sm: at most 1048576");
   if (!r.ok())
     return e;
 
