@@ -62,7 +62,7 @@ DimValues dimValues(const attn_bwd_params &params);
 int64_t extentValue(const Extent &e, const DimValues &dims);
 
 /// The bytes of `plan`'s workspace: its buffers in order, each starting at a
-/// multiple of kWorkspaceAlignment.
+/// multiple of kWorkspaceAlignment (the compiler's, KernelABI.h, is the same).
 constexpr size_t kWorkspaceAlignment = 256;
 Status workspaceSize(const Plan &plan, const DimValues &dims, size_t &bytes);
 

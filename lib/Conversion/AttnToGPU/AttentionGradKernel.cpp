@@ -10,6 +10,7 @@
 #include "AttnDialect/Conversion/AttnToGPU/SharedMemory.h"
 #include "AttnDialect/Target/Constraints.h"
 #include "AttnDialect/Utils/MaskUtils.h"
+#include "BackwardWorkspace.h"
 #include "DropoutFragment.h"
 #include "KernelBuilder.h"
 #include "LaunchUtils.h"
@@ -91,35 +92,40 @@ protected:
                ext(i));
   }
   Value deltaPtr() { return arg(kBwdWorkspace); }
-  /// B * Hq * Sq (i64): the rows of delta and dq_accum.
-  Value numWorkspaceRows() {
-    return mul(mul(ext(arg(kBwdBatch)), ext(arg(kBwdHeadsQ))),
-               ext(arg(kBwdSeqQ)));
+  /// Buffer `name` of the plan's workspace (BackwardWorkspace.h).
+  Value workspaceBuffer(StringRef name) {
+    // Offsets depend on delta's and dq_accum's rows only (dbias_accum is
+    // last), and D is a constant.
+    WorkspaceArith a{
+        [&](StringRef dim) -> std::optional<int64_t> {
+          if (dim == "head_dim")
+            return spec.headDim;
+          return std::nullopt;
+        },
+        [&](StringRef dim) -> Value {
+          unsigned i = dim == "batch"     ? kBwdBatch
+                       : dim == "heads_q" ? kBwdHeadsQ
+                                          : kBwdSeqQ;
+          assert((dim == "batch" || dim == "heads_q" || dim == "seqlen_q") &&
+                 "a dim before dbias_accum");
+          return ext(arg(i));
+        },
+        [&](int64_t v) { return c64(v); },
+        [&](Value x, Value y) { return mul(x, y); },
+        [&](Value x, Value y) { return add(x, y); },
+        [&](Value x, int64_t m) {
+          return mul(arith::DivUIOp::create(b, loc, add(x, c64(m - 1)), c64(m)),
+                     c64(m));
+        }};
+    return gep(arg(kBwdWorkspace), b.getI8Type(),
+               getWorkspaceOffset(getBackwardWorkspace(spec), name, a));
   }
-  Value alignTo256(Value bytes) {
-    return mul(arith::DivUIOp::create(b, loc, add(bytes, c64(255)), c64(256)),
-               c64(256));
-  }
-  /// dq_accum's byte offset: delta's `numRows` floats, aligned.
-  Value dqAccumOffset(Value numRows) {
-    return alignTo256(mul(numRows, c64(4)));
-  }
-  /// dq_accum starts at the first multiple of 256 bytes after delta; its
-  /// rows are workspace rows (workspaceRow) of D floats.
+  /// dq_accum's rows are workspace rows (workspaceRow) of D floats.
   Value dqAccumRow(Value dqAccum, Value row) {
     return gep(dqAccum, f32, mul(row, c64(spec.headDim)));
   }
-  Value dqAccumPtr() {
-    return gep(arg(kBwdWorkspace), b.getI8Type(),
-               dqAccumOffset(numWorkspaceRows()));
-  }
-  /// dbias_accum (with the bias gradient) starts at the first multiple of 256
-  /// bytes after dq_accum.
-  Value dbiasAccumPtr() {
-    Value r = numWorkspaceRows();
-    Value dqEnd = add(dqAccumOffset(r), mul(r, c64(4 * spec.headDim)));
-    return gep(arg(kBwdWorkspace), b.getI8Type(), alignTo256(dqEnd));
-  }
+  Value dqAccumPtr() { return workspaceBuffer("dq_accum"); }
+  Value dbiasAccumPtr() { return workspaceBuffer("dbias_accum"); }
   /// The summed bias gradient's shape (docs/BundleFormat.md): dbias is
   /// summed over each dimension of size > 1 where its stride is 0; its
   /// extent there is 1, elsewhere the full size. `summed` (i1) says whether
@@ -772,7 +778,8 @@ void MainStageEmitter::emit() {
   batch = blockId(gpu::Dimension::z);
   sq = arg(kBwdSeqQ);
   sk = arg(kBwdSeqK);
-  dqAccum = dqAccumPtr();
+  if (!spec.deterministic)
+    dqAccum = dqAccumPtr();
 
   score = bindScoreParams(b, loc, func.getArguments(), spec, kBwdScale,
                           kBwdDropoutP);

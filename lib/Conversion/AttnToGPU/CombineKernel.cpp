@@ -51,8 +51,9 @@ SplitWorkspace attn::getSplitWorkspace(OpBuilder &b, Location loc, Block &entry,
   Value bytes =
       m.mul(m.mul(m.mul(w.rowsPerSplit, m.ext(numSplits)), m.c64(headDimV)),
             m.c64(4));
-  Value lseOffset = arith::AndIOp::create(b, loc, m.add(bytes, m.c64(255)),
-                                          m.c64(~int64_t(255)));
+  Value lseOffset = arith::AndIOp::create(
+      b, loc, m.add(bytes, m.c64(kWorkspaceAlignment - 1)),
+      m.c64(~(kWorkspaceAlignment - 1)));
   w.lse = LLVM::GEPOp::create(b, loc, w.outputs.getType(), b.getI8Type(),
                               w.outputs, ValueRange{lseOffset});
   return w;

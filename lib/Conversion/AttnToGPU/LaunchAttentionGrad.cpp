@@ -11,11 +11,13 @@
 #include "AttnDialect/Conversion/AttnToGPU/AttentionGradKernel.h"
 #include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
 #include "AttnDialect/Conversion/AttnToGPU/AttnToGPU.h"
+#include "BackwardWorkspace.h"
 #include "LaunchUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -99,9 +101,9 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("seqlen_q_multiple", b.getI64IntegerAttr(1));
   attrs.append("seqlen_k_multiple", b.getI64IntegerAttr(1));
   attrs.append("config", b.getStringAttr(config));
-  SmallVector<Attribute> buffers = {
-      getBuffer(b, "delta", {"batch", "heads_q", "seqlen_q"}),
-      getBuffer(b, "dq_accum", {"batch", "heads_q", "seqlen_q", "head_dim"})};
+  SmallVector<Attribute> buffers;
+  for (const WorkspaceBuffer &buffer : getBackwardWorkspace(spec))
+    buffers.push_back(getBuffer(b, buffer.name, buffer.dims));
   Attribute rows[] = {getExtent(b, "seqlen_q", kBackwardRowWarps),
                       getExtent(b, "heads_q"), getExtent(b, "batch")};
   Attribute keys[] = {getExtent(b, "seqlen_k", spec.blockN()),
@@ -117,9 +119,8 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
               getStage(b, "convert_dq", kernels.dq.getName(), rows,
                        kBackwardRowWarps * ws, 0, "reads", {"dq_accum"})};
   if (spec.deterministic) {
-    // delta only; main computes dK and dV, main_q dQ (one workgroup per
+    // No dq_accum: main computes dK and dV, main_q dQ (one workgroup per
     // block of getDeterministicQueryRows rows).
-    buffers.pop_back();
     Attribute queryBlocks[] = {
         getExtent(b, "seqlen_q", getDeterministicQueryRows(spec, target)),
         getExtent(b, "heads_q"), getExtent(b, "batch")};
@@ -134,9 +135,6 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   if (spec.dbiasType) {
     // The summed bias gradient (its dims are 0 when it is summed over
     // nothing: main then writes dbias directly and these stages vanish).
-    buffers.push_back(getBuffer(
-        b, "dbias_accum",
-        {"bias_batch", "bias_heads", "bias_seqlen_q", "bias_seqlen_k"}));
     Attribute biasRows[] = {getExtent(b, "bias_seqlen_q", kBiasStageThreads),
                             getExtent(b, "bias_heads"),
                             getExtent(b, "bias_batch")};
@@ -144,10 +142,15 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
                   getStage(b, "zero_dbias", kernels.zeroDbias.getName(),
                            biasRows, kBiasStageThreads, 0, "zeroes",
                            {"dbias_accum"}));
-    stages[2] =
-        getStage(b, "main", kernels.main.getName(), keys, spec.warps() * ws,
-                 getBackwardSharedMemoryBytes(spec, target), "reduces",
-                 {"dq_accum", "dbias_accum"});
+    // The stage after it (main) also adds into dbias_accum.
+    SmallVector<StringRef> reduced;
+    if (!spec.deterministic)
+      reduced.push_back("dq_accum");
+    reduced.push_back("dbias_accum");
+    stages[2] = getStage(b, spec.deterministic ? "main_kv" : "main",
+                         kernels.main.getName(), keys, spec.warps() * ws,
+                         getBackwardSharedMemoryBytes(spec, target), "reduces",
+                         reduced);
     stages.push_back(getStage(b, "convert_dbias",
                               kernels.convertDbias.getName(), biasRows,
                               kBiasStageThreads, 0, "reads", {"dbias_accum"}));
@@ -230,33 +233,42 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
   auto kType = cast<MemRefType>(op.getKey().getType());
   Value null = LLVM::ZeroOp::create(b, loc, ptrType);
 
-  // Workspace: delta f32 [B, Hq, Sq], dq_accum f32 [B, Hq, Sq, D] at the
-  // next multiple of 256 bytes (the kernels compute the same offsets).
   Value batch = dim(op.getQuery(), 0), sq = dim(op.getQuery(), 2);
-  Value rows = arith::MulIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, batch, cIdx(qType.getDimSize(1))),
-      sq);
-  Value deltaBytes = arith::MulIOp::create(b, loc, rows, cIdx(4));
-  Value dqOffset = arith::MulIOp::create(
-      b, loc, arith::CeilDivUIOp::create(b, loc, deltaBytes, cIdx(256)),
-      cIdx(256));
-  Value bytes = arith::AddIOp::create(
-      b, loc, dqOffset,
-      arith::MulIOp::create(b, loc, rows, cIdx(4 * spec.headDim)));
-  // dbias_accum f32 in grad_bias's shape (its broadcast dimensions are 1:
-  // the summed extents), at the next multiple of 256 bytes.
+  // The workspace (BackwardWorkspace.h), sized from the operands' dims:
+  // dbias_accum in grad_bias's shape (its broadcast dimensions are 1).
   Value gradBias = op.getGradBias();
-  if (gradBias) {
-    Value elems = cIdx(4);
-    for (int64_t d = 0; d < 4; ++d)
-      elems = arith::MulIOp::create(b, loc, elems, dim(gradBias, d));
-    bytes = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(
-            b, loc, arith::CeilDivUIOp::create(b, loc, bytes, cIdx(256)),
-            cIdx(256)),
-        elems);
-  }
+  WorkspaceArith sizes{
+      [&](StringRef d) -> std::optional<int64_t> {
+        if (d == "heads_q")
+          return qType.getDimSize(1);
+        if (d == "head_dim")
+          return spec.headDim;
+        return std::nullopt;
+      },
+      [&](StringRef d) -> Value {
+        if (d == "batch")
+          return batch;
+        if (d == "seqlen_q")
+          return sq;
+        int64_t i = llvm::StringSwitch<int64_t>(d)
+                        .Case("bias_batch", 0)
+                        .Case("bias_heads", 1)
+                        .Case("bias_seqlen_q", 2)
+                        .Default(3);
+        return dim(gradBias, i);
+      },
+      [&](int64_t v) -> Value { return cIdx(v); },
+      [&](Value x, Value y) -> Value {
+        return arith::MulIOp::create(b, loc, x, y);
+      },
+      [&](Value x, Value y) -> Value {
+        return arith::AddIOp::create(b, loc, x, y);
+      },
+      [&](Value x, int64_t m) -> Value {
+        return arith::MulIOp::create(
+            b, loc, arith::CeilDivUIOp::create(b, loc, x, cIdx(m)), cIdx(m));
+      }};
+  Value bytes = getWorkspaceOffset(getBackwardWorkspace(spec), "", sizes);
   auto wsType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
   Value workspace =
       gpu::AllocOp::create(b, loc, wsType, /*asyncToken=*/Type(),

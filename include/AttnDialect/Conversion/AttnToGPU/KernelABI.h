@@ -119,6 +119,11 @@ static_assert(kNumBackwardKernelArgs == 55, "attn-bwd-v1 has 55 arguments");
 static_assert(kNumDropoutBackwardKernelArgs == 58,
               "attn-bwd-v1 with dropout has 58");
 
+/// Workspace buffers (a backward plan's, split-KV's partial results) start
+/// at multiples of this many bytes; the runtime sizes workspaces the same
+/// way (runtime/lib/Dispatch.h).
+inline constexpr int64_t kWorkspaceAlignment = 256;
+
 /// What one compiled kernel computes; two ops with equal specs share a
 /// kernel. Heads, batch and sequence lengths are kernel arguments.
 struct KernelSpec {

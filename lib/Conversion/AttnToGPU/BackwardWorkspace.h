@@ -1,0 +1,89 @@
+//===- BackwardWorkspace.h - the buffers of a backward plan -----*- C++ -*-===//
+//
+// A backward plan's workspace holds f32 buffers one after the other, each
+// starting at a multiple of kWorkspaceAlignment bytes: delta [B, Hq, Sq];
+// dq_accum [B, Hq, Sq, D] in the plans that add dQ by atomics; dbias_accum
+// in the summed bias gradient's shape with the bias gradient. The plan's
+// metadata lists them (the runtime sizes the workspace from that list,
+// docs/BundleFormat.md), the kernels address them and the IR launcher
+// allocates them through this one description.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_BACKWARDWORKSPACE_H
+#define ATTN_LIB_CONVERSION_ATTNTOGPU_BACKWARDWORKSPACE_H
+
+#include "AttnDialect/Conversion/AttnToGPU/KernelABI.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+#include <functional>
+#include <optional>
+
+namespace mlir {
+namespace attn {
+
+/// One f32 buffer over the plan's dims (docs/BundleFormat.md's symbols).
+struct WorkspaceBuffer {
+  llvm::StringRef name;
+  llvm::SmallVector<llvm::StringRef, 4> dims;
+};
+
+/// The workspace of `spec`'s plan, in order.
+inline llvm::SmallVector<WorkspaceBuffer>
+getBackwardWorkspace(const KernelSpec &spec) {
+  llvm::SmallVector<WorkspaceBuffer> buffers = {
+      {"delta", {"batch", "heads_q", "seqlen_q"}}};
+  // A deterministic plan computes dQ in registers (its main_q pass).
+  if (!spec.deterministic)
+    buffers.push_back(
+        {"dq_accum", {"batch", "heads_q", "seqlen_q", "head_dim"}});
+  if (spec.dbiasType)
+    buffers.push_back(
+        {"dbias_accum",
+         {"bias_batch", "bias_heads", "bias_seqlen_q", "bias_seqlen_k"}});
+  return buffers;
+}
+
+/// The arithmetic getWorkspaceOffset builds: a dim's value (nullopt from
+/// `staticDim` when not a constant, then `dynamicDim`), constants, products,
+/// sums and rounding up to a multiple (i64 in a kernel, index on the host).
+struct WorkspaceArith {
+  std::function<std::optional<int64_t>(llvm::StringRef)> staticDim;
+  std::function<Value(llvm::StringRef)> dynamicDim;
+  std::function<Value(int64_t)> constant;
+  std::function<Value(Value, Value)> mul, add;
+  std::function<Value(Value, int64_t)> alignUp;
+};
+
+/// The byte offset of buffer `name` of `buffers`, or the workspace's size
+/// (the last buffer's end) when `name` is empty: the buffers before it,
+/// each start rounded up to kWorkspaceAlignment. A buffer's bytes are the
+/// product of its dynamic dims times 4 and its constant dims.
+inline Value getWorkspaceOffset(llvm::ArrayRef<WorkspaceBuffer> buffers,
+                                llvm::StringRef name, const WorkspaceArith &a) {
+  Value end;
+  for (const WorkspaceBuffer &buffer : buffers) {
+    Value start = end ? a.alignUp(end, kWorkspaceAlignment) : Value();
+    if (buffer.name == name)
+      return start ? start : a.constant(0);
+    Value size;
+    int64_t factor = 4;
+    for (llvm::StringRef dim : buffer.dims) {
+      if (std::optional<int64_t> s = a.staticDim(dim)) {
+        factor *= *s;
+        continue;
+      }
+      Value d = a.dynamicDim(dim);
+      size = size ? a.mul(size, d) : d;
+    }
+    size = size ? a.mul(size, a.constant(factor)) : a.constant(factor);
+    end = start ? a.add(start, size) : size;
+  }
+  assert(name.empty() && "not a buffer of this workspace");
+  return end;
+}
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOGPU_BACKWARDWORKSPACE_H
