@@ -569,6 +569,14 @@ std::string whyNot(const Plan &plan, const Call &c, const DimValues &dims) {
     return mismatch("bias_grad", boolName(plan.biasGrad), boolName(biasGrad));
   if (c.deterministic && !plan.deterministic)
     return mismatch("deterministic", "false", "true");
+  // A deterministic plan writes dbias directly: a gradient summed over a
+  // broadcast dimension needs atomics (dims() gives its extents then).
+  if (plan.deterministic && plan.biasGrad &&
+      dims[int(Dim::BiasBatch)] + dims[int(Dim::BiasHeads)] > 0)
+    return "deterministic: the bias gradient is summed over a broadcast "
+           "dimension, which only the plans with atomics compute (a "
+           "deterministic plan needs a bias gradient of the full [B, Hq, Sq, "
+           "Sk] shape)";
   why = whyNotConditions(plan.conditions, c);
   if (!why.empty())
     return why;

@@ -320,12 +320,11 @@ SmallVector<Variant> attn::enumerateVariants(
     twin.biasGrad = true;
     variants.push_back(twin);
   }
-  // A deterministic twin (dQ without atomics) of each plan without the bias
-  // gradient, for calls that ask for bit-reproducible gradients: the first
-  // tile the tables accept for a deterministic plan.
+  // A deterministic twin (dQ without atomics) of each plan, for calls that
+  // ask for bit-reproducible gradients: the first tile the tables accept
+  // for a deterministic plan. With the bias gradient it serves an unsummed
+  // one only (the runtime checks).
   for (size_t i = firstPlan, e = variants.size(); i < e; ++i) {
-    if (variants[i].biasGrad)
-      continue;
     Variant twin = variants[i];
     twin.deterministic = true;
     SmallVector<Verdict> verdicts =

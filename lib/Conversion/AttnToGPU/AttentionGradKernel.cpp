@@ -567,6 +567,16 @@ void MainStageEmitter::emitBiasGrad(Value h, Value m0, unsigned e, Value ds) {
   auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
   SmallVector<Value> pos = {batch, h, q, key};
   b.setInsertionPointToStart(ifOp.thenBlock());
+  auto direct = [&] {
+    store(toDbiasType(ds),
+          gep(arg(kBwdDBias), spec.dbiasType, dbiasOffset(*biasGrad, pos)),
+          spec.dbiasType.getIntOrFloatBitWidth() / 8);
+  };
+  // Deterministic plans add nothing by atomics: dbias is never summed there.
+  if (spec.deterministic) {
+    direct();
+    return;
+  }
   {
     auto summed = scf::IfOp::create(b, loc, biasGrad->summed, true);
     OpBuilder::InsertionGuard inner(b);
@@ -574,9 +584,7 @@ void MainStageEmitter::emitBiasGrad(Value h, Value m0, unsigned e, Value ds) {
     target.emitAtomicAddF32(
         b, loc, gep(dbiasAccum, f32, accumIndex(*biasGrad, pos)), {ds});
     b.setInsertionPointToStart(summed.elseBlock());
-    store(toDbiasType(ds),
-          gep(arg(kBwdDBias), spec.dbiasType, dbiasOffset(*biasGrad, pos)),
-          spec.dbiasType.getIntOrFloatBitWidth() / 8);
+    direct();
   }
 }
 
@@ -785,7 +793,8 @@ void MainStageEmitter::emit() {
                           kBwdDropoutP);
   if (spec.dbiasType) {
     biasGrad = biasGradShape();
-    dbiasAccum = dbiasAccumPtr();
+    if (!spec.deterministic)
+      dbiasAccum = dbiasAccumPtr();
   }
 
   smemBase = getDynamicSharedMemoryBase(b, loc, func, 16);
@@ -1045,9 +1054,6 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
   if (Value gradBias = op.getGradBias())
     spec->dbiasType = cast<ShapedType>(gradBias.getType()).getElementType();
   spec->deterministic = spec->config.getDeterministic();
-  if (spec->deterministic && spec->dbiasType)
-    return op.emitOpError("asks for the bias gradient with a deterministic "
-                          "config; the deterministic plans compute none yet");
   // main_q keeps its Q and dO tiles in main's Q and dO buffers.
   if (spec->deterministic && getDeterministicQueryRows(*spec, target) >
                                  spec->blockM() * spec->stages())
@@ -1109,7 +1115,9 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
       RowStageEmitter(b, loc, k.dq, spec, target).emitConvertDq();
     });
   }
-  if (!spec.dbiasType)
+  // A deterministic plan writes dbias directly (it is summed over nothing:
+  // the runtime and the launcher check), so it has no bias stages.
+  if (!spec.dbiasType || spec.deterministic)
     return k;
   k.zeroDbias = createStage(b, loc, (planName + "_zero_dbias").str(),
                             kBiasStageThreads, spec, target);

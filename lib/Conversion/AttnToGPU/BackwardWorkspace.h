@@ -3,7 +3,8 @@
 // A backward plan's workspace holds f32 buffers one after the other, each
 // starting at a multiple of kWorkspaceAlignment bytes: delta [B, Hq, Sq];
 // dq_accum [B, Hq, Sq, D] in the plans that add dQ by atomics; dbias_accum
-// in the summed bias gradient's shape with the bias gradient. The plan's
+// in the summed bias gradient's shape with the bias gradient (atomic plans
+// only: a deterministic one writes an unsummed dbias directly). The plan's
 // metadata lists them (the runtime sizes the workspace from that list,
 // docs/BundleFormat.md), the kernels address them and the IR launcher
 // allocates them through this one description.
@@ -37,7 +38,8 @@ getBackwardWorkspace(const KernelSpec &spec) {
   if (!spec.deterministic)
     buffers.push_back(
         {"dq_accum", {"batch", "heads_q", "seqlen_q", "head_dim"}});
-  if (spec.dbiasType)
+  // Deterministic plans write dbias directly (never summed).
+  if (spec.dbiasType && !spec.deterministic)
     buffers.push_back(
         {"dbias_accum",
          {"bias_batch", "bias_heads", "bias_seqlen_q", "bias_seqlen_k"}});

@@ -14,6 +14,7 @@
 #include "BackwardWorkspace.h"
 #include "LaunchUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
@@ -132,7 +133,7 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
               getStage(b, "main_q", kernels.mainQ.getName(), queryBlocks,
                        spec.warps() * ws, smem, "reads", {"delta"})};
   }
-  if (spec.dbiasType) {
+  if (spec.dbiasType && !spec.deterministic) {
     // The summed bias gradient (its dims are 0 when it is summed over
     // nothing: main then writes dbias directly and these stages vanish).
     Attribute biasRows[] = {getExtent(b, "bias_seqlen_q", kBiasStageThreads),
@@ -143,14 +144,10 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
                            biasRows, kBiasStageThreads, 0, "zeroes",
                            {"dbias_accum"}));
     // The stage after it (main) also adds into dbias_accum.
-    SmallVector<StringRef> reduced;
-    if (!spec.deterministic)
-      reduced.push_back("dq_accum");
-    reduced.push_back("dbias_accum");
-    stages[2] = getStage(b, spec.deterministic ? "main_kv" : "main",
-                         kernels.main.getName(), keys, spec.warps() * ws,
-                         getBackwardSharedMemoryBytes(spec, target), "reduces",
-                         reduced);
+    stages[2] =
+        getStage(b, "main", kernels.main.getName(), keys, spec.warps() * ws,
+                 getBackwardSharedMemoryBytes(spec, target), "reduces",
+                 {"dq_accum", "dbias_accum"});
     stages.push_back(getStage(b, "convert_dbias",
                               kernels.convertDbias.getName(), biasRows,
                               kBiasStageThreads, 0, "reads", {"dbias_accum"}));
@@ -344,9 +341,33 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
                                       cIdx(kBiasStageThreads)),
            dim(gradBias, 1), kBiasStageThreads, 0, dim(gradBias, 0));
   };
+  // A deterministic plan writes dbias directly: it must not be summed over
+  // a broadcast dimension (grad_bias of size 1 where the full size is not).
+  if (gradBias && spec.deterministic) {
+    Value full[] = {batch, cIdx(qType.getDimSize(1)), sq, dim(op.getKey(), 2)};
+    Value summed = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+    for (int64_t d = 0; d < 4; ++d) {
+      Value one = cIdx(1);
+      Value broadcast = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                dim(gradBias, d), one),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, full[d],
+                                one));
+      summed = arith::OrIOp::create(b, loc, summed, broadcast);
+    }
+    cf::AssertOp::create(
+        b, loc,
+        arith::XOrIOp::create(
+            b, loc, summed,
+            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)),
+        "attn.attention_grad: a deterministic plan computes the bias "
+        "gradient only unsummed (grad_bias of the full [B, Hq, Sq, Sk] "
+        "shape); this one is summed over a broadcast dimension");
+  }
   launch(kernels.pre, rowBlocks, cIdx(qType.getDimSize(1)),
          kBackwardRowWarps * ws, 0);
-  if (gradBias)
+  if (gradBias && !spec.deterministic)
     launchBias(kernels.zeroDbias);
   launch(kernels.main, keyBlocks, cIdx(kType.getDimSize(1)), spec.warps() * ws,
          getBackwardSharedMemoryBytes(spec, target));
@@ -359,7 +380,7 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
   else
     launch(kernels.dq, rowBlocks, cIdx(qType.getDimSize(1)),
            kBackwardRowWarps * ws, 0);
-  if (gradBias)
+  if (gradBias && !spec.deterministic)
     launchBias(kernels.convertDbias);
   gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(),
                          workspace);
