@@ -42,8 +42,11 @@ public:
   virtual Status multiprocessorCount(void *stream, int &count) = 0;
 
   /// What dispatch checks a variant against on the device `stream` runs
-  /// on (its chip, its shared memory); the default knows nothing.
-  virtual Status deviceInfo(void *stream, DeviceInfo &info) {
+  /// on (its chip, its shared memory); `bundle` is the one this backend
+  /// launches (HIP finds the device's chip among its chips). The default
+  /// knows nothing.
+  virtual Status deviceInfo(const BundleInfo &bundle, void *stream,
+                            DeviceInfo &info) {
     info = DeviceInfo();
     return Status::ok();
   }

@@ -647,6 +647,13 @@ std::string attn::whyNotDevice(const std::string &chip, int64_t sharedMemory,
     if (!why.empty())
       return why;
   }
+  // A gfx code object runs on its own chip only.
+  if (device.chip == kNoBundleChip)
+    return chip + " code objects do not load on this GPU (nor do the "
+                  "bundle's other chips')";
+  if (!device.chip.empty() && chip != device.chip)
+    return chip + " code objects do not load on this GPU (a " + device.chip +
+           ")";
   if (device.sharedMemory > 0 && sharedMemory > device.sharedMemory)
     return "needs " + std::to_string(sharedMemory) +
            " bytes of shared memory; this GPU allows " +

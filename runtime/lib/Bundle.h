@@ -60,11 +60,18 @@ struct Conditions {
   int gridMinBlocksPerSm = 0;
 };
 
+/// DeviceInfo::chip of a device that loads none of a bundle's chips.
+constexpr const char *kNoBundleChip = "-";
+
 /// What dispatch knows of the device a call runs on.
 struct DeviceInfo {
-  /// CUDA compute capability; 0 when unknown (HIP: the loader reports a
-  /// code object of another chip).
+  /// CUDA compute capability; 0 when unknown.
   int major = 0, minor = 0;
+  /// HIP: the gfx name of the device, as far as the bundle tells it (the
+  /// first of its chips whose code object the device loads), kNoBundleChip
+  /// when it loads none of them; empty when unknown (then the loader
+  /// reports a code object of another chip).
+  std::string chip;
   /// Dynamic shared memory (LDS) a workgroup may have; 0 when unknown.
   int64_t sharedMemory = 0;
   /// Multiprocessors (SMs, CUs); 0 when unknown.

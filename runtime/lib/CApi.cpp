@@ -34,7 +34,8 @@ struct attn_bundle {
 /// works, and a launch reports the driver's error).
 static const DeviceInfo *getDevice(const attn_bundle &bundle, void *stream,
                                    DeviceInfo &device) {
-  if (!bundle.backend || !bundle.backend->deviceInfo(stream, device).isOk())
+  if (!bundle.backend ||
+      !bundle.backend->deviceInfo(bundle.info, stream, device).isOk())
     return nullptr;
   return &device;
 }

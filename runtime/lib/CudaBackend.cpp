@@ -145,12 +145,19 @@ public:
 
   Status multiprocessorCount(void *stream, int &count) override {
     DeviceInfo info;
-    Status s = deviceInfo(stream, info);
+    Status s = contextInfo(stream, info);
     count = info.multiprocessors;
     return s;
   }
 
-  Status deviceInfo(void *stream, DeviceInfo &info) override {
+  Status deviceInfo(const BundleInfo &, void *stream,
+                    DeviceInfo &info) override {
+    return contextInfo(stream, info);
+  }
+
+private:
+  /// The device of `stream`'s context, queried once per context.
+  Status contextInfo(void *stream, DeviceInfo &info) {
     const CudaDriver *d = nullptr;
     CUcontext ctx = nullptr;
     Status s = streamContext(stream, d, ctx);
@@ -175,7 +182,6 @@ public:
     return Status::ok();
   }
 
-private:
   /// The driver and the context `stream` runs in (findContext).
   Status streamContext(void *stream, const CudaDriver *&d, CUcontext &ctx) {
     Status s = getDriver(d);

@@ -8,6 +8,9 @@
 #include "Backend.h"
 #include "KernelCache.h"
 
+#include <map>
+#include <mutex>
+
 using namespace attn;
 
 namespace {
@@ -115,8 +118,6 @@ public:
     Status s = currentDevice(hip, device);
     if (!s.isOk())
       return s;
-    // hipDeviceAttributeMultiprocessorCount in hip_runtime_api.h (ROCm 6).
-    constexpr int kAttrCuCount = 63;
     hipError_t r = hip->hipDeviceGetAttribute(&count, kAttrCuCount, device);
     if (r != kHipSuccess)
       return Status::error(ATTN_STATUS_DRIVER_ERROR,
@@ -124,7 +125,77 @@ public:
     return Status::ok();
   }
 
+  Status deviceInfo(const BundleInfo &bundle, void *,
+                    DeviceInfo &info) override {
+    const HipRuntime *hip = nullptr;
+    int device = 0;
+    Status s = currentDevice(hip, device);
+    if (!s.isOk())
+      return s;
+    // Asked on every call: cached per device (a backend serves one bundle).
+    {
+      std::lock_guard<std::mutex> lock(deviceMutex);
+      auto it = devices.find(device);
+      if (it != devices.end()) {
+        info = it->second;
+        return Status::ok();
+      }
+    }
+    info = DeviceInfo();
+    int lds = 0;
+    hipError_t r =
+        hip->hipDeviceGetAttribute(&info.multiprocessors, kAttrCuCount, device);
+    if (r == kHipSuccess)
+      r = hip->hipDeviceGetAttribute(&lds, kAttrMaxLds, device);
+    if (r != kHipSuccess)
+      return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                           "cannot query HIP device " + std::to_string(device) +
+                               ": " + errorText(*hip, r));
+    info.sharedMemory = lds;
+    info.chip = probeChip(*hip, bundle);
+    std::lock_guard<std::mutex> lock(deviceMutex);
+    devices[device] = info;
+    return Status::ok();
+  }
+
 private:
+  // hipDeviceAttributeMultiprocessorCount and
+  // hipDeviceAttributeMaxSharedMemoryPerBlock in hip_runtime_api.h (ROCm 6).
+  static constexpr int kAttrCuCount = 63, kAttrMaxLds = 74;
+
+  /// The first of a multi-chip bundle's chips whose code object the current
+  /// device loads, kNoBundleChip when none does, "" for a bundle of one chip
+  /// (a launch then reports the loader's error). The stable API does not
+  /// name the device's gfx (hipDeviceProp_t is versioned), so one code
+  /// object per chip is tried.
+  static std::string probeChip(const HipRuntime &hip,
+                               const BundleInfo &bundle) {
+    std::vector<const Kernel *> firstOfChip;
+    auto add = [&](const Kernel &k) {
+      if (!k.image)
+        return;
+      for (const Kernel *seen : firstOfChip)
+        if (seen->chip == k.chip)
+          return;
+      firstOfChip.push_back(&k);
+    };
+    for (const Variant &v : bundle.variants)
+      add(v.kernel);
+    for (const Plan &p : bundle.plans)
+      for (const Stage &stage : p.stages)
+        add(stage.kernel);
+    if (firstOfChip.size() < 2)
+      return "";
+    for (const Kernel *k : firstOfChip) {
+      hipModule_t module = nullptr;
+      if (hip.hipModuleLoadData(&module, k->image->data()) != kHipSuccess)
+        continue;
+      hip.hipModuleUnload(module);
+      return k->chip;
+    }
+    return kNoBundleChip;
+  }
+
   /// The runtime and hipGetDevice()'s device.
   Status currentDevice(const HipRuntime *&hip, int &device) {
     Status s = getRuntime(hip);
@@ -169,6 +240,8 @@ private:
   }
 
   KernelCache<int, hipModule_t, hipFunction_t> cache;
+  std::mutex deviceMutex;
+  std::map<int, DeviceInfo> devices;
 };
 
 } // namespace
