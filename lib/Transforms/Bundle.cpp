@@ -239,8 +239,8 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
   }
   // Version 2 adds plans, version 3 the serving layouts, version 4 the
   // variants for head dims given at run time, version 5 several chips,
-  // version 6 dropout; a bundle without them stays readable by older
-  // readers.
+  // version 6 dropout, version 7 the grid-fill condition; a bundle without
+  // them stays readable by older readers.
   bool hasPlans = !plans.empty();
   auto any = [&](StringRef field) {
     return llvm::any_of(variants, [&](const llvm::json::Value &v) {
@@ -255,7 +255,17 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
     const llvm::json::Object *c = v.getAsObject()->getObject("conditions");
     return c && c->get("grid_min_blocks_per_sm");
   });
-  int64_t version = gridFill              ? 7
+  // Version 8: the dim bias_summed (deterministic plans' dbias_full).
+  bool biasSummed = llvm::any_of(plans, [](const llvm::json::Value &p) {
+    const llvm::json::Array *ws = p.getAsObject()->getArray("workspace");
+    return ws && llvm::any_of(*ws, [](const llvm::json::Value &w) {
+             const llvm::json::Array *dims = w.getAsObject()->getArray("dims");
+             return dims &&
+                    llvm::is_contained(*dims, llvm::json::Value("bias_summed"));
+           });
+  });
+  int64_t version = biasSummed            ? 8
+                    : gridFill            ? 7
                     : dropout             ? 6
                     : multiChip           ? 5
                     : any("max_head_dim") ? 4

@@ -180,9 +180,9 @@ static bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 const char *attn::dimName(Dim dim) {
   static const char *const kNames[kNumDims] = {
-      "batch",      "heads_q",       "heads_kv",     "seqlen_q",
-      "seqlen_k",   "head_dim",      "head_dim_v",   "bias_batch",
-      "bias_heads", "bias_seqlen_q", "bias_seqlen_k"};
+      "batch",      "heads_q",       "heads_kv",      "seqlen_q",
+      "seqlen_k",   "head_dim",      "head_dim_v",    "bias_batch",
+      "bias_heads", "bias_seqlen_q", "bias_seqlen_k", "bias_summed"};
   return kNames[int(dim)];
 }
 
@@ -379,7 +379,13 @@ public:
     for (int i = 0; i < kNumDims; ++i) {
       if (text == dimName(Dim(i))) {
         out = Dim(i);
-        return true;
+        if (out != Dim::BiasSummed || version >= 8)
+          return true;
+        r.fail(std::string("field '") + field +
+               "' names dim 'bias_summed', which needs version 8; the bundle "
+               "is version " +
+               std::to_string(version));
+        return false;
       }
       allowed += std::string(i ? ", " : "") + dimName(Dim(i));
     }

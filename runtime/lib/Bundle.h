@@ -18,7 +18,7 @@
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 7;
+constexpr int kBundleSchemaVersion = 8;
 
 /// Where a forward call's sequences live (attn.attention's serving forms);
 /// kernels of the non-dense layouts take nine more arguments.
@@ -149,8 +149,10 @@ enum class Dim {
   BiasHeads,
   BiasSeqlenQ,
   BiasSeqlenK,
+  /// 1 when dbias is summed over some dimension, else 0 (version 8).
+  BiasSummed,
 };
-constexpr int kNumDims = int(Dim::BiasSeqlenK) + 1;
+constexpr int kNumDims = int(Dim::BiasSummed) + 1;
 /// "batch", "heads_q", ...: the names bundle.json uses.
 const char *dimName(Dim dim);
 

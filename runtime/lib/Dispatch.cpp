@@ -569,14 +569,15 @@ std::string whyNot(const Plan &plan, const Call &c, const DimValues &dims) {
     return mismatch("bias_grad", boolName(plan.biasGrad), boolName(biasGrad));
   if (c.deterministic && !plan.deterministic)
     return mismatch("deterministic", "false", "true");
-  // A deterministic plan writes dbias directly: a gradient summed over a
-  // broadcast dimension needs atomics (dims() gives its extents then).
-  if (plan.deterministic && plan.biasGrad &&
-      dims[int(Dim::BiasBatch)] + dims[int(Dim::BiasHeads)] > 0)
+  // A deterministic plan of a bundle older than version 8 writes dbias
+  // directly: one summed over a broadcast dimension needs its dbias_full.
+  if (plan.deterministic && plan.biasGrad && dims[int(Dim::BiasSummed)] &&
+      std::none_of(
+          plan.workspace.begin(), plan.workspace.end(),
+          [](const WorkspaceBuffer &w) { return w.name == "dbias_full"; }))
     return "deterministic: the bias gradient is summed over a broadcast "
-           "dimension, which only the plans with atomics compute (a "
-           "deterministic plan needs a bias gradient of the full [B, Hq, Sq, "
-           "Sk] shape)";
+           "dimension, which this plan does not compute (no dbias_full "
+           "buffer: a bundle older than version 8)";
   why = whyNotConditions(plan.conditions, c);
   if (!why.empty())
     return why;
@@ -859,6 +860,7 @@ DimValues attn::dimValues(const attn_bwd_params &p) {
   if (!summed)
     for (Dim dim : biasDims)
       d[int(dim)] = 0;
+  d[int(Dim::BiasSummed)] = summed;
   return d;
 }
 

@@ -417,12 +417,13 @@ def determinism(lib, res, stats):
 
     # With a bias that requires grad and without one. A full-shape bias
     # gradient is written directly by the deterministic plans; one summed
-    # over broadcast dimensions (the 2-D bias) needs atomics, and the
-    # runtime refuses it with a reason (a skip here).
+    # over broadcast dimensions (the 2-D bias over batch and heads, the
+    # key-padding bias over heads and query rows) goes through their
+    # dbias_full buffer, summed in a fixed order by the last stage.
     for dtype, tdtype, with_bias in (
             (dt, tdt, wb) for dt, tdt in (("bf16", torch.bfloat16),
                                           ("f16", torch.float16))
-            for wb in ("full", "2d", None)):
+            for wb in ("full", "2d", "keypad", None)):
         for d in (64, 128):
             name = (f"determinism-{dtype}-d{d}"
                     f"{'-bias-grad-' + with_bias if with_bias else ''}")
@@ -431,7 +432,8 @@ def determinism(lib, res, stats):
             k = torch.randn(2, 2, 1000, d, dtype=tdtype, device="cuda")
             v = torch.randn(2, 2, 1000, d, dtype=tdtype, device="cuda")
             g = torch.randn(2, 8, 129, d, dtype=tdtype, device="cuda")
-            shape = (2, 8, 129, 1000) if with_bias == "full" else (129, 1000)
+            shape = {"full": (2, 8, 129, 1000), "2d": (129, 1000),
+                     "keypad": (2, 1, 1, 1000), None: None}[with_bias]
             bias = (torch.randn(*shape, dtype=tdtype,
                                 device="cuda").requires_grad_()
                     if with_bias else None)

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -94,8 +95,8 @@ protected:
   Value deltaPtr() { return arg(kBwdWorkspace); }
   /// Buffer `name` of the plan's workspace (BackwardWorkspace.h).
   Value workspaceBuffer(StringRef name) {
-    // Offsets depend on delta's and dq_accum's rows only (dbias_accum is
-    // last), and D is a constant.
+    // Offsets depend on delta's and dq_accum's rows only (dbias_accum and
+    // dbias_full are last), and D is a constant.
     WorkspaceArith a{
         [&](StringRef dim) -> std::optional<int64_t> {
           if (dim == "head_dim")
@@ -126,6 +127,12 @@ protected:
   }
   Value dqAccumPtr() { return workspaceBuffer("dq_accum"); }
   Value dbiasAccumPtr() { return workspaceBuffer("dbias_accum"); }
+  Value dbiasFullPtr() { return workspaceBuffer("dbias_full"); }
+  /// dbias_full's element of (b, h, i, j): [B, Hq, Sq, Sk], contiguous.
+  Value fullIndex(ArrayRef<Value> pos) {
+    return add(mul(workspaceRow(pos[0], pos[1], pos[2]), ext(arg(kBwdSeqK))),
+               ext(pos[3]));
+  }
   /// The summed bias gradient's shape (docs/BundleFormat.md): dbias is
   /// summed over each dimension of size > 1 where its stride is 0; its
   /// extent there is 1, elsewhere the full size. `summed` (i1) says whether
@@ -217,11 +224,57 @@ private:
 };
 
 /// zero_dbias and convert_dbias: one thread per row (b', h', i') of the
-/// summed bias gradient, over its keys; nothing when dbias is summed over no
-/// dimension.
+/// summed bias gradient, over its keys; reduce_dbias (deterministic plans):
+/// one per key column. Nothing when dbias is summed over no dimension.
 class BiasStageEmitter : public StageEmitter {
 public:
   using StageEmitter::StageEmitter;
+
+  /// reduce_dbias: each element of dbias is the sum of dbias_full over the
+  /// dimensions dbias is summed over, added in index order by one thread;
+  /// a thread per key column (b', h', j) walks the rows, so that a warp's
+  /// loads are adjacent.
+  void emitReduce() {
+    OpBuilder::InsertionGuard guard(b);
+    BiasGradShape g = biasGradShape();
+    Value tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+    Value threads = toI32(gpu::BlockDimOp::create(b, loc, gpu::Dimension::x));
+    Value j = add(mul(blockId(gpu::Dimension::x), threads), tid);
+    Value h = blockId(gpu::Dimension::y), bb = blockId(gpu::Dimension::z);
+    Value active = arith::AndIOp::create(
+        b, loc, g.summed,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ext(j),
+                              g.ext[3]));
+    auto ifOp = scf::IfOp::create(b, loc, active, false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value full = dbiasFullPtr();
+    Value sizes[] = {arg(kBwdBatch), arg(kBwdHeadsQ), arg(kBwdSeqQ),
+                     arg(kBwdSeqK)};
+    auto rows = scf::ForOp::create(
+        b, loc, c32(0), arith::TruncIOp::create(b, loc, i32, g.ext[2]), c32(1));
+    b.setInsertionPointToStart(rows.getBody());
+    SmallVector<Value, 4> own = {bb, h, rows.getInductionVar(), j}, pos(4);
+    // Dimension d runs over [0, size) where dbias is summed over it, else
+    // over its own index alone.
+    std::function<Value(int, Value)> sumFrom = [&](int d, Value acc) -> Value {
+      if (d == 4)
+        return fadd(acc, load(f32, gep(full, f32, fullIndex(pos)), 4));
+      Value summedHere = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                               g.stride[d], c64(0));
+      Value lo = select(summedHere, c32(0), own[d]);
+      Value hi = select(summedHere, sizes[d], add(own[d], c32(1)));
+      auto loop = scf::ForOp::create(b, loc, lo, hi, c32(1), ValueRange{acc});
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(loop.getBody());
+      pos[d] = loop.getInductionVar();
+      scf::YieldOp::create(b, loc, sumFrom(d + 1, loop.getRegionIterArg(0)));
+      return loop.getResult(0);
+    };
+    Value sum = sumFrom(0, cf(0.0));
+    store(toDbiasType(sum),
+          gep(arg(kBwdDBias), spec.dbiasType, dbiasOffset(g, own)),
+          spec.dbiasType.getIntOrFloatBitWidth() / 8);
+  }
 
   void emit(bool convert) {
     OpBuilder::InsertionGuard guard(b);
@@ -376,7 +429,8 @@ private:
 
   Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase, dqAccum;
   ScoreParams score;
-  /// With the bias gradient: its shape and dbias_accum.
+  /// With the bias gradient: its shape and dbias_accum (deterministic
+  /// plans: dbias_full).
   std::optional<BiasGradShape> biasGrad;
   Value dbiasAccum;
   SharedTile kTile, vTile, qTile, doTile, dsTile;
@@ -439,22 +493,36 @@ void RowStageEmitter::emitPre() {
   }
   if (!spec.dbiasType)
     return;
-  // A bias gradient written directly (summed over nothing): main skips the
-  // masked-out blocks, so the row starts as zeros.
+  // A bias gradient written directly (summed over nothing), or a
+  // deterministic plan's dbias_full: main skips the masked-out blocks, so
+  // the row starts as zeros.
   BiasGradShape g = biasGradShape();
   auto direct = scf::IfOp::create(
       b, loc,
       arith::XOrIOp::create(b, loc, g.summed,
                             arith::ConstantIntOp::create(b, loc, 1, 1)),
-      false);
+      spec.deterministic);
+  auto zeroRow = [&](Type type, function_ref<Value(Value)> address) {
+    Value zero = type == f32 ? cf(0.0) : toDbiasType(cf(0.0));
+    auto loop = scf::ForOp::create(b, loc, lane, arg(kBwdSeqK),
+                                   c32(target.getWarpSize()));
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    store(zero, address(loop.getInductionVar()),
+          type.getIntOrFloatBitWidth() / 8);
+  };
   b.setInsertionPointToStart(direct.thenBlock());
-  Value zero = toDbiasType(cf(0.0));
-  int64_t bytes = spec.dbiasType.getIntOrFloatBitWidth() / 8;
-  auto loop = scf::ForOp::create(b, loc, lane, arg(kBwdSeqK),
-                                 c32(target.getWarpSize()));
-  b.setInsertionPointToStart(loop.getBody());
-  Value off = dbiasOffset(g, {batch, head, row, loop.getInductionVar()});
-  store(zero, gep(arg(kBwdDBias), spec.dbiasType, off), bytes);
+  zeroRow(spec.dbiasType, [&](Value j) {
+    return gep(arg(kBwdDBias), spec.dbiasType,
+               dbiasOffset(g, {batch, head, row, j}));
+  });
+  if (!spec.deterministic)
+    return;
+  b.setInsertionPointToStart(direct.elseBlock());
+  Value full = dbiasFullPtr();
+  zeroRow(f32, [&](Value j) {
+    return gep(full, f32, fullIndex({batch, head, row, j}));
+  });
 }
 
 void RowStageEmitter::emitConvertDq() {
@@ -572,20 +640,17 @@ void MainStageEmitter::emitBiasGrad(Value h, Value m0, unsigned e, Value ds) {
           gep(arg(kBwdDBias), spec.dbiasType, dbiasOffset(*biasGrad, pos)),
           spec.dbiasType.getIntOrFloatBitWidth() / 8);
   };
-  // Deterministic plans add nothing by atomics: dbias is never summed there.
-  if (spec.deterministic) {
-    direct();
-    return;
-  }
-  {
-    auto summed = scf::IfOp::create(b, loc, biasGrad->summed, true);
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(summed.thenBlock());
+  auto summed = scf::IfOp::create(b, loc, biasGrad->summed, true);
+  b.setInsertionPointToStart(summed.thenBlock());
+  // Deterministic plans add nothing by atomics: each element goes to
+  // dbias_full once, reduce_dbias sums them in a fixed order.
+  if (spec.deterministic)
+    store(ds, gep(dbiasAccum, f32, fullIndex(pos)), 4);
+  else
     target.emitAtomicAddF32(
         b, loc, gep(dbiasAccum, f32, accumIndex(*biasGrad, pos)), {ds});
-    b.setInsertionPointToStart(summed.elseBlock());
-    direct();
-  }
+  b.setInsertionPointToStart(summed.elseBlock());
+  direct();
 }
 
 void MainStageEmitter::emitDq(Value h, Value m0) {
@@ -793,8 +858,7 @@ void MainStageEmitter::emit() {
                           kBwdDropoutP);
   if (spec.dbiasType) {
     biasGrad = biasGradShape();
-    if (!spec.deterministic)
-      dbiasAccum = dbiasAccumPtr();
+    dbiasAccum = spec.deterministic ? dbiasFullPtr() : dbiasAccumPtr();
   }
 
   smemBase = getDynamicSharedMemoryBase(b, loc, func, 16);
@@ -1115,10 +1179,18 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
       RowStageEmitter(b, loc, k.dq, spec, target).emitConvertDq();
     });
   }
-  // A deterministic plan writes dbias directly (it is summed over nothing:
-  // the runtime and the launcher check), so it has no bias stages.
-  if (!spec.dbiasType || spec.deterministic)
+  if (!spec.dbiasType)
     return k;
+  // A deterministic plan sums dbias_full in a stage of its own (which does
+  // nothing when dbias is summed over no dimension: main writes it then).
+  if (spec.deterministic) {
+    k.convertDbias = createStage(b, loc, (planName + "_dbias").str(),
+                                 kBiasStageThreads, spec, target);
+    emitKernelBody(b, loc, k.convertDbias, [&](Block &) {
+      BiasStageEmitter(b, loc, k.convertDbias, spec, target).emitReduce();
+    });
+    return k;
+  }
   k.zeroDbias = createStage(b, loc, (planName + "_zero_dbias").str(),
                             kBiasStageThreads, spec, target);
   emitKernelBody(b, loc, k.zeroDbias, [&](Block &) {

@@ -2,9 +2,11 @@
 //
 // A backward plan's workspace holds f32 buffers one after the other, each
 // starting at a multiple of kWorkspaceAlignment bytes: delta [B, Hq, Sq];
-// dq_accum [B, Hq, Sq, D] in the plans that add dQ by atomics; dbias_accum
-// in the summed bias gradient's shape with the bias gradient (atomic plans
-// only: a deterministic one writes an unsummed dbias directly). The plan's
+// dq_accum [B, Hq, Sq, D] in the plans that add dQ by atomics; with the bias
+// gradient, dbias_accum in its summed shape (atomic plans), or dbias_full
+// [B, Hq, Sq, Sk] when it is summed at all (deterministic plans: main writes
+// every element once, a last stage sums them in a fixed order; an unsummed
+// dbias is written directly and the buffer is empty). The plan's
 // metadata lists them (the runtime sizes the workspace from that list,
 // docs/BundleFormat.md), the kernels address them and the IR launcher
 // allocates them through this one description.
@@ -38,11 +40,15 @@ getBackwardWorkspace(const KernelSpec &spec) {
   if (!spec.deterministic)
     buffers.push_back(
         {"dq_accum", {"batch", "heads_q", "seqlen_q", "head_dim"}});
-  // Deterministic plans write dbias directly (never summed).
   if (spec.dbiasType && !spec.deterministic)
     buffers.push_back(
         {"dbias_accum",
          {"bias_batch", "bias_heads", "bias_seqlen_q", "bias_seqlen_k"}});
+  // bias_summed is 1 when dbias is summed over a broadcast dimension, else 0.
+  if (spec.dbiasType && spec.deterministic)
+    buffers.push_back(
+        {"dbias_full",
+         {"bias_summed", "batch", "heads_q", "seqlen_q", "seqlen_k"}});
   return buffers;
 }
 

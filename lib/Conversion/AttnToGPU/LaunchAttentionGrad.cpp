@@ -14,7 +14,6 @@
 #include "BackwardWorkspace.h"
 #include "LaunchUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
@@ -126,19 +125,30 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
         getExtent(b, "seqlen_q", getDeterministicQueryRows(spec, target)),
         getExtent(b, "heads_q"), getExtent(b, "batch")};
     int64_t smem = getBackwardSharedMemoryBytes(spec, target);
+    SmallVector<StringRef> zeroed;
+    if (spec.dbiasType)
+      zeroed.push_back("dbias_full");
     stages = {getStage(b, "pre", kernels.pre.getName(), rows,
-                       kBackwardRowWarps * ws, 0, "zeroes", {}),
+                       kBackwardRowWarps * ws, 0, "zeroes", zeroed),
               getStage(b, "main_kv", kernels.main.getName(), keys,
                        spec.warps() * ws, smem, "reduces", {}),
               getStage(b, "main_q", kernels.mainQ.getName(), queryBlocks,
                        spec.warps() * ws, smem, "reads", {"delta"})};
   }
+  // The summed bias gradient (its dims are 0 when it is summed over
+  // nothing: main then writes dbias directly and these stages vanish).
+  Attribute biasRows[] = {getExtent(b, "bias_seqlen_q", kBiasStageThreads),
+                          getExtent(b, "bias_heads"),
+                          getExtent(b, "bias_batch")};
+  // reduce_dbias: one thread per key column of dbias.
+  Attribute biasColumns[] = {getExtent(b, "bias_seqlen_k", kBiasStageThreads),
+                             getExtent(b, "bias_heads"),
+                             getExtent(b, "bias_batch")};
+  if (spec.dbiasType && spec.deterministic)
+    stages.push_back(getStage(b, "reduce_dbias", kernels.convertDbias.getName(),
+                              biasColumns, kBiasStageThreads, 0, "reads",
+                              {"dbias_full"}));
   if (spec.dbiasType && !spec.deterministic) {
-    // The summed bias gradient (its dims are 0 when it is summed over
-    // nothing: main then writes dbias directly and these stages vanish).
-    Attribute biasRows[] = {getExtent(b, "bias_seqlen_q", kBiasStageThreads),
-                            getExtent(b, "bias_heads"),
-                            getExtent(b, "bias_batch")};
     stages.insert(stages.begin() + 1,
                   getStage(b, "zero_dbias", kernels.zeroDbias.getName(),
                            biasRows, kBiasStageThreads, 0, "zeroes",
@@ -230,10 +240,28 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
   auto kType = cast<MemRefType>(op.getKey().getType());
   Value null = LLVM::ZeroOp::create(b, loc, ptrType);
 
-  Value batch = dim(op.getQuery(), 0), sq = dim(op.getQuery(), 2);
+  Value batch = dim(op.getQuery(), 0), sq = dim(op.getQuery(), 2),
+        sk = dim(op.getKey(), 2);
+  // Whether grad_bias is summed over a broadcast dimension: of size 1 where
+  // the full size is not.
+  Value gradBias = op.getGradBias();
+  Value summed = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+  if (gradBias) {
+    Value full[] = {batch, cIdx(qType.getDimSize(1)), sq, sk};
+    for (int64_t d = 0; d < 4; ++d) {
+      Value one = cIdx(1);
+      Value broadcast = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                dim(gradBias, d), one),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, full[d],
+                                one));
+      summed = arith::OrIOp::create(b, loc, summed, broadcast);
+    }
+  }
   // The workspace (BackwardWorkspace.h), sized from the operands' dims:
   // dbias_accum in grad_bias's shape (its broadcast dimensions are 1).
-  Value gradBias = op.getGradBias();
+  Value summedSize = arith::SelectOp::create(b, loc, summed, cIdx(1), cIdx(0));
   WorkspaceArith sizes{
       [&](StringRef d) -> std::optional<int64_t> {
         if (d == "heads_q")
@@ -247,6 +275,10 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
           return batch;
         if (d == "seqlen_q")
           return sq;
+        if (d == "seqlen_k")
+          return sk;
+        if (d == "bias_summed")
+          return summedSize;
         int64_t i = llvm::StringSwitch<int64_t>(d)
                         .Case("bias_batch", 0)
                         .Case("bias_heads", 1)
@@ -331,8 +363,7 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
   };
   Value rowBlocks =
       arith::CeilDivUIOp::create(b, loc, sq, cIdx(kBackwardRowWarps));
-  Value keyBlocks = arith::CeilDivUIOp::create(b, loc, dim(op.getKey(), 2),
-                                               cIdx(spec.blockN()));
+  Value keyBlocks = arith::CeilDivUIOp::create(b, loc, sk, cIdx(spec.blockN()));
   // The bias-gradient stages: one thread per row of grad_bias (they do
   // nothing when it is summed over no dimension).
   auto launchBias = [&](gpu::GPUFuncOp kernel) {
@@ -341,30 +372,6 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
                                       cIdx(kBiasStageThreads)),
            dim(gradBias, 1), kBiasStageThreads, 0, dim(gradBias, 0));
   };
-  // A deterministic plan writes dbias directly: it must not be summed over
-  // a broadcast dimension (grad_bias of size 1 where the full size is not).
-  if (gradBias && spec.deterministic) {
-    Value full[] = {batch, cIdx(qType.getDimSize(1)), sq, dim(op.getKey(), 2)};
-    Value summed = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
-    for (int64_t d = 0; d < 4; ++d) {
-      Value one = cIdx(1);
-      Value broadcast = arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                dim(gradBias, d), one),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, full[d],
-                                one));
-      summed = arith::OrIOp::create(b, loc, summed, broadcast);
-    }
-    cf::AssertOp::create(
-        b, loc,
-        arith::XOrIOp::create(
-            b, loc, summed,
-            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)),
-        "attn.attention_grad: a deterministic plan computes the bias "
-        "gradient only unsummed (grad_bias of the full [B, Hq, Sq, Sk] "
-        "shape); this one is summed over a broadcast dimension");
-  }
   launch(kernels.pre, rowBlocks, cIdx(qType.getDimSize(1)),
          kBackwardRowWarps * ws, 0);
   if (gradBias && !spec.deterministic)
@@ -380,7 +387,12 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
   else
     launch(kernels.dq, rowBlocks, cIdx(qType.getDimSize(1)),
            kBackwardRowWarps * ws, 0);
-  if (gradBias && !spec.deterministic)
+  if (gradBias && spec.deterministic)
+    launch(kernels.convertDbias,
+           arith::CeilDivUIOp::create(b, loc, dim(gradBias, 3),
+                                      cIdx(kBiasStageThreads)),
+           dim(gradBias, 1), kBiasStageThreads, 0, dim(gradBias, 0));
+  else if (gradBias)
     launchBias(kernels.convertDbias);
   gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(),
                          workspace);

@@ -51,7 +51,8 @@ struct BackwardKernels {
   gpu::GPUFuncOp pre, main, dq;
   /// With the bias gradient: zero dbias_accum, and dbias = dbias_accum
   /// (both do nothing when dbias is summed over no dimension: main then
-  /// writes it directly).
+  /// writes it directly). Deterministic plans: no zeroDbias; convertDbias
+  /// sums dbias_full in a fixed order (reduce_dbias).
   gpu::GPUFuncOp zeroDbias, convertDbias;
   /// Deterministic plans: dQ by a pass over query blocks (no dq_accum, no
   /// convert_dq).
@@ -63,8 +64,9 @@ struct BackwardKernels {
 int64_t getDeterministicQueryRows(const KernelSpec &spec,
                                   const GPUTargetInfo &target);
 
-/// Emits the kernels `<planName>_pre`, `_main` and `_dq` (and with the bias
-/// gradient `_zero_dbias` and `_dbias`) into `gpuModule`.
+/// Emits the kernels `<planName>_pre`, `_main` and `_dq` (deterministic:
+/// `_main_q`), and with the bias gradient `_zero_dbias` (atomic plans) and
+/// `_dbias`, into `gpuModule`.
 BackwardKernels buildBackwardKernels(OpBuilder &b, Location loc,
                                      gpu::GPUModuleOp gpuModule,
                                      StringRef planName, const KernelSpec &spec,
