@@ -37,13 +37,17 @@ def parser(doc):
         "ATTN_BUNDLE_DIR", os.path.join(REPO, ".carry", "bundles", "sm_90a")))
     ap.add_argument("--quick", action="store_true",
                     help="S in {1024, 4096} only")
+    ap.add_argument("--head-dims", default=",".join(map(str, HEAD_DIMS)),
+                    type=lambda text: [int(d) for d in text.split(",")],
+                    help="head dims of the training-shaped grid (default "
+                    "64,128)")
     return ap
 
 
-def grid(seqlens):
+def grid(seqlens, head_dims=HEAD_DIMS):
     """(D, heads, S, batch, causal) of the training-shaped grid: batch * S
-    = TOKENS, heads * D = HIDDEN."""
-    for d in HEAD_DIMS:
+    = TOKENS, heads * D = HIDDEN (rounded down)."""
+    for d in head_dims:
         for s in seqlens:
             for causal in (False, True):
                 yield d, HIDDEN // d, s, TOKENS // s, causal
@@ -155,7 +159,7 @@ def main():
              "contiguous copies" if args.misalign else ""))
     print(header, flush=True)
     seqlens = [1024, 4096] if args.quick else SEQLENS
-    for d in HEAD_DIMS:
+    for d in args.head_dims:
         heads = HIDDEN // d
         for s in seqlens:
             batch = TOKENS // s

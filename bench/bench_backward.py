@@ -96,7 +96,7 @@ def main():
     print(header, flush=True)
     rows = []
     for d, heads, s, batch, causal in grid([1024, 4096] if args.quick
-                                           else SEQLENS):
+                                           else SEQLENS, args.head_dims):
         q, k, v, g, leaves = training_inputs(batch, heads, s, d)
         fwd = 4 * batch * heads * s * s * d / (2 if causal else 1)
         both_flops, bwd_flops = (1 + BWD_FLOPS) * fwd, BWD_FLOPS * fwd

@@ -19,7 +19,8 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t warps, int64_t stages,
                                  PipelineKind pipeline, bool accInRegisters,
                                  MatrixInstrKind mma, int64_t alignBytes,
-                                 int64_t maxHeadDim, bool deterministic) {
+                                 int64_t maxHeadDim, bool deterministic,
+                                 int64_t headSplit) {
   // Tiles are powers of two or multiples of `multiple` (block_m = 192 is
   // three warpgroups of 64 rows, warps = 12 three warpgroups); the caps keep
   // shared-memory and register footprints (products of these) far from
@@ -49,6 +50,9 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#attn.config: max_head_dim must be in [0, 4096], "
                           "got "
                        << maxHeadDim;
+  if (headSplit < 1 || headSplit > 4)
+    return emitError() << "#attn.config: head_split must be in [1, 4], got "
+                       << headSplit;
   return success();
 }
 

@@ -103,17 +103,30 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
 int64_t mlir::attn::backwardRegisterEstimate(int64_t rowsPerWarp,
                                              int64_t warpSize, int64_t blockM,
                                              int64_t headDim, int64_t headDimV,
-                                             int64_t overhead) {
-  int64_t acc = llvm::divideCeil(rowsPerWarp * (headDim + headDimV), warpSize);
+                                             int64_t overhead,
+                                             int64_t headSplit) {
+  int64_t sliceD = getHeadSlice(headDim, headSplit, 16, 0).width,
+          sliceDv = getHeadSlice(headDimV, headSplit, 16, 0).width;
+  int64_t acc = llvm::divideCeil(rowsPerWarp * (sliceD + sliceDv), warpSize);
   int64_t scores = 2 * llvm::divideCeil(rowsPerWarp * blockM, warpSize);
-  // The K or the V rows as packed 16-bit operands while a product runs.
-  int64_t frags =
-      llvm::divideCeil(rowsPerWarp * std::max(headDim, headDimV), 2 * warpSize);
+  // The K or the V rows as packed 16-bit operands while a product runs;
+  // past 128 columns ptxas loads them near their MMAs (D = 256: 253
+  // registers used, no spills, where all of K's would be 64 more).
+  int64_t frags = llvm::divideCeil(
+      rowsPerWarp * std::min<int64_t>(std::max(headDim, headDimV), 128),
+      2 * warpSize);
   // lse and delta of each query column a lane holds (a lane holds 8 rows'
   // worth of columns per row slot).
   int64_t columns =
       2 * llvm::divideCeil(rowsPerWarp * blockM, warpSize * rowsPerWarp / 8);
   return acc + scores + frags + columns + overhead;
+}
+
+HeadSlice mlir::attn::getHeadSlice(int64_t tileDim, int64_t split,
+                                   int64_t multiple, int64_t index) {
+  int64_t width = llvm::alignTo(llvm::divideCeil(tileDim, split), multiple);
+  int64_t offset = std::min(index * width, tileDim);
+  return {offset, std::min(width, tileDim - offset)};
 }
 
 int64_t mlir::attn::mmaPerIteration(const MatrixInstr &instr, int64_t blockN,
@@ -487,9 +500,9 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   if (chip.regsPerThreadMax <= 0 || instr.rowsPerWarp <= 0)
     return std::nullopt;
   if (isGPUBackward(chip, cand)) {
-    regs = backwardRegisterEstimate(instr.rowsPerWarp, chip.warpSize,
-                                    cand.blockM, problem.headDim,
-                                    problem.headDimV, chip.regsOverhead);
+    regs = backwardRegisterEstimate(
+        instr.rowsPerWarp, chip.warpSize, cand.blockM, problem.headDim,
+        problem.headDimV, chip.regsOverhead, cand.headSplit);
   } else {
     int64_t rows = std::max(instr.rowsPerWarp, cand.blockM / cand.warps);
     regs = registerEstimate(rows, chip.warpSize, cand.blockN, problem.headDim,
@@ -541,6 +554,11 @@ CheckResult mlir::attn::checkDeterministic(const TileCandidate &cand,
                                            const AttentionProblem &problem) {
   if (!problem.deterministic || problem.direction != Direction::Backward)
     return std::nullopt;
+  if (cand.headSplit > 1)
+    return formatv("deterministic: head_split {0} is for the plans with "
+                   "atomics (the dQ pass keeps whole rows of dQ in registers)",
+                   cand.headSplit)
+        .str();
   int64_t need = getDeterministicQueryRows(instr, cand.warps);
   if (cand.blockM * cand.stages >= need)
     return std::nullopt;

@@ -158,5 +158,5 @@ ConfigAttr mlir::attn::toConfigAttr(MLIRContext *context,
   return ConfigAttr::get(context, c.name, c.blockM, c.blockN, c.warps, c.stages,
                          c.pipeline, c.accInRegisters, c.mma,
                          /*alignBytes=*/16, /*maxHeadDim=*/0,
-                         /*deterministic=*/false);
+                         /*deterministic=*/false, c.headSplit);
 }

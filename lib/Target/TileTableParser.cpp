@@ -64,6 +64,7 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
   }
   c.priority = r.getInt("priority", false, 0);
   c.seqlenMin = r.getInt("seqlen_min", false, 0);
+  c.headSplit = r.getInt("head_split", false, 1);
   r.finish();
   for (int64_t f : {c.blockM, c.blockN, c.warps, c.stages, c.headDimMax})
     if (f <= 0)
@@ -71,6 +72,10 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
              "positive");
   if (c.seqlenMin < 0)
     r.fail("seqlen_min must not be negative");
+  if (c.headSplit < 1 || c.headSplit > 4 ||
+      (c.headSplit > 1 && c.direction != Direction::Backward))
+    r.fail("head_split must be in [1, 4], and 1 unless the direction is "
+           "backward");
   // Stash the flag in `aligned` for the caller to expand.
   c.aligned = alignedVariant;
   return c;

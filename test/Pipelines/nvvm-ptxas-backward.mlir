@@ -11,9 +11,15 @@
 // RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.64.ptx
 // RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 2p \
 // RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.128.ptx
+// RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 3p \
+// RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.256.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.64.ptx
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.64.ptx -o %t.64.cubin 2>&1 | FileCheck %s --check-prefix=D64
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.128.ptx -o %t.128.cubin 2>&1 | FileCheck %s --check-prefix=D128
+// RUN: FileCheck %s --check-prefix=SPLIT < %t.mlir
+// RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.256.ptx -o %t.256.cubin > %t.256.log 2>&1
+// RUN: FileCheck %s --check-prefix=D256 < %t.256.log
+// RUN: not grep -E ' [1-9][0-9]* bytes spill' %t.256.log
 
 // PTX-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s2_pre(
 // PTX: shfl.sync.bfly
@@ -27,6 +33,16 @@
 // D64-LABEL: Compiling entry function 'bwd_bf16_d64_causal_m64n64w4s2_main'
 // D64-NEXT: Function properties for bwd_bf16_d64_causal_m64n64w4s2_main
 // D64-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// D = 256: the columns of dK, dV and dQ in two slices (head_split 2), one
+// main kernel each after pre, both without spills.
+// SPLIT: name = "bwd_bf16_d256_causal_m32n64w4s2h2"
+// SPLIT-SAME: name = "main", reduces = ["dq_accum"]
+// SPLIT-SAME: entry = "bwd_bf16_d256_causal_m32n64w4s2h2_main_1"
+// SPLIT-SAME: name = "main_1", reduces = ["dq_accum"]
+// SPLIT-SAME: name = "convert_dq"
+// D256-DAG: Function properties for bwd_bf16_d256_causal_m32n64w4s2h2_main{{$}}
+// D256-DAG: Function properties for bwd_bf16_d256_causal_m32n64w4s2h2_main_1{{$}}
+
 // D128-LABEL: Compiling entry function 'bwd_bf16_d128_causal_m32n64w4s2_main'
 // D128-NEXT: Function properties for bwd_bf16_d128_causal_m32n64w4s2_main
 // D128-NEXT: {{([0-9]|1[0-6])}} bytes stack frame, {{([0-9]|1[0-6])}} bytes spill stores
@@ -39,4 +55,9 @@ func.func @d64(%q: tensor<2x8x1000x64xbf16>, %k: tensor<2x2x1000x64xbf16>, %lse:
 func.func @d128(%q: tensor<2x8x1000x128xbf16>, %k: tensor<2x2x1000x128xbf16>, %lse: tensor<2x8x1000xf32>) -> (tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>) {
   %r:3 = attn.attention_grad q(%q : tensor<2x8x1000x128xbf16>) k(%k : tensor<2x2x1000x128xbf16>) v(%k : tensor<2x2x1000x128xbf16>) o(%q : tensor<2x8x1000x128xbf16>) do(%q : tensor<2x8x1000x128xbf16>) lse(%lse : tensor<2x8x1000xf32>) outs(%q, %k, %k : tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>) {mask = #attn.mask<causal>} -> tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>
   return %r#0, %r#1, %r#2 : tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>
+}
+
+func.func @d256(%q: tensor<2x8x1000x256xbf16>, %k: tensor<2x2x1000x256xbf16>, %lse: tensor<2x8x1000xf32>) -> (tensor<2x8x1000x256xbf16>, tensor<2x2x1000x256xbf16>, tensor<2x2x1000x256xbf16>) {
+  %r:3 = attn.attention_grad q(%q : tensor<2x8x1000x256xbf16>) k(%k : tensor<2x2x1000x256xbf16>) v(%k : tensor<2x2x1000x256xbf16>) o(%q : tensor<2x8x1000x256xbf16>) do(%q : tensor<2x8x1000x256xbf16>) lse(%lse : tensor<2x8x1000xf32>) outs(%q, %k, %k : tensor<2x8x1000x256xbf16>, tensor<2x2x1000x256xbf16>, tensor<2x2x1000x256xbf16>) {mask = #attn.mask<causal>} -> tensor<2x8x1000x256xbf16>, tensor<2x2x1000x256xbf16>, tensor<2x2x1000x256xbf16>
+  return %r#0, %r#1, %r#2 : tensor<2x8x1000x256xbf16>, tensor<2x2x1000x256xbf16>, tensor<2x2x1000x256xbf16>
 }

@@ -446,6 +446,7 @@ void attn::printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
        << " --mask " << stringifyMaskKind(first.mask)
        << (first.direction == Direction::Backward ? " --direction backward"
                                                   : "")
+       << (first.deterministic ? " --deterministic" : "")
        << " gives each candidate's verdict)\n";
   }
 }
@@ -456,10 +457,10 @@ void attn::printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
 static ConfigAttr withAlignBytes(ConfigAttr c, int64_t alignBytes,
                                  int64_t maxHeadDim = 0,
                                  bool deterministic = false) {
-  return ConfigAttr::get(c.getContext(), c.getName(), c.getBlockM(),
-                         c.getBlockN(), c.getWarps(), c.getStages(),
-                         c.getPipeline(), c.getAccInRegisters(), c.getMma(),
-                         alignBytes, maxHeadDim, deterministic);
+  return ConfigAttr::get(
+      c.getContext(), c.getName(), c.getBlockM(), c.getBlockN(), c.getWarps(),
+      c.getStages(), c.getPipeline(), c.getAccInRegisters(), c.getMma(),
+      alignBytes, maxHeadDim, deterministic, c.getHeadSplit());
 }
 
 void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,

@@ -398,3 +398,35 @@ TEST(Deterministic, DqPassNeedsRowsPerWarpTimesWarps) {
   c.warps = 4; // 16 rows x 4 warps fit 32 x 2
   EXPECT_FALSE(checkDeterministic(c, instr, p));
 }
+
+TEST(HeadSplit, SlicesAreInstructionMultiples) {
+  // D = 256 in two: 128 + 128; a padded 208 (D = 200): 112 + 96; 144:
+  // 80 + 64; one slice is the whole dim.
+  EXPECT_EQ(getHeadSlice(256, 2, 16, 0).offset, 0);
+  EXPECT_EQ(getHeadSlice(256, 2, 16, 1).offset, 128);
+  EXPECT_EQ(getHeadSlice(256, 2, 16, 1).width, 128);
+  EXPECT_EQ(getHeadSlice(208, 2, 16, 0).width, 112);
+  EXPECT_EQ(getHeadSlice(208, 2, 16, 1).width, 96);
+  EXPECT_EQ(getHeadSlice(144, 2, 16, 1).offset, 80);
+  EXPECT_EQ(getHeadSlice(144, 2, 16, 1).width, 64);
+  EXPECT_EQ(getHeadSlice(96, 1, 16, 0).width, 96);
+  // Too many slices for a small dim leave the last empty (the lowering
+  // refuses such a config).
+  EXPECT_EQ(getHeadSlice(16, 2, 16, 1).width, 0);
+}
+
+TEST(HeadSplit, DeterministicPlansDoNotSplit) {
+  const ChipSpec &chip = *lookupChip("sm_90a");
+  const MatrixInstr &instr = *chip.lookupInstr(MatrixInstrKind::MmaM16N8K16);
+  TileCandidate c;
+  c.blockM = 32;
+  c.stages = 2;
+  c.warps = 4;
+  c.headSplit = 2;
+  AttentionProblem p;
+  p.direction = Direction::Backward;
+  p.deterministic = true;
+  CheckResult r = checkDeterministic(c, instr, p);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("head_split 2"), std::string::npos);
+}

@@ -286,6 +286,19 @@ TEST(Parser, SizeHintAndPaddingBound) {
             std::string::npos);
 }
 
+TEST(Parser, HeadSplit) {
+  std::string backward = ", \"direction\": \"backward\", \"head_split\": 2";
+  llvm::Expected<TileTable> t = parseTileTable(tableWith(backward));
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(t->chips[0].candidates[0].headSplit, 2);
+  EXPECT_NE(parseError(tableWith(", \"head_split\": 2")).find("head_split"),
+            std::string::npos);
+  EXPECT_NE(
+      parseError(tableWith(", \"direction\": \"backward\", \"head_split\": 5"))
+          .find("head_split must be in [1, 4]"),
+      std::string::npos);
+}
+
 TEST(Parser, DuplicateCandidate) {
   std::string second = R"(, {"name": "a", "reason": "r", "block_m": 16,
      "block_n": 32, "warps": 1, "stages": 1, "pipeline": "simple",

@@ -176,6 +176,11 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     `deterministic` (optional, default false), on an `attn.attention_grad`,
     asks for a plan without atomics: dQ by its own pass over query blocks
     instead of atomic adds, so the gradients are bit-reproducible.
+    `head_split` (optional, default 1; at most 4), on an
+    `attn.attention_grad`, computes the columns of dK, dV and dQ in that many
+    slices, one main kernel each (each recomputes the scores over the whole
+    head dim): for head dims whose dK and dV accumulators would not fit the
+    registers of one kernel.
 
     Example:
     ```mlir
@@ -198,7 +203,9 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     DefaultValuedParameter<"int64_t", "0",
                            "largest dynamic head dim">:$max_head_dim,
     DefaultValuedParameter<"bool", "false",
-                           "backward without atomics">:$deterministic
+                           "backward without atomics">:$deterministic,
+    DefaultValuedParameter<"int64_t", "1",
+                           "backward column slices">:$head_split
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

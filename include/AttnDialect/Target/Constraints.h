@@ -85,10 +85,23 @@ getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN, int64_t stages,
 /// lanes): (D + Dv) / 2 + block_m + max(D, Dv) / 4 + block_m / 2 + overhead.
 /// Against ptxas 13.0 on sm_90a: D = 64, block_m 64: 216 estimated, 254 used,
 /// no spills; D = 128, block_m 32: 248 estimated, 4 bytes spilled;
-/// D = 128, block_m 64: 296 estimated, 140 bytes spilled.
+/// D = 128, block_m 64: 296 estimated, 140 bytes spilled. With
+/// `headSplit` slices the accumulators hold one slice's columns (the widest,
+/// getHeadSlice); the operand term stops at 128 columns (D = 256, block_m
+/// 32, two slices: 248 estimated, 253 used, no spills).
 int64_t backwardRegisterEstimate(int64_t rowsPerWarp, int64_t warpSize,
                                  int64_t blockM, int64_t headDim,
-                                 int64_t headDimV, int64_t overhead);
+                                 int64_t headDimV, int64_t overhead,
+                                 int64_t headSplit = 1);
+
+/// Columns [offset, offset + width) of slice `index` of a (padded) head dim
+/// `tileDim` cut in `split` slices (head_split): each a multiple of
+/// `multiple` (the matrix instruction's), the last taking what is left.
+struct HeadSlice {
+  int64_t offset, width;
+};
+HeadSlice getHeadSlice(int64_t tileDim, int64_t split, int64_t multiple,
+                       int64_t index);
 
 /// Matrix instructions one warp issues per key block for S = Q K^T.
 int64_t mmaPerIteration(const MatrixInstr &instr, int64_t blockN,

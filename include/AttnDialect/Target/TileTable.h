@@ -95,6 +95,9 @@ struct TileCandidate {
   /// (a kernel tuned for long sequences; attn-bundle adds it ahead of the
   /// general tile with that dispatch condition); 0: any length.
   int64_t seqlenMin = 0;
+  /// Backward: dK, dV and dQ columns in this many slices, one main kernel
+  /// each (ConfigAttr's head_split).
+  int64_t headSplit = 1;
   /// Lower first; ties keep table order.
   int64_t priority = 0;
   /// Position in the chip's list, for stable ordering.

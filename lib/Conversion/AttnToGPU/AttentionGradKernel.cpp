@@ -54,7 +54,7 @@ static KernelSpec getProductSpec(const KernelSpec &spec, int64_t rows,
   p.config = ConfigAttr::get(
       c.getContext(), c.getName(), rows, cols, c.getWarps(), c.getStages(),
       c.getPipeline(), c.getAccInRegisters(), c.getMma(), c.getAlignBytes(),
-      c.getMaxHeadDim(), c.getDeterministic());
+      c.getMaxHeadDim(), c.getDeterministic(), c.getHeadSplit());
   return p;
 }
 
@@ -312,20 +312,26 @@ public:
 /// The main stage.
 class MainStageEmitter : public StageEmitter {
 public:
+  /// `slice` of the config's head_split: the columns of dK, dV and dQ this
+  /// kernel computes (getHeadSlice); the scores use the whole head dims.
   MainStageEmitter(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
-                   const KernelSpec &spec, const GPUTargetInfo &target)
-      : StageEmitter(b, loc, func, spec, target),
-        smem(getLayout(spec, target)) {
+                   const KernelSpec &spec, const GPUTargetInfo &target,
+                   int64_t slice = 0)
+      : StageEmitter(b, loc, func, spec, target), smem(getLayout(spec, target)),
+        slice(slice),
+        sliceD(getBackwardHeadSlice(spec, target, spec.tileHeadDim, slice)),
+        sliceDv(getBackwardHeadSlice(spec, target, spec.tileHeadDimV, slice)) {
     int64_t bm = spec.blockM(), bn = spec.blockN(), d = spec.tileHeadDim,
             dv = spec.tileHeadDimV;
     rowsPerWarp = bn / spec.warps();
     // Key rows x query columns for S^T = K Q^T, dV += P^T dO,
     // dP^T = V dO^T and dK += dS^T Q; query rows x key columns for
-    // dQ = dS K, whose warps take rowsPerWarp query rows at a time.
-    specs[0] = getProductSpec(spec, bn, bm, d, dv);
+    // dQ = dS K, whose warps take rowsPerWarp query rows at a time. The
+    // outputs (dV, dK, dQ) have this slice's columns.
+    specs[0] = getProductSpec(spec, bn, bm, d, sliceDv.width);
     specs[1] = getProductSpec(spec, bn, bm, dv, dv);
-    specs[2] = getProductSpec(spec, bn, bm, d, d);
-    specs[3] = getProductSpec(spec, bn, bn, d, d);
+    specs[2] = getProductSpec(spec, bn, bm, d, sliceD.width);
+    specs[3] = getProductSpec(spec, bn, bn, d, sliceD.width);
     scoresMma = target.createMmaEmitter(specs[0]);
     dpMma = target.createMmaEmitter(specs[1]);
     dkMma = target.createMmaEmitter(specs[2]);
@@ -422,7 +428,17 @@ private:
   void emitBiasGrad(Value h, Value m0, unsigned e, Value ds);
   void emitEpilogue(ArrayRef<Value> acc);
 
+  /// Columns `offset`.. of `tile`, `width` of them: a slice's operand.
+  SharedTile columns(const SharedTile &tile, HeadSlice s) {
+    SharedTile t = tile;
+    t.base = gep(tile.base, spec.elemType, c32(s.offset));
+    t.cols = s.width;
+    return t;
+  }
+
   BackwardSharedMemoryLayout smem;
+  int64_t slice;
+  HeadSlice sliceD, sliceDv;
   std::array<KernelSpec, 4> specs;
   std::unique_ptr<MmaEmitter> scoresMma, dpMma, dkMma, dqMma;
   int64_t rowsPerWarp, threads;
@@ -697,7 +713,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
     }
     SmallVector<Value> zero(dqLayout.getNumElements(), cf(0.0));
     SmallVector<Value> dq =
-        dqMma->accumulateOutput(b, loc, lane, p, kTile, zero);
+        dqMma->accumulateOutput(b, loc, lane, p, columns(kTile, sliceD), zero);
     Value qFirst = add(add(m0, rowBase), dqLayout.laneRow);
     for (unsigned slot = 0; slot < dqLayout.getNumRowSlots(); ++slot) {
       Value q = add(qFirst, c32(dqLayout.rowSlotOffsets[slot]));
@@ -710,7 +726,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       // dq_accum rows are D floats: a padded tile's columns past D are
       // skipped, and pairs need an even D to stay within a row.
       int64_t d = spec.headDim;
-      bool tail = d < spec.tileHeadDim;
+      bool tail = d < sliceD.offset + sliceD.width;
       for (unsigned e = 0, ne = dq.size(); e < ne;) {
         if (dqLayout.rowSlot[e] != slot) {
           ++e;
@@ -719,7 +735,8 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
         bool pair = e + 1 < ne && dqLayout.rowSlot[e + 1] == slot &&
                     dqLayout.colOffsets[e + 1] == dqLayout.colOffsets[e] + 1 &&
                     dqLayout.colOffsets[e] % 2 == 0 && d % 2 == 0;
-        Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
+        Value c =
+            add(dqLayout.laneCol, c32(sliceD.offset + dqLayout.colOffsets[e]));
         SmallVector<Value, 2> vals = {fmul(dq[e], scale)};
         if (pair)
           vals.push_back(fmul(dq[e + 1], scale));
@@ -758,7 +775,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       pv[e] = fmul(s[e], z[e]);
   }
   SmallVector<Value> next = scoresMma->accumulateOutput(
-      b, loc, lane, pv, doTile, SmallVector<Value>(dv));
+      b, loc, lane, pv, columns(doTile, sliceDv), SmallVector<Value>(dv));
   llvm::copy(next, dv.begin());
 
   SmallVector<Value> dp = dpMma->computeScores(
@@ -779,13 +796,14 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     s[e] = fmul(s[e], fsub(dpe, delta));
     // The bias is added after the cap: its gradient is dS before the cap's
     // derivative.
-    if (biasGrad)
+    // One slice writes the bias gradient.
+    if (biasGrad && slice == 0)
       emitBiasGrad(h, m0, e, s[e]);
     if (spec.softcap)
       s[e] = fmul(s[e], dsc[e]);
   }
-  next =
-      dkMma->accumulateOutput(b, loc, lane, s, qTile, SmallVector<Value>(dk));
+  next = dkMma->accumulateOutput(b, loc, lane, s, columns(qTile, sliceD),
+                                 SmallVector<Value>(dk));
   llvm::copy(next, dk.begin());
 
   // A deterministic plan computes dQ in its own pass (emitQueryPass).
@@ -810,7 +828,7 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
   Value scale = arg(kBwdScale);
   // Columns of a padded tile past the operand's head dim are not stored.
   auto storeRows = [&](const AccLayout &layout, ArrayRef<Value> vals,
-                       int64_t cols, int64_t tileCols, unsigned ptrArg,
+                       int64_t cols, HeadSlice s, unsigned ptrArg,
                        unsigned strideArg, bool scaled) {
     Value keyFirst = add(add(n0, warpRow), layout.laneRow);
     for (unsigned slot = 0; slot < layout.getNumRowSlots(); ++slot) {
@@ -823,9 +841,9 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
         if (layout.rowSlot[e] != slot)
           continue;
         Value x = scaled ? fmul(vals[e], scale) : vals[e];
-        Value c = add(layout.laneCol, c32(layout.colOffsets[e]));
+        Value c = add(layout.laneCol, c32(s.offset + layout.colOffsets[e]));
         OpBuilder::InsertionGuard inColumn(b);
-        if (cols < tileCols) {
+        if (cols < s.offset + s.width) {
           auto colIf = scf::IfOp::create(b, loc, lt(c, c32(cols)), false);
           b.setInsertionPointToStart(colIf.thenBlock());
         }
@@ -834,10 +852,10 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
       }
     }
   };
-  storeRows(dkLayout, acc.take_front(nk), spec.headDim, spec.tileHeadDim,
-            kBwdDK, kBwdDKStrideB, true);
-  storeRows(dvLayout, acc.drop_front(nk), spec.headDimV, spec.tileHeadDimV,
-            kBwdDV, kBwdDVStrideB, false);
+  storeRows(dkLayout, acc.take_front(nk), spec.headDim, sliceD, kBwdDK,
+            kBwdDKStrideB, true);
+  storeRows(dvLayout, acc.drop_front(nk), spec.headDimV, sliceDv, kBwdDV,
+            kBwdDVStrideB, false);
 }
 
 void MainStageEmitter::emit() {
@@ -893,6 +911,16 @@ void MainStageEmitter::emit() {
       arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV));
   scf::ForOp loop = emitBlockLoop(mul(headKV, group), group, iLo, iHi, init);
   emitEpilogue(SmallVector<Value>(loop.getResults()));
+}
+
+HeadSlice attn::getBackwardHeadSlice(const KernelSpec &spec,
+                                     const GPUTargetInfo &target,
+                                     int64_t tileDim, int64_t slice) {
+  // Slices are whole multiples of the instruction's head-dim step.
+  const MatrixInstr *instr =
+      target.getChipSpec().lookupInstr(spec.config.getMma());
+  int64_t multiple = instr ? instr->headDimMultiple : 16;
+  return getHeadSlice(tileDim, spec.config.getHeadSplit(), multiple, slice);
 }
 
 int64_t attn::getDeterministicQueryRows(const KernelSpec &spec,
@@ -1118,6 +1146,18 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
   if (Value gradBias = op.getGradBias())
     spec->dbiasType = cast<ShapedType>(gradBias.getType()).getElementType();
   spec->deterministic = spec->config.getDeterministic();
+  int64_t split = spec->config.getHeadSplit();
+  if (split > 1 && spec->deterministic)
+    return op.emitOpError("config '")
+           << spec->config.getName() << "' has head_split " << split
+           << "; the deterministic dQ pass keeps whole rows of dQ";
+  for (int64_t s = 0; s < split; ++s)
+    if (getBackwardHeadSlice(*spec, target, spec->tileHeadDim, s).width <= 0 ||
+        getBackwardHeadSlice(*spec, target, spec->tileHeadDimV, s).width <= 0)
+      return op.emitOpError("config '")
+             << spec->config.getName() << "' has head_split " << split
+             << ", which leaves slice " << s << " of D = " << spec->headDim
+             << " or Dv = " << spec->headDimV << " empty";
   // main_q keeps its Q and dO tiles in main's Q and dO buffers.
   if (spec->deterministic && getDeterministicQueryRows(*spec, target) >
                                  spec->blockM() * spec->stages())
@@ -1165,6 +1205,16 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
   emitKernelBody(b, loc, k.main, [&](Block &) {
     MainStageEmitter(b, loc, k.main, spec, target).emit();
   });
+  for (int64_t s = 1; s < spec.config.getHeadSplit(); ++s) {
+    gpu::GPUFuncOp slice =
+        createStage(b, loc, (planName + "_main_" + Twine(s)).str(),
+                    spec.warps() * target.getWarpSize(), spec, target);
+    target.annotateKernel(slice, spec);
+    emitKernelBody(b, loc, slice, [&](Block &) {
+      MainStageEmitter(b, loc, slice, spec, target, s).emit();
+    });
+    k.mainSlices.push_back(slice);
+  }
   if (spec.deterministic) {
     k.mainQ = createStage(b, loc, (planName + "_main_q").str(),
                           spec.warps() * target.getWarpSize(), spec, target);

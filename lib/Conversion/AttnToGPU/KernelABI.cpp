@@ -59,7 +59,11 @@ std::string attn::getKernelName(const KernelSpec &spec) {
 }
 
 std::string attn::getBackwardPlanName(const KernelSpec &spec) {
-  return "bwd" + getKernelName(spec).substr(3);
+  std::string name = "bwd" + getKernelName(spec).substr(3);
+  // head_split's slices: "h2" after the stages.
+  if (int64_t split = spec.config.getHeadSplit(); split > 1)
+    name += "h" + std::to_string(split);
+  return name;
 }
 
 FunctionType attn::getBackwardKernelFunctionType(MLIRContext *ctx,

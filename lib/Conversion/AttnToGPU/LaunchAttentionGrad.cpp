@@ -153,7 +153,7 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
                   getStage(b, "zero_dbias", kernels.zeroDbias.getName(),
                            biasRows, kBiasStageThreads, 0, "zeroes",
                            {"dbias_accum"}));
-    // The stage after it (main) also adds into dbias_accum.
+    // The stage after it (main, slice 0) also adds into dbias_accum.
     stages[2] =
         getStage(b, "main", kernels.main.getName(), keys, spec.warps() * ws,
                  getBackwardSharedMemoryBytes(spec, target), "reduces",
@@ -162,6 +162,19 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
                               kernels.convertDbias.getName(), biasRows,
                               kBiasStageThreads, 0, "reads", {"dbias_accum"}));
   }
+  // head_split: the other slices' main kernels right after main.
+  auto mainAt = llvm::find_if(stages, [](Attribute stage) {
+    return cast<DictionaryAttr>(stage).getAs<StringAttr>("name").getValue() ==
+           "main";
+  });
+  SmallVector<Attribute> slices;
+  for (auto [i, kernel] : llvm::enumerate(kernels.mainSlices))
+    slices.push_back(getStage(b, ("main_" + Twine(i + 1)).str(),
+                              kernel.getName(), keys, spec.warps() * ws,
+                              getBackwardSharedMemoryBytes(spec, target),
+                              "reduces", {"dq_accum"}));
+  if (!slices.empty())
+    stages.insert(std::next(mainAt), slices.begin(), slices.end());
   attrs.append("workspace", b.getArrayAttr(buffers));
   attrs.append("stages", b.getArrayAttr(stages));
   return attrs.getDictionary(ctx);
@@ -203,10 +216,12 @@ AttentionGradToGPULaunch::matchAndRewrite(AttentionGradOp op,
   auto get = [&](StringRef suffix) {
     return gpuModule->lookupSymbol<gpu::GPUFuncOp>((name + suffix).str());
   };
-  createLaunches(rewriter, op,
-                 {get("_pre"), get("_main"), get("_dq"), get("_zero_dbias"),
-                  get("_dbias"), get("_main_q")},
-                 *spec);
+  BackwardKernels kernels{get("_pre"),        get("_main"),  get("_dq"),
+                          get("_zero_dbias"), get("_dbias"), get("_main_q"),
+                          /*mainSlices=*/{}};
+  for (int64_t s = 1; s < spec->config.getHeadSplit(); ++s)
+    kernels.mainSlices.push_back(get(("_main_" + Twine(s)).str()));
+  createLaunches(rewriter, op, kernels, *spec);
   rewriter.eraseOp(op);
   return success();
 }
@@ -376,8 +391,11 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
          kBackwardRowWarps * ws, 0);
   if (gradBias && !spec.deterministic)
     launchBias(kernels.zeroDbias);
-  launch(kernels.main, keyBlocks, cIdx(kType.getDimSize(1)), spec.warps() * ws,
-         getBackwardSharedMemoryBytes(spec, target));
+  SmallVector<gpu::GPUFuncOp> mains = {kernels.main};
+  llvm::append_range(mains, kernels.mainSlices);
+  for (gpu::GPUFuncOp main : mains)
+    launch(main, keyBlocks, cIdx(kType.getDimSize(1)), spec.warps() * ws,
+           getBackwardSharedMemoryBytes(spec, target));
   if (spec.deterministic)
     launch(kernels.mainQ,
            arith::CeilDivUIOp::create(

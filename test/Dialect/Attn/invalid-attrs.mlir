@@ -90,6 +90,12 @@ module attributes {test.attr = #attn.config<name = "t", block_m = 64>} {}
 
 // -----
 
+// head_split: in [1, 4]
+// expected-error @+1 {{#attn.config: head_split must be in [1, 4], got 5}}
+module attributes {test.attr = #attn.config<name = "t", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16, head_split = 5>} {}
+
+// -----
+
 // align_bytes: a power of two in [1, 16]
 // expected-error @+1 {{#attn.config: align_bytes must be a power of two in [1, 16], got 3}}
 module attributes {test.attr = #attn.config<name = "t", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16, align_bytes = 3>} {}

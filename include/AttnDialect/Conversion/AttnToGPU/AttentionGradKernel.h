@@ -28,6 +28,7 @@
 
 #include "AttnDialect/Conversion/AttnToGPU/GPUTargetInfo.h"
 #include "AttnDialect/IR/AttnOps.h"
+#include "AttnDialect/Target/Constraints.h"
 
 namespace mlir {
 namespace attn {
@@ -57,7 +58,16 @@ struct BackwardKernels {
   /// Deterministic plans: dQ by a pass over query blocks (no dq_accum, no
   /// convert_dq).
   gpu::GPUFuncOp mainQ;
+  /// With head_split > 1: the main kernels of slices 1.. (`_main_<s>`),
+  /// launched after `main` (slice 0) on the same grid.
+  SmallVector<gpu::GPUFuncOp> mainSlices;
 };
+
+/// Columns of slice `slice` of a (padded) head dim `tileDim` of `spec`'s
+/// head_split (getHeadSlice with the instruction's head-dim multiple).
+HeadSlice getBackwardHeadSlice(const KernelSpec &spec,
+                               const GPUTargetInfo &target, int64_t tileDim,
+                               int64_t slice);
 
 /// Query rows of one workgroup of a deterministic plan's `_main_q`: the
 /// rows per warp of the backward's matrix instruction times its warps.

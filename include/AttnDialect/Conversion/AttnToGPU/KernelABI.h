@@ -205,8 +205,9 @@ std::string getBiasName(const KernelSpec &spec);
 /// the tile when the config assumes less than 16-byte alignment).
 std::string getKernelName(const KernelSpec &spec);
 
-/// The backward plan's name: the kernel name with `bwd_` for `fwd_`; its
-/// stage kernels append `_pre`, `_main` and `_dq`.
+/// The backward plan's name: the kernel name with `bwd_` for `fwd_`, and
+/// `h<N>` for a head_split of N > 1; its stage kernels append `_pre`,
+/// `_main` (`_main_<s>` for the other slices) and `_dq`.
 std::string getBackwardPlanName(const KernelSpec &spec);
 
 /// How many arguments a forward kernel takes: attn-fwd-v1's 33, with the
