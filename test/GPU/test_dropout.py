@@ -166,7 +166,7 @@ def unbiased(lib, res, dtype):
                  "errors from the output without dropout")
 
 
-def run_all(bundle, quick=False):
+def run_all(bundle, quick=False, head_dims=(64, 128)):
     res = Results()
     problem = environment_problem(bundle)
     if problem:
@@ -188,7 +188,7 @@ def run_all(bundle, quick=False):
     if quick:
         shapes = shapes[:2]
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
-        for d in (64, 128):
+        for d in head_dims:
             for shape in shapes:
                 for causal in (False, True):
                     for p in (0.1, 0.5) if not quick else (0.3,):
@@ -221,8 +221,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bundle", default=default_bundle())
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--head-dims", default="64,128",
+                    type=lambda text: [int(d) for d in text.split(",")],
+                    help="head dims of the output and gradient cases")
     args = ap.parse_args()
-    res = run_all(args.bundle, args.quick)
+    res = run_all(args.bundle, args.quick, args.head_dims)
     print(res.summary())
     return 1 if res.failed else 0
 
