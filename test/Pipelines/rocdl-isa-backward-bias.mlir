@@ -1,11 +1,11 @@
 // The bias gradient's plan on AMD: five kernels (pre, zero_dbias, main,
 // convert_dq, convert_dbias) as AMDGPU assembly, dS added to dbias_accum by
-// compare-and-swap loops, no spills. Statically checked only.
+// native global_atomic_add_f32, no spills. Statically checked only.
 // RUN: attn-opt %s -attn-to-rocdl="chip=gfx942 format=isa" | FileCheck %s
 
 // CHECK: gpu.binary @[[P:bwd_bf16_d64_causal_bias_dbias_m64n64w4s1]] [#gpu.object<#rocdl.target<O = 3, chip = "gfx942"{{.*}}assembly = "
 // CHECK-SAME: [[P]]_main:
-// CHECK-SAME: global_atomic_cmpswap
+// CHECK-SAME: global_atomic_add_f32
 // CHECK-SAME: .name: [[P]]_main
 // CHECK-SAME: .vgpr_spill_count: 0
 // CHECK-SAME: .name: [[P]]_zero_dbias

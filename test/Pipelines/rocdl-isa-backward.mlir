@@ -1,9 +1,10 @@
 // attn-to-rocdl{format=isa} on attn.attention_grad: the backward plan's three
 // kernels (pre, main, convert_dq) as AMDGPU assembly, the main one on
 // 16x16x16 MFMA with the tables' backward tile, dQ added to the f32
-// workspace by compare-and-swap loops (LLVM's atomicrmw fadd without
-// fine-grained-memory metadata), no VGPR spills. Statically checked only:
-// no AMD GPU runs these kernels here.
+// workspace by CDNA's native global_atomic_add_f32 (the atomicrmw fadd says
+// the workspace is coarse-grained local memory; without that LLVM emits
+// compare-and-swap loops), no VGPR spills. Statically checked only: no AMD
+// GPU runs these kernels here.
 // RUN: attn-opt %s -split-input-file -attn-to-rocdl="chip=gfx942 format=isa" | FileCheck %s
 // RUN: attn-opt %s -split-input-file -attn-to-rocdl="chip=gfx90a format=isa" | FileCheck %s
 
@@ -14,7 +15,8 @@
 // CHECK: gpu.binary @[[P]] [#gpu.object<#rocdl.target<O = 3, chip = "{{gfx9[0-9a-f]+}}"{{.*}}assembly = "
 // CHECK-SAME: [[P]]_main:
 // CHECK-SAME: v_mfma_f32_16x16x16{{_?}}bf16
-// CHECK-SAME: global_atomic_cmpswap
+// CHECK-SAME: global_atomic_add_f32
+// CHECK-NOT: global_atomic_cmpswap
 // CHECK-SAME: .name: [[P]]_main
 // CHECK-SAME: .vgpr_spill_count: 0
 func.func @grad64(%q: tensor<2x8x?x64xbf16>, %k: tensor<2x2x?x64xbf16>, %lse: tensor<2x8x?xf32>) -> (tensor<2x8x?x64xbf16>, tensor<2x2x?x64xbf16>, tensor<2x2x?x64xbf16>) {

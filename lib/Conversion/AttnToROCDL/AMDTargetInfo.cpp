@@ -139,3 +139,25 @@ void AMDTargetInfo::emitCopyToShared(OpBuilder &b, Location loc, Value dst,
   data = arith::SelectOp::create(b, loc, valid, data, zero);
   LLVM::StoreOp::create(b, loc, data, dst, /*alignment=*/bytes);
 }
+
+// The backward's f32 accumulations (dq_accum, dbias_accum) live in the
+// caller's workspace, device memory from hipMalloc: coarse-grained and
+// local. Saying so (the metadata LLVM reads) lets CDNA use its native
+// global_atomic_add_f32 instead of a compare-and-swap loop; denormals may
+// flush in it, which a gradient sum does not notice.
+void AMDTargetInfo::emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
+                                     ArrayRef<Value> values) const {
+  MLIRContext *ctx = b.getContext();
+  auto *rocdl = ctx->getOrLoadDialect<ROCDL::ROCDLDialect>();
+  for (auto [i, v] : llvm::enumerate(values)) {
+    Value at = LLVM::GEPOp::create(
+        b, loc, ptr.getType(), b.getF32Type(), ptr,
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    auto op = LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::fadd, at, v,
+                                        LLVM::AtomicOrdering::monotonic,
+                                        /*syncscope=*/"agent");
+    rocdl->getNoFineGrainedMemoryAttrHelper().setAttr(op, UnitAttr::get(ctx));
+    rocdl->getNoRemoteMemoryAttrHelper().setAttr(op, UnitAttr::get(ctx));
+    rocdl->getIgnoreDenormalModeAttrHelper().setAttr(op, UnitAttr::get(ctx));
+  }
+}

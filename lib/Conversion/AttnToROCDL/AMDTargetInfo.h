@@ -64,6 +64,8 @@ public:
   void emitCopyToShared(OpBuilder &b, Location loc, Value dst, Value src,
                         int64_t bytes, int64_t alignBytes, Value valid,
                         Value validBytes) const override;
+  void emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
+                        ArrayRef<Value> values) const override;
 };
 
 /// The emitter of MFMA / WMMA kernels for `shape` on a wave of `waveSize`.
