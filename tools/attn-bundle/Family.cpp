@@ -267,7 +267,8 @@ SmallVector<Variant> attn::enumerateVariants(
   if (request.unaligned)
     appendTwins(variants, 0, variants.size());
   // Serving layouts read and write like dense kernels (their tiles fit the
-  // same way); a bias has no meaning for them.
+  // same way); a bias has no meaning for them. f32 serving kernels compile
+  // but have not run on a GPU: left out, so such a call is refused.
   size_t dense = variants.size();
   for (SeqLayout layout : request.layouts) {
     if (layout == SeqLayout::Dense)
@@ -276,7 +277,8 @@ SmallVector<Variant> attn::enumerateVariants(
       Variant v = variants[i];
       bool twin =
           v.alignBytes != getRowAlignBytes(getElementBytes(v.dtype), v.headDim);
-      if (v.bias != BiasKind::None || twin || v.maxHeadDim || v.seqlenMin)
+      if (v.bias != BiasKind::None || twin || v.maxHeadDim || v.seqlenMin ||
+          v.dtype == ElementType::F32)
         continue;
       v.layout = layout;
       variants.push_back(v);

@@ -61,7 +61,8 @@ static cl::list<int64_t> maxHeadDims(
     cl::cat(category));
 static cl::list<std::string>
     dtypes("dtypes", cl::CommaSeparated,
-           cl::desc("Element types (default f16,bf16)"), cl::cat(category));
+           cl::desc("Element types (default f16,bf16,f32)"),
+           cl::cat(category));
 static cl::list<std::string>
     masks("masks", cl::CommaSeparated,
           cl::desc("Masks (default none,causal,causal_bottom_right,"
@@ -76,8 +77,9 @@ static cl::opt<bool>
     dropout("dropout",
             cl::desc("Also emit a dropout twin of every dense forward "
                      "variant and backward plan (p, seed and offset are "
-                     "kernel arguments)"),
-            cl::cat(category));
+                     "kernel arguments); default on, --dropout=false "
+                     "leaves them out"),
+            cl::init(true), cl::cat(category));
 static cl::list<std::string>
     biases("bias", cl::CommaSeparated,
            cl::desc("Bias kinds (default none): none, same (q's dtype), "
@@ -212,7 +214,7 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
   request.unaligned = unaligned;
   request.backward = backward;
   request.dropout = dropout;
-  auto types = parseList<ElementType>(dtypes, {"f16", "bf16"}, "dtypes",
+  auto types = parseList<ElementType>(dtypes, {"f16", "bf16", "f32"}, "dtypes",
                                       "f16, bf16 or f32",
       [](StringRef s) { return symbolizeElementType(s); });
   auto maskKinds = parseList<MaskKind>(

@@ -159,7 +159,10 @@ void CombineEmitter::emit() {
           gep(ws.outputs, f32, add(mul(partialRow(s), c64(dv)), ext(d))), 4);
       return arith::AddFOp::create(b, loc, a, fmul(weight(s), o)).getResult();
     });
-    Value v = arith::TruncFOp::create(b, loc, spec.elemType, fmul(acc, inv));
+    // f32 outputs take the sum as it is.
+    Value v = fmul(acc, inv);
+    if (spec.elemType != v.getType())
+      v = arith::TruncFOp::create(b, loc, spec.elemType, v);
     LLVM::StoreOp::create(b, loc, v, gep(out, spec.elemType, ext(d)),
                           spec.elemType.getIntOrFloatBitWidth() / 8);
   }
