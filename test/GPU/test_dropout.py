@@ -180,7 +180,7 @@ def run_all(bundle, quick=False, head_dims=(64, 128)):
     stats = Stats()
     if not any("dropout" in n for n in lib.variants):
         res.skip("all", f"bundle {bundle} has no dropout variants "
-                 "(attn-bundle --dropout)")
+                 "(attn-bundle without --dropout=false)")
         return res
     torch.manual_seed(0)
     shapes = [(2, 8, 2, 1000, 1000), (1, 4, 4, 77, 300), (2, 2, 1, 128, 33),
