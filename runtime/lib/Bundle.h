@@ -1,6 +1,6 @@
 //===- Bundle.h - The contents of a kernel bundle -------------------------===//
 //
-// What docs/BundleFormat.md (schema attn-bundle, versions 1 to 3) describes,
+// What docs/BundleFormat.md (schema attn-bundle, versions 1 to 8) describes,
 // read into plain structs, the kernel binaries included.
 //
 //===----------------------------------------------------------------------===//
