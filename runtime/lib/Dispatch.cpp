@@ -732,15 +732,29 @@ Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
   }
   if (bundle.plans.empty())
     reasons = " the bundle has no plans";
+  // A deterministic call that only a plan with atomics serves: name it, as
+  // the list shows that plan's one mismatch among every other plan's.
+  std::string atomicOnly;
+  if (call.deterministic) {
+    Call atomic = call;
+    atomic.deterministic = false;
+    for (const Plan &plan : bundle.plans)
+      if (!plan.deterministic && whyNot(plan, atomic, dims).empty() &&
+          whyNotOnDevice(plan, device).empty()) {
+        atomicOnly = "; no deterministic plan serves it, plan '" + plan.name +
+                     "' with atomics does (deterministic = false)";
+        break;
+      }
+  }
   if (deviceOnly)
     return Status::error(ATTN_STATUS_UNSUPPORTED_GPU,
                          "no plan of bundle '" + bundle.dir +
                              "' for the backward call (" + describeCall(call) +
                              ") runs on this GPU:" + reasons);
-  return Status::error(ATTN_STATUS_NO_VARIANT,
-                       "no plan of bundle '" + bundle.dir +
-                           "' matches the backward call (" +
-                           describeCall(call) + "):" + reasons);
+  return Status::error(
+      ATTN_STATUS_NO_VARIANT,
+      "no plan of bundle '" + bundle.dir + "' matches the backward call (" +
+          describeCall(call) + ")" + atomicOnly + ":" + reasons);
 }
 
 int64_t attn::forwardGridX(const Variant &v, const attn_fwd_params &p) {
