@@ -61,8 +61,7 @@ static cl::list<int64_t> maxHeadDims(
     cl::cat(category));
 static cl::list<std::string>
     dtypes("dtypes", cl::CommaSeparated,
-           cl::desc("Element types (default f16,bf16,f32)"),
-           cl::cat(category));
+           cl::desc("Element types (default f16,bf16,f32)"), cl::cat(category));
 static cl::list<std::string>
     masks("masks", cl::CommaSeparated,
           cl::desc("Masks (default none,causal,causal_bottom_right,"
@@ -214,8 +213,8 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
   request.unaligned = unaligned;
   request.backward = backward;
   request.dropout = dropout;
-  auto types = parseList<ElementType>(dtypes, {"f16", "bf16", "f32"}, "dtypes",
-                                      "f16, bf16 or f32",
+  auto types = parseList<ElementType>(
+      dtypes, {"f16", "bf16", "f32"}, "dtypes", "f16, bf16 or f32",
       [](StringRef s) { return symbolizeElementType(s); });
   auto maskKinds = parseList<MaskKind>(
       masks, {"none", "causal", "causal_bottom_right", "sliding_window"},

@@ -150,9 +150,9 @@ void AMDTargetInfo::emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
   MLIRContext *ctx = b.getContext();
   auto *rocdl = ctx->getOrLoadDialect<ROCDL::ROCDLDialect>();
   for (auto [i, v] : llvm::enumerate(values)) {
-    Value at = LLVM::GEPOp::create(
-        b, loc, ptr.getType(), b.getF32Type(), ptr,
-        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    Value at =
+        LLVM::GEPOp::create(b, loc, ptr.getType(), b.getF32Type(), ptr,
+                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
     auto op = LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::fadd, at, v,
                                         LLVM::AtomicOrdering::monotonic,
                                         /*syncscope=*/"agent");
