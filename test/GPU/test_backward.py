@@ -151,11 +151,17 @@ def dbias_scale(q, k, v, bias, g, **kw):
 
 
 def no_plan_reason(message):
-    """The most telling line of a NO_VARIANT message: a plan that failed on a
-    condition rather than on a field, else the first."""
+    """The most telling line of a NO_VARIANT message: the runtime's note that
+    only a plan with atomics serves a deterministic call, else a plan that
+    failed on a condition rather than on a field, else the first."""
+    hint = re.search(r"; (no deterministic plan serves it[^:]*)",
+                     message.splitlines()[0] if message else "")
+    if hint:
+        return hint.group(1)
     lines = [line.strip() for line in message.splitlines()[1:]]
     field = re.compile(r"^(plan|variant) '[^']*': (dtype|head_dim|head_dim_v|"
-                       r"mask|bias|bias_grad|softcap|deterministic) is ")
+                       r"mask|bias|bias_grad|softcap|dropout|deterministic) "
+                       r"is ")
     for line in lines:
         if not field.match(line):
             return line
