@@ -25,8 +25,13 @@ import tempfile
 
 # Limits that the tile tables do not carry because they follow from the ISA
 # generation, not from a tiling choice (AMD ISA guides; LLVM AMDGPUUsage):
-# addressable SGPRs including VCC, and the architectural VGPR file of a lane.
-SGPR_MAX = {"gfx9": 102, "gfx11": 106, "gfx12": 106}
+# the SGPRs of a wavefront and the architectural VGPR file of a lane.
+# .sgpr_count counts the addressable SGPRs used (s0-s101 on gfx9, s0-s105 on
+# gfx10+) plus the special ones after them: VCC, and on gfx9 FLAT_SCRATCH
+# and XNACK_MASK. llc for gfx942 reports 108 for a kernel that uses s101 and
+# refuses s102 ("addressable scalar registers (103) exceeds limit (102)"),
+# for gfx1100 108 with s105 used.
+SGPR_MAX = {"gfx9": 102 + 6, "gfx11": 106 + 2, "gfx12": 106 + 2}
 ARCH_VGPR_MAX = 256
 AGPR_MAX = 256
 
