@@ -104,9 +104,10 @@ int64_t mlir::attn::backwardRegisterEstimate(int64_t rowsPerWarp,
                                              int64_t warpSize, int64_t blockM,
                                              int64_t headDim, int64_t headDimV,
                                              int64_t overhead,
-                                             int64_t headSplit) {
-  int64_t sliceD = getHeadSlice(headDim, headSplit, 16, 0).width,
-          sliceDv = getHeadSlice(headDimV, headSplit, 16, 0).width;
+                                             int64_t headSplit,
+                                             int64_t headDimMultiple) {
+  int64_t sliceD = getHeadSlice(headDim, headSplit, headDimMultiple, 0).width,
+          sliceDv = getHeadSlice(headDimV, headSplit, headDimMultiple, 0).width;
   int64_t acc = llvm::divideCeil(rowsPerWarp * (sliceD + sliceDv), warpSize);
   int64_t scores = 2 * llvm::divideCeil(rowsPerWarp * blockM, warpSize);
   // The K or the V rows as packed 16-bit operands while a product runs;
@@ -500,9 +501,10 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   if (chip.regsPerThreadMax <= 0 || instr.rowsPerWarp <= 0)
     return std::nullopt;
   if (isGPUBackward(chip, cand)) {
-    regs = backwardRegisterEstimate(
-        instr.rowsPerWarp, chip.warpSize, cand.blockM, problem.headDim,
-        problem.headDimV, chip.regsOverhead, cand.headSplit);
+    regs = backwardRegisterEstimate(instr.rowsPerWarp, chip.warpSize,
+                                    cand.blockM, problem.headDim,
+                                    problem.headDimV, chip.regsOverhead,
+                                    cand.headSplit, instr.headDimMultiple);
   } else {
     int64_t rows = std::max(instr.rowsPerWarp, cand.blockM / cand.warps);
     regs = registerEstimate(rows, chip.warpSize, cand.blockN, problem.headDim,

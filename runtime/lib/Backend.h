@@ -37,14 +37,10 @@ public:
   virtual Status launch(const BundleInfo &bundle,
                         const std::vector<Launch> &launches, void *stream) = 0;
 
-  /// The number of multiprocessors (SMs, CUs) of the device `stream` runs
-  /// on: split-KV sizes its grid by it.
-  virtual Status multiprocessorCount(void *stream, int &count) = 0;
-
   /// What dispatch checks a variant against on the device `stream` runs
-  /// on (its chip, its shared memory); `bundle` is the one this backend
-  /// launches (HIP finds the device's chip among its chips). The default
-  /// knows nothing.
+  /// on (its chip, its shared memory) and what split-KV sizes its grid by
+  /// (its multiprocessors); `bundle` is the one this backend launches (HIP
+  /// finds the device's chip among its chips). The default knows nothing.
   virtual Status deviceInfo(const BundleInfo &bundle, void *stream,
                             DeviceInfo &info) {
     info = DeviceInfo();

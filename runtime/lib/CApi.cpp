@@ -210,13 +210,14 @@ static Status planForward(const attn_bundle &bundle,
   if (!s.isOk())
     return s;
   const Variant &v = bundle.info.variants[index];
-  int sms = 0;
+  // Split-KV sizes its grid by the device's multiprocessors (SMs, CUs).
+  DeviceInfo device;
   if (v.canSplit() && params.num_splits == 0) {
-    s = bundle.backend->multiprocessorCount(params.stream, sms);
+    s = bundle.backend->deviceInfo(bundle.info, params.stream, device);
     if (!s.isOk())
       return s;
   }
-  splits = chooseSplits(v, params, sms);
+  splits = chooseSplits(v, params, device.multiprocessors);
   bytes = splitWorkspaceBytes(params, splits);
   return Status::ok();
 }

@@ -143,45 +143,21 @@ public:
     return Status::ok();
   }
 
-  Status multiprocessorCount(void *stream, int &count) override {
-    DeviceInfo info;
-    Status s = contextInfo(stream, info);
-    count = info.multiprocessors;
-    return s;
-  }
-
+  /// The device of `stream`'s context, queried once per context.
   Status deviceInfo(const BundleInfo &, void *stream,
                     DeviceInfo &info) override {
-    return contextInfo(stream, info);
-  }
-
-private:
-  /// The device of `stream`'s context, queried once per context.
-  Status contextInfo(void *stream, DeviceInfo &info) {
     const CudaDriver *d = nullptr;
     CUcontext ctx = nullptr;
     Status s = streamContext(stream, d, ctx);
     if (!s.isOk())
       return s;
-    // Asked on every call (split-KV sizes its grid by the SM count too):
-    // cached per context.
-    {
-      std::lock_guard<std::mutex> lock(deviceMutex);
-      auto it = devices.find(ctx);
-      if (it != devices.end()) {
-        info = it->second;
-        return Status::ok();
-      }
-    }
-    ScopedContext scope(*d, ctx);
-    s = queryDevice(*d, info);
-    if (!s.isOk())
-      return s;
-    std::lock_guard<std::mutex> lock(deviceMutex);
-    devices[ctx] = info;
-    return Status::ok();
+    return devices.get(ctx, info, [&](DeviceInfo &out) {
+      ScopedContext scope(*d, ctx);
+      return queryDevice(*d, out);
+    });
   }
 
+private:
   /// The driver and the context `stream` runs in (findContext).
   Status streamContext(void *stream, const CudaDriver *&d, CUcontext &ctx) {
     Status s = getDriver(d);
@@ -283,8 +259,7 @@ private:
   }
 
   KernelCache<CUcontext, CUmodule, CUfunction> cache;
-  std::mutex deviceMutex;
-  std::map<CUcontext, DeviceInfo> devices;
+  DeviceInfoCache<CUcontext> devices;
 };
 
 } // namespace

@@ -8,9 +8,6 @@
 #include "Backend.h"
 #include "KernelCache.h"
 
-#include <map>
-#include <mutex>
-
 using namespace attn;
 
 namespace {
@@ -112,19 +109,8 @@ public:
     return Status::ok();
   }
 
-  Status multiprocessorCount(void *, int &count) override {
-    const HipRuntime *hip = nullptr;
-    int device = 0;
-    Status s = currentDevice(hip, device);
-    if (!s.isOk())
-      return s;
-    hipError_t r = hip->hipDeviceGetAttribute(&count, kAttrCuCount, device);
-    if (r != kHipSuccess)
-      return Status::error(ATTN_STATUS_DRIVER_ERROR,
-                           "cannot query the CU count: " + errorText(*hip, r));
-    return Status::ok();
-  }
-
+  /// hipGetDevice()'s device, queried once per device (a backend serves one
+  /// bundle, whose chips probeChip tries).
   Status deviceInfo(const BundleInfo &bundle, void *,
                     DeviceInfo &info) override {
     const HipRuntime *hip = nullptr;
@@ -132,30 +118,21 @@ public:
     Status s = currentDevice(hip, device);
     if (!s.isOk())
       return s;
-    // Asked on every call: cached per device (a backend serves one bundle).
-    {
-      std::lock_guard<std::mutex> lock(deviceMutex);
-      auto it = devices.find(device);
-      if (it != devices.end()) {
-        info = it->second;
-        return Status::ok();
-      }
-    }
-    info = DeviceInfo();
-    int lds = 0;
-    hipError_t r =
-        hip->hipDeviceGetAttribute(&info.multiprocessors, kAttrCuCount, device);
-    if (r == kHipSuccess)
-      r = hip->hipDeviceGetAttribute(&lds, kAttrMaxLds, device);
-    if (r != kHipSuccess)
-      return Status::error(ATTN_STATUS_DRIVER_ERROR,
-                           "cannot query HIP device " + std::to_string(device) +
-                               ": " + errorText(*hip, r));
-    info.sharedMemory = lds;
-    info.chip = probeChip(*hip, bundle);
-    std::lock_guard<std::mutex> lock(deviceMutex);
-    devices[device] = info;
-    return Status::ok();
+    return devices.get(device, info, [&](DeviceInfo &out) {
+      int lds = 0;
+      hipError_t r = hip->hipDeviceGetAttribute(&out.multiprocessors,
+                                                kAttrCuCount, device);
+      if (r == kHipSuccess)
+        r = hip->hipDeviceGetAttribute(&lds, kAttrMaxLds, device);
+      if (r != kHipSuccess)
+        return Status::error(ATTN_STATUS_DRIVER_ERROR,
+                             "cannot query HIP device " +
+                                 std::to_string(device) + ": " +
+                                 errorText(*hip, r));
+      out.sharedMemory = lds;
+      out.chip = probeChip(*hip, bundle);
+      return Status::ok();
+    });
   }
 
 private:
@@ -240,8 +217,7 @@ private:
   }
 
   KernelCache<int, hipModule_t, hipFunction_t> cache;
-  std::mutex deviceMutex;
-  std::map<int, DeviceInfo> devices;
+  DeviceInfoCache<int> devices;
 };
 
 } // namespace

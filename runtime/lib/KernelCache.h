@@ -1,16 +1,17 @@
-//===- KernelCache.h - Kernels loaded once per (device, variant) ----------===//
+//===- KernelCache.h - What a backend keeps per device --------------------===//
 //
 // Both backends keep the modules they load for a bundle, keyed by where they
 // were loaded (a CUDA context, a HIP device) and the variant, and hand out
 // the kernel's function handle; loads happen under one lock so that
-// concurrent first calls load a variant once.
+// concurrent first calls load a variant once. They also keep what dispatch
+// asks of each device on every call (DeviceInfoCache).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_RUNTIME_KERNELCACHE_H
 #define ATTN_RUNTIME_KERNELCACHE_H
 
-#include "Status.h"
+#include "Bundle.h"
 
 #include <map>
 #include <mutex>
@@ -52,6 +53,36 @@ public:
 private:
   std::mutex mutex;
   std::map<Key, std::pair<Module, Function>> entries;
+};
+
+/// The DeviceInfo of each place (CUDA context, HIP device), queried once:
+/// dispatch asks for it on every call.
+template <typename Place> class DeviceInfoCache {
+public:
+  /// `info` of `place`; on first use `query(info)` fills it (nothing is
+  /// kept when it fails).
+  template <typename QueryFn>
+  Status get(Place place, DeviceInfo &info, QueryFn query) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = infos.find(place);
+      if (it != infos.end()) {
+        info = it->second;
+        return Status::ok();
+      }
+    }
+    info = DeviceInfo();
+    Status s = query(info);
+    if (!s.isOk())
+      return s;
+    std::lock_guard<std::mutex> lock(mutex);
+    infos[place] = info;
+    return Status::ok();
+  }
+
+private:
+  std::mutex mutex;
+  std::map<Place, DeviceInfo> infos;
 };
 
 } // namespace attn

@@ -87,12 +87,13 @@ getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN, int64_t stages,
 /// no spills; D = 128, block_m 32: 248 estimated, 4 bytes spilled;
 /// D = 128, block_m 64: 296 estimated, 140 bytes spilled. With
 /// `headSplit` slices the accumulators hold one slice's columns (the widest,
-/// getHeadSlice); the operand term stops at 128 columns (D = 256, block_m
-/// 32, two slices: 248 estimated, 253 used, no spills).
+/// getHeadSlice with the instruction's `headDimMultiple`); the operand term
+/// stops at 128 columns (D = 256, block_m 32, two slices: 248 estimated, 253
+/// used, no spills).
 int64_t backwardRegisterEstimate(int64_t rowsPerWarp, int64_t warpSize,
                                  int64_t blockM, int64_t headDim,
                                  int64_t headDimV, int64_t overhead,
-                                 int64_t headSplit = 1);
+                                 int64_t headSplit, int64_t headDimMultiple);
 
 /// Columns [offset, offset + width) of slice `index` of a (padded) head dim
 /// `tileDim` cut in `split` slices (head_split): each a multiple of

@@ -230,6 +230,25 @@ class BiasStageEmitter : public StageEmitter {
 public:
   using StageEmitter::StageEmitter;
 
+  /// The thread's index `index` along dimension `dim` of the summed dbias
+  /// (grid x in blocks of threads), its head `h` (grid y) and batch `bb`
+  /// (grid z); leaves the builder where the index is in range and dbias is
+  /// summed over some dimension.
+  void enterThread(const BiasGradShape &g, int dim, Value &index, Value &h,
+                   Value &bb) {
+    Value tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+    Value threads = toI32(gpu::BlockDimOp::create(b, loc, gpu::Dimension::x));
+    index = add(mul(blockId(gpu::Dimension::x), threads), tid);
+    h = blockId(gpu::Dimension::y);
+    bb = blockId(gpu::Dimension::z);
+    Value active = arith::AndIOp::create(
+        b, loc, g.summed,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ext(index),
+                              g.ext[dim]));
+    auto ifOp = scf::IfOp::create(b, loc, active, false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+  }
+
   /// reduce_dbias: each element of dbias is the sum of dbias_full over the
   /// dimensions dbias is summed over, added in index order by one thread;
   /// a thread per key column (b', h', j) walks the rows, so that a warp's
@@ -237,16 +256,8 @@ public:
   void emitReduce() {
     OpBuilder::InsertionGuard guard(b);
     BiasGradShape g = biasGradShape();
-    Value tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
-    Value threads = toI32(gpu::BlockDimOp::create(b, loc, gpu::Dimension::x));
-    Value j = add(mul(blockId(gpu::Dimension::x), threads), tid);
-    Value h = blockId(gpu::Dimension::y), bb = blockId(gpu::Dimension::z);
-    Value active = arith::AndIOp::create(
-        b, loc, g.summed,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ext(j),
-                              g.ext[3]));
-    auto ifOp = scf::IfOp::create(b, loc, active, false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value j, h, bb;
+    enterThread(g, 3, j, h, bb);
     Value full = dbiasFullPtr();
     Value sizes[] = {arg(kBwdBatch), arg(kBwdHeadsQ), arg(kBwdSeqQ),
                      arg(kBwdSeqK)};
@@ -279,16 +290,8 @@ public:
   void emit(bool convert) {
     OpBuilder::InsertionGuard guard(b);
     BiasGradShape g = biasGradShape();
-    Value tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
-    Value threads = toI32(gpu::BlockDimOp::create(b, loc, gpu::Dimension::x));
-    Value i = add(mul(blockId(gpu::Dimension::x), threads), tid);
-    Value h = blockId(gpu::Dimension::y), bb = blockId(gpu::Dimension::z);
-    Value active = arith::AndIOp::create(
-        b, loc, g.summed,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ext(i),
-                              g.ext[2]));
-    auto ifOp = scf::IfOp::create(b, loc, active, false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value i, h, bb;
+    enterThread(g, 2, i, h, bb);
     Value accum = dbiasAccumPtr();
     Value rowBase =
         mul(add(mul(add(mul(ext(bb), g.ext[1]), ext(h)), g.ext[2]), ext(i)),
@@ -1199,21 +1202,21 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
   emitKernelBody(b, loc, k.pre, [&](Block &) {
     RowStageEmitter(b, loc, k.pre, spec, target).emitPre();
   });
-  k.main = createStage(b, loc, (planName + "_main").str(),
-                       spec.warps() * target.getWarpSize(), spec, target);
-  target.annotateKernel(k.main, spec);
-  emitKernelBody(b, loc, k.main, [&](Block &) {
-    MainStageEmitter(b, loc, k.main, spec, target).emit();
-  });
-  for (int64_t s = 1; s < spec.config.getHeadSplit(); ++s) {
-    gpu::GPUFuncOp slice =
-        createStage(b, loc, (planName + "_main_" + Twine(s)).str(),
-                    spec.warps() * target.getWarpSize(), spec, target);
-    target.annotateKernel(slice, spec);
-    emitKernelBody(b, loc, slice, [&](Block &) {
-      MainStageEmitter(b, loc, slice, spec, target, s).emit();
+  // One main kernel per head_split slice: `_main`, then `_main_1`, ...
+  for (int64_t s = 0; s < spec.config.getHeadSplit(); ++s) {
+    std::string name = (planName + "_main").str();
+    if (s)
+      name += "_" + std::to_string(s);
+    gpu::GPUFuncOp main = createStage(
+        b, loc, name, spec.warps() * target.getWarpSize(), spec, target);
+    target.annotateKernel(main, spec);
+    emitKernelBody(b, loc, main, [&](Block &) {
+      MainStageEmitter(b, loc, main, spec, target, s).emit();
     });
-    k.mainSlices.push_back(slice);
+    if (s)
+      k.mainSlices.push_back(main);
+    else
+      k.main = main;
   }
   if (spec.deterministic) {
     k.mainQ = createStage(b, loc, (planName + "_main_q").str(),
