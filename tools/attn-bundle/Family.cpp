@@ -285,8 +285,7 @@ SmallVector<Variant> attn::enumerateVariants(
       // tables' pick for the layout.
       AttentionProblem serving = getProblem(v);
       serving.servingLayout = true;
-      if (!evaluateCandidate(*request.chip, *v.tile, serving, request.profile)
-               .accepted)
+      if (checkLayout(*v.tile, serving))
         v.tile = selectCandidate(*request.chip, serving, request.profile);
       if (!v.tile)
         continue;
