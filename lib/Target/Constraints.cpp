@@ -43,7 +43,8 @@ static llvm::StringRef lowering(Vendor vendor) {
 
 SharedMemoryLayout mlir::attn::getSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
-    int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled) {
+    int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled,
+    bool ringBarriers) {
   // The table's padding counts 16-bit elements: the same bytes for f32
   // (16 bytes keeps the f32 kernel's 16-byte row loads of eight rows on
   // eight distinct bank groups).
@@ -56,8 +57,10 @@ SharedMemoryLayout mlir::attn::getSharedMemoryLayout(
   l.kStageBytes = blockN * l.kRowStride * elemBytes;
   l.vStageBytes = blockN * l.vRowStride * elemBytes;
   l.alignSlack = swizzled ? kSwizzleAlignBytes : 0;
-  l.totalBytes =
-      l.alignSlack + l.qBytes + stages * (l.kStageBytes + l.vStageBytes);
+  l.barrierOffset = l.qBytes + stages * (l.kStageBytes + l.vStageBytes);
+  // A full and an empty mbarrier (8 bytes each) per stage.
+  l.barrierBytes = ringBarriers ? 16 * stages : 0;
+  l.totalBytes = l.alignSlack + l.barrierOffset + l.barrierBytes;
   return l;
 }
 
@@ -279,6 +282,19 @@ CheckResult mlir::attn::checkPipeline(const ChipSpec &chip,
       return formatv("pipeline {0}: needs stages >= 2, got {1}", p, cand.stages)
           .str();
     break;
+  case PipelineKind::CpAsyncWarpSpecialized:
+    if (!chip.hasCpAsync() || !chip.hasWgmma())
+      return formatv("pipeline {0}: {1} has no cp.async/wgmma", p, chip.name)
+          .str();
+    if (cand.stages < 2)
+      return formatv("pipeline {0}: needs stages >= 2, got {1}", p, cand.stages)
+          .str();
+    if (cand.warps < 2 * kProducerWarps || cand.warps % kProducerWarps != 0)
+      return formatv("pipeline {0}: needs whole warpgroups, a producer and at "
+                     "least one that computes; got {1} warps",
+                     p, cand.warps)
+          .str();
+    break;
   case PipelineKind::LdsDoubleBuffer:
     if (chip.vendor != Vendor::Amd)
       return formatv("pipeline {0}: only on AMD chips", p).str();
@@ -356,15 +372,23 @@ CheckResult mlir::attn::checkMmaDivisibility(const TileCandidate &cand,
                                              int64_t headDim) {
   if (instr.rowsPerWarp > 0) {
     int64_t maxRows = std::max(instr.maxRowsPerWarp, instr.rowsPerWarp);
-    int64_t rows = cand.blockM / cand.warps;
-    if (cand.blockM % cand.warps != 0)
-      return formatv("tile: block_m {0} is not a multiple of {1} warps",
-                     cand.blockM, cand.warps)
+    int64_t warps = getComputeWarps(cand.pipeline, cand.warps);
+    if (warps <= 0)
+      return formatv("tile: pipeline {0} gives {1} warps to its producer "
+                     "warpgroup and needs more that compute; got {2}",
+                     stringifyPipelineKind(cand.pipeline), kProducerWarps,
+                     cand.warps)
           .str();
+    if (cand.blockM % warps != 0)
+      return formatv("tile: block_m {0} is not a multiple of {1} computing "
+                     "warps",
+                     cand.blockM, warps)
+          .str();
+    int64_t rows = cand.blockM / warps;
     if (rows % instr.rowsPerWarp != 0 || rows > maxRows)
       return formatv("tile: block_m {0} over {1} warps gives {2} rows per "
                      "warp; {3} needs a multiple of {4}, at most {5}",
-                     cand.blockM, cand.warps, rows, instr.getName(),
+                     cand.blockM, warps, rows, instr.getName(),
                      instr.rowsPerWarp, maxRows)
           .str();
   }
@@ -481,7 +505,8 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
   bytes = getSharedMemoryLayout(cand.blockM, cand.blockN, cand.stages,
                                 getElementBytes(problem.elementType),
                                 problem.headDim, problem.headDimV,
-                                chip.smemRowPadElems, instr.sharedOperands)
+                                chip.smemRowPadElems, instr.sharedOperands,
+                                isWarpSpecialized(cand.pipeline))
               .totalBytes;
   if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
     return std::nullopt;
@@ -506,11 +531,26 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
                                     problem.headDimV, chip.regsOverhead,
                                     cand.headSplit, instr.headDimMultiple);
   } else {
-    int64_t rows = std::max(instr.rowsPerWarp, cand.blockM / cand.warps);
+    int64_t warps =
+        std::max<int64_t>(getComputeWarps(cand.pipeline, cand.warps), 1);
+    int64_t rows = std::max(instr.rowsPerWarp, cand.blockM / warps);
     regs = registerEstimate(rows, chip.warpSize, cand.blockN, problem.headDim,
                             problem.headDimV, chip.regsOverhead,
                             /*queryInRegisters=*/!instr.sharedOperands &&
                                 rows <= instr.rowsPerWarp);
+  }
+  if (isWarpSpecialized(cand.pipeline) && chip.regsPerBlockMax > 0) {
+    // setmaxnreg hands the computing warpgroups what the producer frees.
+    int64_t cap =
+        getWarpRoleRegisters(cand.warps, chip.warpSize, chip.regsPerBlockMax,
+                             chip.regsPerThreadMax)
+            .consumer;
+    if (regs > cap)
+      return formatv("registers: estimated {0} per computing thread > the {1} "
+                     "setmaxnreg leaves them beside the producer",
+                     regs, cap)
+          .str();
+    return std::nullopt;
   }
   if (regs > chip.regsPerThreadMax)
     return formatv("registers: estimated {0} per thread > {1} max of {2}", regs,
@@ -522,6 +562,42 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
                    perBlock, chip.regsPerBlockMax, chip.name)
         .str();
   return std::nullopt;
+}
+
+WarpRoleRegisters mlir::attn::getWarpRoleRegisters(int64_t warps,
+                                                   int64_t warpSize,
+                                                   int64_t regsPerBlock,
+                                                   int64_t regsPerThreadMax,
+                                                   bool piecewiseCopies) {
+  // setmaxnreg moves registers between the warpgroups of a CTA, within
+  // what the CTA got at launch (its threads x the per-thread cap, a
+  // multiple of 8): the producer gives up what the others take, and an
+  // increase beyond that waits forever. The producer only computes
+  // addresses, of fixed chunk columns (emitTileCopy): 24 registers, as
+  // FlashAttention-3's TMA producer, hold every 16-byte cp.async kernel of
+  // the sm_90a family without spills (ptxas); element-wise copies keep
+  // their loads in registers and get 32. setmaxnreg counts in multiples of 8.
+  WarpRoleRegisters r;
+  r.producer = piecewiseCopies ? 32 : 24;
+  int64_t threads = warps * warpSize;
+  int64_t consumerThreads = threads - kProducerWarps * warpSize;
+  if (consumerThreads <= 0 || threads <= 0)
+    return r;
+  int64_t atLaunch = std::min(regsPerBlock / threads, regsPerThreadMax) / 8 * 8;
+  int64_t left = atLaunch * threads - r.producer * kProducerWarps * warpSize;
+  r.consumer = std::min<int64_t>(left / consumerThreads / 8 * 8,
+                                 regsPerThreadMax / 8 * 8);
+  return r;
+}
+
+CheckResult mlir::attn::checkLayout(const TileCandidate &cand,
+                                    const AttentionProblem &problem) {
+  if (!problem.servingLayout || !isWarpSpecialized(cand.pipeline))
+    return std::nullopt;
+  return formatv("layout: pipeline {0} serves dense batches only (packed and "
+                 "KV-cache layouts keep the cp_async kernels)",
+                 stringifyPipelineKind(cand.pipeline))
+      .str();
 }
 
 CheckResult mlir::attn::checkAlignment(const TileCandidate &cand,

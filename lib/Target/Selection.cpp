@@ -46,6 +46,7 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
       add(checkThreads(chip, cand));
       add(checkSharedMemory(chip, cand, *instr, tiled, v.smemBytes));
       add(checkRegisters(chip, cand, *instr, tiled, v.registers));
+      add(checkLayout(cand, problem));
       add(checkAlignment(cand, problem));
       add(checkBias(cand, problem));
       add(checkDeterministic(cand, *instr, problem));

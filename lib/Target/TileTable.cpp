@@ -114,6 +114,8 @@ FailureOr<AttentionProblem> mlir::attn::getAttentionProblem(Operation *op) {
     p.mask = fwd.getMask();
     p.hasSoftcap = fwd.getSoftcap().has_value();
     p.direction = Direction::Forward;
+    p.servingLayout =
+        static_cast<bool>(fwd.getCuSeqlensQ()) || fwd.getSeqlensK();
   } else if (auto bwd = dyn_cast<AttentionGradOp>(op)) {
     query = bwd.getQuery();
     key = bwd.getKey();

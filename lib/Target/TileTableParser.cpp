@@ -34,7 +34,7 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
     c.pipeline = *p;
   else
     r.fail("field 'pipeline': unknown pipeline '" + pipeline +
-           "' (known: simple, cp_async, tma_ws, lds_double)");
+           "' (known: simple, cp_async, tma_ws, lds_double, cp_async_ws)");
   c.accInRegisters = r.getBool("acc_in_registers");
   std::string mma = r.getString("mma");
   if (std::optional<MatrixInstrKind> kind = symbolizeMatrixInstrKind(mma))

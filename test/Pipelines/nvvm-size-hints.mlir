@@ -1,7 +1,7 @@
 // attn-to-nvvm with size hints: an op with dynamic lengths compiles to one
 // kernel per size class and the host code picks one per call (as Inductor
-// compiles per size hint). D = 96: the general wgmma tile and, from 8193,
-// the tables' size-specialized wgmma_d128_m192n64w12.
+// compiles per size hint). D = 64: the general wgmma tile and, from 4096,
+// the tables' size-specialized warp-specialized tile.
 // REQUIRES: ptxas
 // RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa size-hints=1,512,4096,16384" | FileCheck %s
 // RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa" | FileCheck %s --check-prefix=ONE
@@ -10,23 +10,24 @@
 // RUN: rm -rf %t && attn-opt %s --attn-to-nvvm="chip=sm_90a format=bin toolkit=%cuda_toolkit size-hints=1,512,4096,16384 sm-count=132 tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json" --attn-write-bundle="dir=%t" -o /dev/null
 // RUN: %python -c "import json, sys; b = json.load(open(sys.argv[1])); print(b['version']); [print(v['name'], sorted(v['conditions'].items())) for v in b['variants']]" %t/bundle.json | FileCheck %s --check-prefix=BUNDLE
 // BUNDLE:      7
-// BUNDLE-NEXT: fwd_bf16_d96_none_m192n64w12s2 [('align_bytes', 16), ('grid_min_blocks_per_sm', 13), ('seqlen_k_min', 1449), ('seqlen_k_multiple', 1), ('seqlen_q_min', 1449), ('seqlen_q_multiple', 1)]
-// BUNDLE-NEXT: fwd_bf16_d96_none_m128n128w8s2 [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d64_none_m128n128w12s4ws [('align_bytes', 16), ('grid_min_blocks_per_sm', 31), ('seqlen_k_max', 2896), ('seqlen_k_min', 1449), ('seqlen_k_multiple', 1), ('seqlen_q_max', 2896), ('seqlen_q_min', 1449), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d64_none_m128n128w12s2ws [('align_bytes', 16), ('grid_min_blocks_per_sm', 31), ('seqlen_k_min', 2897), ('seqlen_k_multiple', 1), ('seqlen_q_min', 2897), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d64_none_m128n64w8s2 [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
 
-// CHECK: attn.kernels = [{{.*}}entry = "fwd_bf16_d96_none_m192n64w12s2"{{.*}}entry = "fwd_bf16_d96_none_m128n128w8s2"
+// CHECK: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n128w12s4ws"{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"
 // CHECK-LABEL: llvm.func @dyn
-// CHECK: llvm.mlir.constant(8193 : index)
+// CHECK: llvm.mlir.constant(4096 : index)
 // CHECK: llvm.cond_br
-// CHECK: gpu.launch_func @fwd_bf16_d96_none_m192n64w12s2
-// CHECK: gpu.launch_func @fwd_bf16_d96_none_m128n128w8s2
-// ONE-NOT: m192n64w12
-// ONE: attn.kernels = [{{.*}}entry = "fwd_bf16_d96_none_m128n128w8s2"
-// ONE-NOT: m192n64w12
-func.func @dyn(%q: tensor<?x8x?x96xbf16>, %k: tensor<?x8x?x96xbf16>,
-               %v: tensor<?x8x?x96xbf16>, %o: tensor<?x8x?x96xbf16>)
-    -> tensor<?x8x?x96xbf16> {
-  %r = attn.attention q(%q : tensor<?x8x?x96xbf16>) k(%k : tensor<?x8x?x96xbf16>)
-      v(%v : tensor<?x8x?x96xbf16>) outs(%o : tensor<?x8x?x96xbf16>)
-      -> tensor<?x8x?x96xbf16>
-  return %r : tensor<?x8x?x96xbf16>
+// CHECK: gpu.launch_func @fwd_bf16_d64_none_m128n128w12s4ws
+// CHECK: gpu.launch_func @fwd_bf16_d64_none_m128n64w8s2
+// ONE-NOT: m128n128w12
+// ONE: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"
+// ONE-NOT: m128n128w12
+func.func @dyn(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
+               %v: tensor<?x8x?x64xbf16>, %o: tensor<?x8x?x64xbf16>)
+    -> tensor<?x8x?x64xbf16> {
+  %r = attn.attention q(%q : tensor<?x8x?x64xbf16>) k(%k : tensor<?x8x?x64xbf16>)
+      v(%v : tensor<?x8x?x64xbf16>) outs(%o : tensor<?x8x?x64xbf16>)
+      -> tensor<?x8x?x64xbf16>
+  return %r : tensor<?x8x?x64xbf16>
 }

@@ -7,16 +7,15 @@
 // RUN: attn-opt %s -split-input-file -attn-select-config="target=sm_90a size-hint=16384" | FileCheck %s --check-prefix=TABLES
 // RUN: attn-opt %s -split-input-file -attn-select-config="target=sm_90a" | FileCheck %s --check-prefix=PLAIN
 
-// Static lengths in a tuned range: its tile (the tables' seqlen_min is
-// 8192, above these lengths).
+// Static lengths in a tuned range: its tile.
 // TUNED-LABEL:  func.func @long
 // TUNED:        name = "wgmma_d128_m192n64w12"
 // HINTED-LABEL: func.func @long
 // HINTED:       name = "wgmma_d128_m192n64w12"
 // TABLES-LABEL: func.func @long
-// TABLES:       name = "wgmma_d128_m128n128w8"
+// TABLES:       name = "ws_d128_m128n128w12s3"
 // PLAIN-LABEL:  func.func @long
-// PLAIN:        name = "wgmma_d128_m128n128w8"
+// PLAIN:        name = "ws_d128_m128n128w12s3"
 func.func @long(%q: tensor<1x8x6000x128xbf16>, %k: tensor<1x8x6000x128xbf16>,
                 %v: tensor<1x8x6000x128xbf16>, %o: tensor<1x8x6000x128xbf16>)
     -> tensor<1x8x6000x128xbf16> {
@@ -29,15 +28,17 @@ func.func @long(%q: tensor<1x8x6000x128xbf16>, %k: tensor<1x8x6000x128xbf16>,
 // -----
 
 // Dynamic lengths: the general tile, unless the size hint falls in a tuned
-// range (or reaches the tables' seqlen_min of 8192).
+// range. The tables' own seqlen_min tile for D = 128 (m192n64w12, 8192)
+// ranks after the warp-specialized general tile (priority 0 against -1), so
+// the hint alone changes nothing.
 // TUNED-LABEL:  func.func @dynamic
-// TUNED:        name = "wgmma_d128_m128n128w8"
+// TUNED:        name = "ws_d128_m128n128w12s3"
 // HINTED-LABEL: func.func @dynamic
 // HINTED:       name = "wgmma_d128_m192n64w12"
 // TABLES-LABEL: func.func @dynamic
-// TABLES:       name = "wgmma_d128_m192n64w12"
+// TABLES:       name = "ws_d128_m128n128w12s3"
 // PLAIN-LABEL:  func.func @dynamic
-// PLAIN:        name = "wgmma_d128_m128n128w8"
+// PLAIN:        name = "ws_d128_m128n128w12s3"
 func.func @dynamic(%q: tensor<1x8x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
                    %v: tensor<1x8x?x128xbf16>, %o: tensor<1x8x?x128xbf16>)
     -> tensor<1x8x?x128xbf16> {
@@ -54,9 +55,9 @@ func.func @dynamic(%q: tensor<1x8x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
 // TUNED-LABEL:  func.func @causal_short
 // TUNED:        name = "mma_d128_m64n64w4"
 // TUNED-LABEL:  func.func @causal_mixed
-// TUNED:        name = "wgmma_d128_m128n128w8"
+// TUNED:        name = "ws_d128_m128n128w12s3"
 // PLAIN-LABEL:  func.func @causal_short
-// PLAIN:        name = "wgmma_d128_m128n128w8"
+// PLAIN:        name = "ws_d128_m128n128w12s3"
 func.func @causal_short(%q: tensor<1x8x1000x128xbf16>, %k: tensor<1x8x1000x128xbf16>,
                         %v: tensor<1x8x1000x128xbf16>, %o: tensor<1x8x1000x128xbf16>)
     -> tensor<1x8x1000x128xbf16> {

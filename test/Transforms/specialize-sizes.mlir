@@ -4,48 +4,65 @@
 // RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json sm-count=132" | FileCheck %s --check-prefix=TUNED
 // RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json" | FileCheck %s --check-prefix=NOSMS
 
-// The tables at the hints: D = 128 takes wgmma_d128_m192n64w12 from 8193.
-// With the H100 file, bf16 D = 128 keeps the general tile everywhere.
-// HINTS-LABEL: func.func @d128
-// HINTS-DAG:   %[[SQ:.*]] = tensor.dim %{{.*}}, %c2{{.*}} : tensor<?x8x?x128xbf16>
-// HINTS-DAG:   %[[MIN:.*]] = arith.constant 8193 : index
+// The tables at the hints: D = 64 takes ws_d64_m128n128w12 from its
+// seqlen_min (4096; the hints 512 and 4096 meet at 1448, below it).
+// HINTS-LABEL: func.func @d64
+// HINTS-DAG:   %[[SQ:.*]] = tensor.dim %{{.*}}, %c2{{.*}} : tensor<?x8x?x64xbf16>
+// HINTS-DAG:   %[[MIN:.*]] = arith.constant 4096 : index
 // HINTS:       %[[C:.*]] = arith.cmpi sge, %[[SQ]], %[[MIN]] : index
-// HINTS:       scf.if %{{.*}} -> (tensor<?x8x?x128xbf16>) {
-// HINTS-NEXT:    attn.attention {{.*}}name = "wgmma_d128_m192n64w12"
+// HINTS:       scf.if %{{.*}} -> (tensor<?x8x?x64xbf16>) {
+// HINTS-NEXT:    attn.attention {{.*}}name = "ws_d64_m128n128w12"
 // HINTS:       } else {
-// HINTS-NEXT:    attn.attention {{.*}}name = "wgmma_d128_m128n128w8"
-// TUNED-LABEL: func.func @d128
-// TUNED-NOT:   scf.if
-// TUNED:       attn.attention
-// TUNED-NOT:   config
-// TUNED:       return
-func.func @d128(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x8x?x128xbf16>,
-                %v: tensor<?x8x?x128xbf16>, %o: tensor<?x8x?x128xbf16>)
-    -> tensor<?x8x?x128xbf16> {
-  %r = attn.attention q(%q : tensor<?x8x?x128xbf16>) k(%k : tensor<?x8x?x128xbf16>)
-      v(%v : tensor<?x8x?x128xbf16>) outs(%o : tensor<?x8x?x128xbf16>)
-      -> tensor<?x8x?x128xbf16>
-  return %r : tensor<?x8x?x128xbf16>
+// HINTS-NEXT:    attn.attention {{.*}}name = "wgmma_d64_m128n64w8"
+// With the H100 file: ws_d64_m128n128w12 for 1449..2896, the D = 128
+// bucket's two-stage ring from 2897, each on grids of at least 31 x 132
+// workgroups (B x 8 heads x ceil(Sq / 128)); the general tile below.
+// TUNED-LABEL: func.func @d64
+// TUNED:       arith.constant 1449 : index
+// TUNED:       arith.constant 2896 : index
+// TUNED:       arith.ceildivui %{{.*}}, %c128{{.*}} : index
+// TUNED:       arith.cmpi sge, %{{.*}}, %c4092{{.*}} : index
+// TUNED:       scf.if
+// TUNED-NEXT:    attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 31 : i64, seqlen_max = 2896 : i64, seqlen_min = 1449 : i64}{{.*}}name = "ws_d64_m128n128w12"
+// TUNED:       } else {
+// TUNED:         arith.constant 2897 : index
+// TUNED:         scf.if
+// TUNED-NEXT:      attn.attention {{.*}}name = "ws_d128_m128n128w12"
+// TUNED:         } else {
+// TUNED-NEXT:      attn.attention
+// TUNED-NOT:       attn.size_class
+// TUNED-SAME:      name = "wgmma_d64_m128n64w8"
+func.func @d64(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
+               %v: tensor<?x8x?x64xbf16>, %o: tensor<?x8x?x64xbf16>)
+    -> tensor<?x8x?x64xbf16> {
+  %r = attn.attention q(%q : tensor<?x8x?x64xbf16>) k(%k : tensor<?x8x?x64xbf16>)
+      v(%v : tensor<?x8x?x64xbf16>) outs(%o : tensor<?x8x?x64xbf16>)
+      -> tensor<?x8x?x64xbf16>
+  return %r : tensor<?x8x?x64xbf16>
 }
 
 // -----
 
-// The H100 file at D = 96: wgmma_d128_m192n64w12 from 1449 on grids of at
-// least 13 x 132 workgroups (B x 8 heads x ceil(Sq / 192)). Without
-// sm-count that class is left out, and nothing else differs.
+// The H100 file at D = 96: the two-stage ring from 5793 on grids of at
+// least 20 x 132 workgroups (B x 8 heads x ceil(Sq / 128)), the tables'
+// three-stage one below. Without sm-count that class is left out, and
+// nothing else differs. The tables alone have no class for D = 96.
+// HINTS-LABEL: func.func @d96
+// HINTS-NOT:   scf.if
+// HINTS:       return
 // TUNED-LABEL: func.func @d96
 // TUNED:       %[[SQ:.*]] = tensor.dim %arg0, %c2{{.*}}
-// TUNED:       %[[QB:.*]] = arith.ceildivui %[[SQ]], %c192{{.*}} : index
+// TUNED:       %[[QB:.*]] = arith.ceildivui %[[SQ]], %c128{{.*}} : index
 // TUNED:       %[[B:.*]] = tensor.dim %arg0, %c0{{.*}}
 // TUNED:       %[[QBB:.*]] = arith.muli %[[QB]], %[[B]] : index
 // TUNED:       %[[ALL:.*]] = arith.muli %[[QBB]], %c8{{.*}} : index
-// TUNED:       arith.cmpi sge, %[[ALL]], %c1716{{.*}} : index
+// TUNED:       arith.cmpi sge, %[[ALL]], %c2640{{.*}} : index
 // TUNED:       scf.if
-// TUNED-NEXT:    attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 13 : i64, seqlen_min = 1449 : i64}{{.*}}name = "wgmma_d128_m192n64w12"
+// TUNED-NEXT:    attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 20 : i64, seqlen_min = 5793 : i64}{{.*}}name = "ws_d128_m128n128w12"
 // TUNED:       } else {
 // TUNED-NEXT:    attn.attention
 // TUNED-NOT:     attn.size_class
-// TUNED-SAME:    name = "wgmma_d128_m128n128w8"
+// TUNED-SAME:    name = "ws_d128_m128n128w12s3"
 // NOSMS-LABEL: func.func @d96
 // NOSMS-NOT:   scf.if
 // NOSMS:       return
@@ -60,14 +77,19 @@ func.func @d96(%q: tensor<?x8x?x96xbf16>, %k: tensor<?x8x?x96xbf16>,
 
 // -----
 
-// A bounded class (causal D = 96, 1..362) on memrefs: no results.
+// A bounded class (causal f16 D = 96, 1..362) on memrefs: no results; the
+// two-stage ring from 5793 nests in its else.
 // TUNED-LABEL: func.func @causal_memref
 // TUNED-DAG:   arith.constant 362 : index
 // TUNED:       arith.cmpi sle
 // TUNED:       scf.if %{{.*}} {
 // TUNED-NEXT:    attn.attention {{.*}}name = "mma_d128_m128n64w4"
 // TUNED:       } else {
-// TUNED-NEXT:    attn.attention {{.*}}name = "wgmma_d128_m128n128w8"
+// TUNED:         arith.constant 5793 : index
+// TUNED:         scf.if %{{.*}} {
+// TUNED-NEXT:      attn.attention {{.*}}name = "ws_d128_m128n128w12"
+// TUNED:         } else {
+// TUNED-NEXT:      attn.attention {{.*}}name = "ws_d128_m128n128w12s3"
 func.func @causal_memref(%q: memref<?x8x?x96xf16>, %k: memref<?x8x?x96xf16>,
                          %v: memref<?x8x?x96xf16>, %o: memref<?x8x?x96xf16>) {
   attn.attention q(%q : memref<?x8x?x96xf16>) k(%k : memref<?x8x?x96xf16>)

@@ -281,6 +281,14 @@ SmallVector<Variant> attn::enumerateVariants(
           v.dtype == ElementType::F32)
         continue;
       v.layout = layout;
+      // A tile for dense batches only (warp-specialized) gives way to the
+      // tables' pick for the layout.
+      AttentionProblem serving = getProblem(v);
+      serving.servingLayout = true;
+      if (checkLayout(*v.tile, serving))
+        v.tile = selectCandidate(*request.chip, serving, request.profile);
+      if (!v.tile)
+        continue;
       variants.push_back(v);
     }
   }

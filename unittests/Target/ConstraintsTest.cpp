@@ -430,3 +430,19 @@ TEST(HeadSplit, DeterministicPlansDoNotSplit) {
   ASSERT_TRUE(r);
   EXPECT_NE(r->find("head_split 2"), std::string::npos);
 }
+
+TEST(WarpRoleRegisters, StayWithinWhatTheCtaGetsAtLaunch) {
+  // 384 threads get 168 registers each at launch; setmaxnreg only moves
+  // them between warpgroups (an increase past them waits forever).
+  WarpRoleRegisters r = getWarpRoleRegisters(12, 32, 65536, 255);
+  EXPECT_EQ(r.producer, 24);
+  EXPECT_EQ(r.consumer, 240);
+  EXPECT_LE(r.producer * 128 + r.consumer * 256, 168 * 384);
+  r = getWarpRoleRegisters(12, 32, 65536, 255, /*piecewiseCopies=*/true);
+  EXPECT_EQ(r.producer, 32);
+  EXPECT_EQ(r.consumer, 232);
+  // Three computing warpgroups: 512 threads get 128 each.
+  r = getWarpRoleRegisters(16, 32, 65536, 255);
+  EXPECT_EQ(r.consumer, 160);
+  EXPECT_LE(r.producer * 128 + r.consumer * 384, 128 * 512);
+}

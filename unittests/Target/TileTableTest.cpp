@@ -63,13 +63,14 @@ TEST(Selection, SharedMemoryDecidesPerChip) {
   // 104448 bytes do not fit 99 KiB; the sm_86-only tile keeps block_m 128.
   EXPECT_EQ(selectCandidate(*lookupChip("sm_86"), p)->name,
             "mma_d128_m128n32w8");
-  // sm_90a: the wgmma tile (priority -1) ahead of every mma.sync tile.
+  // sm_90a: the warp-specialized wgmma tile (priority -1, listed first)
+  // ahead of every mma.sync tile.
   EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
-            "wgmma_d128_m128n128w8");
+            "ws_d128_m128n128w12s3");
   // ... even the aligned ones, when the shapes allow those.
   p.seqQ = p.seqK = 4096;
   EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
-            "wgmma_d128_m128n128w8");
+            "ws_d128_m128n128w12s3");
 }
 
 TEST(Selection, MasksRestrictCandidates) {
@@ -96,7 +97,7 @@ TEST(Selection, WgmmaRanksLastWhenPaddedTooMuch) {
   // to 128 (37.5%) goes to mma.sync, which pads to 16.
   AttentionProblem p = problem(ElementType::BF16, 96);
   EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
-            "wgmma_d128_m128n128w8");
+            "ws_d128_m128n128w12s3");
   p = problem(ElementType::BF16, 80);
   EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
             "mma_d128_m128n64w4");

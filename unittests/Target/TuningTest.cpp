@@ -44,23 +44,27 @@ tuningJSON(std::initializer_list<std::tuple<const char *, int, int>> entries) {
 
 TEST(SizeClasses, HintsMeetAtGeometricMidpoints) {
   const ChipSpec &chip = *lookupChip("sm_90a");
-  AttentionProblem p = bf16Problem(128);
+  AttentionProblem p = bf16Problem(64);
   const TileCandidate *general = selectCandidate(chip, p);
   ASSERT_NE(general, nullptr);
-  // wgmma_d128_m192n64w12 (seqlen_min 8192) is the choice at 16384 only;
+  EXPECT_EQ(general->name, "wgmma_d64_m128n64w8");
+  // ws_d64_m128n128w12 (seqlen_min 4096) is the choice at 16384 only;
   // its class starts past sqrt(4096 * 16384) = 8192.
   auto classes = getSizeClasses(chip, p, general, {1, 512, 4096, 16384},
                                 /*tuning=*/nullptr);
   ASSERT_EQ(classes.size(), 1u);
-  EXPECT_EQ(classes[0].candidate->name, "wgmma_d128_m192n64w12");
-  EXPECT_EQ(classes[0].range.min, 8193);
+  EXPECT_EQ(classes[0].candidate->name, "ws_d64_m128n128w12");
+  // 4096 is a hint the tile serves too: its class starts past
+  // sqrt(512 * 4096) = 1448, at its seqlen_min.
+  EXPECT_EQ(classes[0].range.min, 4096);
   EXPECT_TRUE(classes[0].range.isUnbounded());
-  // Hints below seqlen_min: the class starts at it.
-  classes = getSizeClasses(chip, p, general, {1024, 9000}, nullptr);
+  // Hints that meet above seqlen_min: the class starts past their midpoint.
+  classes = getSizeClasses(chip, p, general, {2048, 9000}, nullptr);
   ASSERT_EQ(classes.size(), 1u);
-  EXPECT_EQ(classes[0].range.min, 8192);
-  // The causal mask has no such tile.
-  EXPECT_TRUE(getSizeClasses(chip, bf16Problem(128, MaskKind::Causal), general,
+  EXPECT_EQ(classes[0].range.min, 4294); // sqrt(2048 * 9000) = 4293.3
+  // D = 128 has no size-specialized tile ahead of its general one.
+  EXPECT_TRUE(getSizeClasses(chip, bf16Problem(128),
+                             selectCandidate(chip, bf16Problem(128)),
                              {1, 512, 4096, 16384}, nullptr)
                   .empty());
 }
@@ -73,7 +77,7 @@ TEST(SizeClasses, TuningMergesAndKeepsOneRangePerTile) {
   llvm::Expected<TuningFile> file =
       parseTuningFile(tuningJSON({{"wgmma_d128_m192n64w12", 1, 100},
                                   {"wgmma_d128_m192n64w12", 101, 200},
-                                  {"wgmma_d128_m128n128w8", 201, 300},
+                                  {"ws_d128_m128n128w12s3", 201, 300},
                                   {"mma_d128_m64n64w4", 301, 400},
                                   {"wgmma_d128_m192n64w12", 401, 0}}),
                       "test", warnings);

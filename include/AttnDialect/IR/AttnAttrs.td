@@ -48,11 +48,15 @@ def Attn_PipelineSimple : I32EnumAttrCase<"Simple", 0, "simple">;
 def Attn_PipelineCpAsync : I32EnumAttrCase<"CpAsync", 1, "cp_async">;
 def Attn_PipelineTmaWs : I32EnumAttrCase<"TmaWarpSpecialized", 2, "tma_ws">;
 def Attn_PipelineLdsDouble : I32EnumAttrCase<"LdsDoubleBuffer", 3, "lds_double">;
+// A producer warpgroup copies K/V tiles with cp.async into a ring of stages
+// guarded by mbarriers; the other warpgroups only compute.
+def Attn_PipelineCpAsyncWs
+    : I32EnumAttrCase<"CpAsyncWarpSpecialized", 4, "cp_async_ws">;
 
 def Attn_PipelineKind : I32EnumAttr<"PipelineKind",
     "how K/V tiles are staged through shared memory / LDS",
     [Attn_PipelineSimple, Attn_PipelineCpAsync, Attn_PipelineTmaWs,
-     Attn_PipelineLdsDouble]> {
+     Attn_PipelineLdsDouble, Attn_PipelineCpAsyncWs]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }

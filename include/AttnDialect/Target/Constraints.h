@@ -39,12 +39,16 @@ struct SharedMemoryLayout {
   int64_t qRowStride = 0, kRowStride = 0, vRowStride = 0;
   /// Sizes, in bytes.
   int64_t qBytes = 0, kStageBytes = 0, vStageBytes = 0, alignSlack = 0;
+  /// The mbarriers of a warp-specialized ring (full, then empty, one 8-byte
+  /// word per stage each) after the K/V stages; 0 bytes without one.
+  int64_t barrierOffset = 0, barrierBytes = 0;
   int64_t totalBytes = 0;
 };
 SharedMemoryLayout getSharedMemoryLayout(int64_t blockM, int64_t blockN,
                                          int64_t stages, int64_t elemBytes,
                                          int64_t headDim, int64_t headDimV,
-                                         int64_t padElems, bool swizzled);
+                                         int64_t padElems, bool swizzled,
+                                         bool ringBarriers = false);
 
 /// 32-bit registers per thread: the f32 score accumulator (rowsPerWarp x
 /// block_n), the f32 output accumulator (rowsPerWarp x Dv) and the packed
@@ -185,6 +189,9 @@ CheckResult checkRegisters(const ChipSpec &chip, const TileCandidate &cand,
                            const AttentionProblem &problem, int64_t &regs);
 /// Aligned variants need static sequence lengths that are multiples of the
 /// block sizes.
+/// Warp-specialized pipelines serve dense layouts only.
+CheckResult checkLayout(const TileCandidate &cand,
+                        const AttentionProblem &problem);
 CheckResult checkAlignment(const TileCandidate &cand,
                            const AttentionProblem &problem);
 /// Query rows the deterministic backward's dQ pass owns per workgroup: the

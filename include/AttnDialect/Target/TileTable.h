@@ -104,6 +104,32 @@ struct TileCandidate {
   unsigned tableIndex = 0;
 };
 
+/// Warps of the producer warpgroup of a warp-specialized pipeline.
+inline constexpr int64_t kProducerWarps = 4;
+
+inline bool isWarpSpecialized(PipelineKind p) {
+  return p == PipelineKind::TmaWarpSpecialized ||
+         p == PipelineKind::CpAsyncWarpSpecialized;
+}
+
+/// Warps that compute (own query rows): all but a warp-specialized
+/// pipeline's producer warpgroup.
+inline int64_t getComputeWarps(PipelineKind p, int64_t warps) {
+  return isWarpSpecialized(p) ? warps - kProducerWarps : warps;
+}
+
+/// Registers per thread a warp-specialized kernel gives its producer and
+/// its compute warpgroups (setmaxnreg), out of what a CTA of `warps` gets
+/// at launch; `piecewiseCopies`: the producer loads rows that are not
+/// 16-byte aligned through registers.
+struct WarpRoleRegisters {
+  int64_t producer = 0, consumer = 0;
+};
+WarpRoleRegisters getWarpRoleRegisters(int64_t warps, int64_t warpSize,
+                                       int64_t regsPerBlock,
+                                       int64_t regsPerThreadMax,
+                                       bool piecewiseCopies = false);
+
 struct ChipSpec {
   std::string name;
   Vendor vendor = Vendor::Host;
@@ -218,6 +244,9 @@ struct AttentionProblem {
   /// A backward plan without atomics (its dQ pass keeps query rows in the
   /// main kernel's Q and dO buffers).
   bool deterministic = false;
+  /// Packed variable-length batches or a KV cache (attn.attention's serving
+  /// operands) instead of dense [B, H, S, D] tensors.
+  bool servingLayout = false;
 };
 
 /// The problem an attn.attention / attn.attention_grad op poses, or failure

@@ -38,7 +38,8 @@ struct SharedLayout : SharedMemoryLayout {
             spec.blockM(), spec.blockN(), spec.stages(),
             spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
             spec.tileHeadDimV, target.getSharedRowPadding(),
-            kind == SharedTileLayout::Swizzle128B)),
+            kind == SharedTileLayout::Swizzle128B,
+            isWarpSpecialized(spec.config.getPipeline()))),
         kind(kind) {}
 };
 
@@ -52,6 +53,8 @@ public:
         smem(spec, target, mma->getSharedTileLayout()) {
     elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
     threads = spec.warps() * target.getWarpSize();
+    copyThreads = threads;
+    warpSpecialized = isWarpSpecialized(spec.config.getPipeline());
   }
 
   void emit();
@@ -93,6 +96,8 @@ private:
   Value pagedRowOffset(Value row, Value pageStride, Value rowStride);
   /// Everything after the ids and lengths are bound.
   void emitBody();
+  /// Issues (and commits) the copies of this block's Q tile.
+  void loadQueryTile();
   void loadKV(Value block, Value stage);
   /// Adds the bias of the key block at n0 to this thread's scores.
   void addBias(MutableArrayRef<Value> s, Value tScale, Value n0);
@@ -107,9 +112,25 @@ private:
   /// Issues block j + 1's K/V copies into its buffer when j + 1 < jHi.
   void loadNextKV(Value j, Value jLo, Value jHi);
   Value stageOf(Value j, Value jLo) {
-    return arith::AndIOp::create(b, loc, arith::SubIOp::create(b, loc, j, jLo),
-                                 c32(1));
+    int64_t n = spec.stages();
+    if (llvm::isPowerOf2_64(n))
+      return arith::AndIOp::create(b, loc, sub(j, jLo), c32(n - 1));
+    return arith::RemUIOp::create(b, loc, sub(j, jLo), c32(n));
   }
+  /// Warp-specialized kernels: a producer warpgroup fills a ring of K/V
+  /// stages, the other warpgroups only compute (see emitWarpSpecialized).
+  void emitWarpSpecialized(Value jLo, Value jHi);
+  void emitProducerLoop(Value jLo, Value jHi);
+  scf::ForOp emitConsumerLoop(Value jLo, Value jHi, ValueRange init);
+  /// The ring's mbarriers: `full` completes when stage s holds its block,
+  /// `empty` when every computing thread is done reading it.
+  Value fullBarrier(Value stage) { return ringBarrier(0, stage); }
+  Value emptyBarrier(Value stage) { return ringBarrier(spec.stages(), stage); }
+  Value ringBarrier(int64_t first, Value stage) {
+    return sharedAt(smem.barrierOffset + 8 * first, stage, 8);
+  }
+  /// The loop state before the first key block: m = -inf, l = 0, O = 0.
+  SmallVector<Value> getInitialState();
   void emitEpilogue(ValueRange state);
   /// Stores the normalized accumulator rows (f32 `vals(e)` of element e)
   /// at `base` + row * rowStride + column, as `type`, runs of adjacent
@@ -140,6 +161,9 @@ private:
   std::unique_ptr<MmaEmitter> mma;
   SharedLayout smem;
   int64_t elemBytes, threads;
+  /// Threads that issue tile copies (all, or a producer warpgroup's).
+  int64_t copyThreads;
+  bool warpSpecialized;
 
   // Values computed once at kernel entry.
   Value tid, lane, warpRow, m0, head, headKV, batch, sq, sk, smemBase;
@@ -180,10 +204,12 @@ void KernelEmitter::waitCopies(int pending) {
 void KernelEmitter::copyTile(const SharedTile &tile, bool valueRows, Value src,
                              Value rowStart, Value rowLimit, Value rowStride,
                              function_ref<Value(Value)> rowOffset) {
+  // A producer warpgroup copies with few registers (fixed columns).
   emitTileCopy(b, loc, target, tile, valueRows ? spec.headDimV : spec.headDim,
-               tid, threads, src, rowStart, rowLimit, rowStride,
+               tid, copyThreads, src, rowStart, rowLimit, rowStride,
                spec.config.getAlignBytes(), rowOffset,
-               valueRows ? headDimVArg : headDimArg);
+               valueRows ? headDimVArg : headDimArg,
+               /*fixedColumns=*/copyThreads != threads);
 }
 
 Value KernelEmitter::getDynamicHeadDim(int64_t d, unsigned argIndex,
@@ -273,6 +299,16 @@ void KernelEmitter::addBias(MutableArrayRef<Value> s, Value tScale, Value n0) {
       x = arith::ExtFOp::create(b, loc, f32, x);
     s[e] = math::FmaOp::create(b, loc, s[e], tScale, fmul(x, log2e));
   }
+}
+
+void KernelEmitter::loadQueryTile() {
+  if (spec.packGQA())
+    copyTile(qTile, false, qPtr, m0, rows, Value(), [&](Value r) {
+      return rowOffset(r, arg(kArgQStrideB + 1), arg(kArgQStrideB + 2));
+    });
+  else
+    copyTile(qTile, false, qPtr, m0, sq, arg(kArgQStrideB + 2));
+  target.emitCopyCommit(b, loc);
 }
 
 void KernelEmitter::loadKV(Value block, Value stage) {
@@ -569,6 +605,11 @@ void KernelEmitter::emit() {
   tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
   lane = arith::RemUIOp::create(b, loc, tid, c32(warpSize));
   Value warp = arith::DivUIOp::create(b, loc, tid, c32(warpSize));
+  // A producer warpgroup owns no rows; it comes first, so computing warp w
+  // is warp w + 4 (the producer's own warpRow is never used).
+  if (warpSpecialized)
+    warp = sub(arith::MaxUIOp::create(b, loc, warp, c32(kProducerWarps)),
+               c32(kProducerWarps));
   warpRow = mul(warp, c32(mma->getRowsPerWarp()));
   Value mBlock = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
   if (spec.mask == MaskKind::Causal ||
@@ -669,16 +710,12 @@ void KernelEmitter::emitBody() {
   for (Value r : rowOfSlot)
     queryOfSlot.push_back(queryOf(r));
 
-  // Q: global -> shared -> registers, once.
+  // Q: global -> shared -> registers, once (by the producer of a
+  // warp-specialized kernel).
   qTile =
       sharedTile(smemBase, spec.blockM(), spec.tileHeadDim, smem.qRowStride);
-  if (spec.packGQA())
-    copyTile(qTile, false, qPtr, m0, rows, Value(), [&](Value r) {
-      return rowOffset(r, arg(kArgQStrideB + 1), arg(kArgQStrideB + 2));
-    });
-  else
-    copyTile(qTile, false, qPtr, m0, sq, arg(kArgQStrideB + 2));
-  target.emitCopyCommit(b, loc);
+  if (!warpSpecialized)
+    loadQueryTile();
 
   // Key blocks any row of this block can see.
   // The query positions of the block's rows: [m0, m0 + block_m), or with
@@ -692,6 +729,8 @@ void KernelEmitter::emitBody() {
   Value jHi =
       arith::DivUIOp::create(b, loc, add(hi, c32(spec.blockN() - 1)), blockN);
   clampToSplit(jLo, jHi);
+  if (warpSpecialized)
+    return emitWarpSpecialized(jLo, jHi);
   // Block jLo's tiles follow Q; the synchronous loop lets them stay in
   // flight while Q is read into registers.
   bool async = mma->hasAsyncOutput();
@@ -700,15 +739,8 @@ void KernelEmitter::emitBody() {
     loadKV(jLo, c32(0));
   waitCopies(prefetch && !async ? 1 : 0);
   query = mma->loadQuery(b, loc, lane, qTile, warpRow);
-
-  SmallVector<Value> init;
+  SmallVector<Value> init = getInitialState();
   unsigned slots = sLayout.getNumRowSlots();
-  for (unsigned i = 0; i < slots; ++i)
-    init.push_back(cf(-std::numeric_limits<double>::infinity()));
-  for (unsigned i = 0; i < slots; ++i)
-    init.push_back(cf(0.0));
-  for (unsigned i = 0; i < oLayout.getNumElements(); ++i)
-    init.push_back(cf(0.0));
 
   scf::ForOp loop =
       async ? emitAsyncKeyLoop(jLo, jHi, init) : emitKeyLoop(jLo, jHi, init);
@@ -719,6 +751,118 @@ void KernelEmitter::emitBody() {
     llvm::copy(acc, state.begin() + 2 * slots);
   }
   emitEpilogue(state);
+}
+
+SmallVector<Value> KernelEmitter::getInitialState() {
+  SmallVector<Value> init;
+  unsigned slots = sLayout.getNumRowSlots();
+  for (unsigned i = 0; i < slots; ++i)
+    init.push_back(cf(-std::numeric_limits<double>::infinity()));
+  for (unsigned i = 0; i < slots; ++i)
+    init.push_back(cf(0.0));
+  for (unsigned i = 0; i < oLayout.getNumElements(); ++i)
+    init.push_back(cf(0.0));
+  return init;
+}
+
+/// FlashAttention-3's roles, with cp.async as the copy engine: warpgroup 0
+/// produces (Q, then K and V), the others compute; no CTA-wide barrier after
+/// the split, so the computing warpgroups drift apart and one's softmax
+/// overlaps another's wgmmas. Stage s of block j is (j - jLo) % stages, its use
+/// u = (j - jLo) / stages: the producer waits for `empty[s]` of use u - 1
+/// (parity (u & 1) ^ 1, which a fresh barrier passes), copies, and arrives
+/// on `full[s]` once its copies landed and are fenced for the async proxy;
+/// a computing thread waits for `full[s]` of use u (parity u & 1) and
+/// arrives on `empty` of block j - 1's stage after S = Q K^T of block j
+/// (its wgmma wait also retired P V of block j - 1).
+void KernelEmitter::emitWarpSpecialized(Value jLo, Value jHi) {
+  int64_t producerThreads = kProducerWarps * target.getWarpSize();
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c32(0));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    for (int64_t st = 0; st < spec.stages(); ++st) {
+      target.emitBarrierInit(b, loc, fullBarrier(c32(st)), producerThreads);
+      target.emitBarrierInit(b, loc, emptyBarrier(c32(st)),
+                             threads - producerThreads);
+    }
+  }
+  // Publishes the initialized ring; the last CTA-wide barrier.
+  gpu::BarrierOp::create(b, loc);
+  WarpRoleRegisters regs = getWarpRoleRegisters(
+      spec.warps(), target.getWarpSize(), target.getChipSpec().regsPerBlockMax,
+      target.getChipSpec().regsPerThreadMax,
+      /*piecewiseCopies=*/spec.config.getAlignBytes() < 16);
+  Value producer = lt(tid, c32(producerThreads));
+  OpBuilder::InsertionGuard guard(b);
+  auto roles = scf::IfOp::create(b, loc, producer, /*withElse=*/true);
+  b.setInsertionPointToStart(roles.thenBlock());
+  target.emitSetMaxRegisters(b, loc, regs.producer, /*increase=*/false);
+  copyThreads = producerThreads;
+  // Q lands with the first key block: its `full` arrival waits for every
+  // copy group before it, and S = Q K^T is Q's first reader.
+  loadQueryTile();
+  emitProducerLoop(jLo, jHi);
+  // Nothing left in flight when no key block is visible.
+  target.emitCopyWait(b, loc, 0);
+  b.setInsertionPointToStart(roles.elseBlock());
+  target.emitSetMaxRegisters(b, loc, regs.consumer, /*increase=*/true);
+  query = mma->loadQuery(b, loc, lane, qTile, warpRow);
+  scf::ForOp loop = emitConsumerLoop(jLo, jHi, getInitialState());
+  SmallVector<Value> state(loop.getResults());
+  unsigned slots = sLayout.getNumRowSlots();
+  if (mma->hasAsyncOutput()) {
+    SmallVector<Value> acc =
+        mma->waitOutput(b, loc, ArrayRef<Value>(state).drop_front(2 * slots));
+    llvm::copy(acc, state.begin() + 2 * slots);
+  }
+  emitEpilogue(state);
+}
+
+void KernelEmitter::emitProducerLoop(Value jLo, Value jHi) {
+  auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  Value use = arith::DivUIOp::create(b, loc, sub(j, jLo), c32(spec.stages()));
+  Value stage = stageOf(j, jLo);
+  Value parity = arith::XOrIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, use, c32(1)), c32(1));
+  target.emitBarrierWait(b, loc, emptyBarrier(stage), parity);
+  loadKV(j, stage);
+  // One block in flight per thread: the ring, not the copy groups, keeps
+  // the producer ahead of the computing warpgroups.
+  target.emitCopyWait(b, loc, 0);
+  mma->emitSharedWritesVisible(b, loc);
+  target.emitBarrierArrive(b, loc, fullBarrier(stage));
+}
+
+scf::ForOp KernelEmitter::emitConsumerLoop(Value jLo, Value jHi,
+                                           ValueRange init) {
+  auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  Value use = arith::DivUIOp::create(b, loc, sub(j, jLo), c32(spec.stages()));
+  Value stage = stageOf(j, jLo);
+  target.emitBarrierWait(b, loc, fullBarrier(stage),
+                         arith::AndIOp::create(b, loc, use, c32(1)));
+  auto release = [&] {
+    // P V of block j - 1 is retired: its stage goes back to the producer.
+    Value notFirst =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, jLo);
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, notFirst, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    target.emitBarrierArrive(b, loc,
+                             emptyBarrier(stageOf(sub(j, c32(1)), jLo)));
+  };
+  SmallVector<Value> next =
+      emitBlock(j, stage, loop.getRegionIterArgs(), release);
+  scf::YieldOp::create(b, loc, next);
+  return loop;
 }
 
 void KernelEmitter::loadNextKV(Value j, Value jLo, Value jHi) {

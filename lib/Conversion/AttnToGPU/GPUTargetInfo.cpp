@@ -44,6 +44,23 @@ Value GPUTargetInfo::emitExp2(OpBuilder &b, Location loc, Value v) const {
   return math::Exp2Op::create(b, loc, v);
 }
 
+// Only targets whose checkConfig admits a warp-specialized pipeline are
+// asked for these.
+void GPUTargetInfo::emitBarrierInit(OpBuilder &, Location, Value,
+                                    int64_t) const {
+  llvm_unreachable("no split barriers on this target");
+}
+void GPUTargetInfo::emitBarrierArrive(OpBuilder &, Location, Value) const {
+  llvm_unreachable("no split barriers on this target");
+}
+void GPUTargetInfo::emitBarrierWait(OpBuilder &, Location, Value, Value) const {
+  llvm_unreachable("no split barriers on this target");
+}
+void GPUTargetInfo::emitSetMaxRegisters(OpBuilder &, Location, int64_t,
+                                        bool) const {
+  llvm_unreachable("no setmaxnreg on this target");
+}
+
 void GPUTargetInfo::emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
                                      ArrayRef<Value> values) const {
   for (auto [i, v] : llvm::enumerate(values)) {

@@ -1,6 +1,7 @@
 //===- KernelABI.cpp - the attn-fwd-v1 and attn-bwd-v1 ABIs -----*- C++ -*-===//
 
 #include "AttnDialect/Conversion/AttnToGPU/KernelABI.h"
+#include "AttnDialect/Target/TileTable.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -53,6 +54,9 @@ std::string attn::getKernelName(const KernelSpec &spec) {
   name += "_m" + std::to_string(spec.blockM()) + "n" +
           std::to_string(spec.blockN()) + "w" + std::to_string(spec.warps()) +
           "s" + std::to_string(spec.stages());
+  // A warp-specialized kernel of the same tile: "ws" after the stages.
+  if (isWarpSpecialized(spec.config.getPipeline()))
+    name += "ws";
   if (spec.config.getAlignBytes() != 16)
     name += "_align" + std::to_string(spec.config.getAlignBytes());
   return name;

@@ -78,7 +78,7 @@ void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
                         int64_t threads, Value src, Value rowStart,
                         Value rowLimit, Value rowStride, int64_t alignBytes,
                         function_ref<Value(Value row)> rowOffset,
-                        Value dynamicCols) {
+                        Value dynamicCols, bool fixedColumns) {
   Type i64 = b.getI64Type();
   int64_t elemBytes = tile.elemType.getIntOrFloatBitWidth() / 8;
   int64_t vec = 16 / elemBytes;
@@ -102,6 +102,78 @@ void attn::emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
         arith::MulIOp::create(b, loc, dynamicCols, c32(b, loc, elemBytes));
   } else {
     rowBytesValue = c32(b, loc, rowBytes);
+  }
+  // Threads on `group` chunk columns, rows 8 or more a step apart: rows a
+  // multiple of 8 apart share their swizzle (row % 8), chunk columns a
+  // multiple of 8 apart their place in a 64-column panel.
+  int64_t group = std::min(chunksPerRow, threads / 8);
+  if (fixedColumns && !rowOffset &&
+      tile.layout == SharedTileLayout::Swizzle128B && group % 8 == 0 &&
+      chunksPerRow % group == 0 && threads % group == 0 &&
+      tile.rows % (threads / group) == 0) {
+    int64_t rowsPerStep = threads / group;
+    Value r0 = arith::DivUIOp::create(b, loc, tid, c32(b, loc, group));
+    Value c = arith::RemUIOp::create(b, loc, tid, c32(b, loc, group));
+    Value to = getSharedChunkAddress(b, loc, tile, r0, c);
+    Value row0 = arith::AddIOp::create(b, loc, rowStart, r0);
+    Value rowsLeft = arith::SubIOp::create(b, loc, rowLimit, row0);
+    Value from = LLVM::GEPOp::create(
+        b, loc, src.getType(), tile.elemType, src,
+        ValueRange{arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(
+                b, loc, arith::ExtSIOp::create(b, loc, i64, row0), rowStride),
+            arith::ExtSIOp::create(
+                b, loc, i64,
+                arith::MulIOp::create(b, loc, c, c32(b, loc, vec))))});
+    Value step = arith::MulIOp::create(
+        b, loc, arith::ConstantIntOp::create(b, loc, i64, rowsPerStep),
+        rowStride);
+    // Per chunk column c + k * group: in the row, and its valid bytes.
+    SmallVector<Value> colValid, colBytes;
+    for (int64_t k = 0; k * group < chunksPerRow; ++k) {
+      Value chunkByte = arith::MulIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, c, c32(b, loc, k * group)),
+          c32(b, loc, 16));
+      colValid.push_back(tail ? arith::CmpIOp::create(b, loc,
+                                                      arith::CmpIPredicate::slt,
+                                                      chunkByte, rowBytesValue)
+                                    .getResult()
+                              : Value());
+      colBytes.push_back(
+          partial ? arith::MinSIOp::create(
+                        b, loc,
+                        arith::SubIOp::create(b, loc, rowBytesValue, chunkByte),
+                        c32(b, loc, 16))
+                        .getResult()
+                  : Value());
+    }
+    for (int64_t i = 0; i * rowsPerStep < tile.rows; ++i) {
+      if (i > 0)
+        from = LLVM::GEPOp::create(b, loc, src.getType(), tile.elemType, from,
+                                   ValueRange{step});
+      Value rowValid =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                c32(b, loc, i * rowsPerStep), rowsLeft);
+      for (int64_t k = 0; k * group < chunksPerRow; ++k) {
+        Value valid = colValid[k]
+                          ? arith::AndIOp::create(b, loc, rowValid, colValid[k])
+                                .getResult()
+                          : rowValid;
+        Value at =
+            LLVM::GEPOp::create(b, loc, src.getType(), tile.elemType, from,
+                                ValueRange{c32(b, loc, k * group * vec)});
+        // Chunk column c + k * group is `k * group / 8` panels on.
+        int64_t toBytes = (i * rowsPerStep + k * group / 8 * tile.rows) * 128;
+        target.emitCopyToShared(
+            b, loc,
+            LLVM::GEPOp::create(b, loc, to.getType(), b.getI8Type(), to,
+                                ValueRange{c32(b, loc, toBytes)}),
+            arith::SelectOp::create(b, loc, valid, at, src), 16, width, valid,
+            colBytes[k]);
+      }
+    }
+    return;
   }
   for (int64_t it = 0; it * threads < total; ++it) {
     OpBuilder::InsertionGuard guard(b);

@@ -59,7 +59,7 @@ LogicalResult NVVMTargetInfo::checkSupported(
     return emitError() << "config '" << c.getName() << "' asks for pipeline = "
                        << stringifyPipelineKind(c.getPipeline())
                        << "; convert-attn-to-nvvm implements simple and "
-                          "cp_async";
+                          "cp_async (cp_async_ws with wgmma)";
   if (c.getStages() < 1 || c.getStages() > 2 ||
       (c.getPipeline() == PipelineKind::Simple && c.getStages() != 1))
     return emitError() << "config '" << c.getName()
@@ -74,12 +74,31 @@ LogicalResult NVVMTargetInfo::checkWgmmaSupported(
   // The table's entry (checkConfig) already put wgmma on sm_90a only, the
   // tile in whole warpgroups and the head dims in 64-column panels.
   ConfigAttr c = spec.config;
+  if (c.getPipeline() == PipelineKind::CpAsyncWarpSpecialized) {
+    // A producer warpgroup, then the computing ones; the ring's stages are
+    // mbarrier-guarded (AttentionKernel.cpp).
+    if (c.getWarps() < 2 * kProducerWarps || c.getWarps() % kProducerWarps)
+      return emitError() << "config '" << c.getName()
+                         << "' has warps = " << c.getWarps()
+                         << "; pipeline cp_async_ws needs whole warpgroups, "
+                            "a producer and at least one that computes";
+    if (c.getStages() < 2 || c.getStages() > 4)
+      return emitError() << "config '" << c.getName()
+                         << "' has stages = " << c.getStages()
+                         << "; pipeline cp_async_ws rings 2 to 4 stages";
+    if (spec.layout != SeqLayout::Dense)
+      return emitError() << "config '" << c.getName()
+                         << "': pipeline cp_async_ws serves dense batches "
+                            "only; packed and KV-cache layouts need cp_async";
+    return success();
+  }
   if (c.getPipeline() != PipelineKind::CpAsync || c.getStages() != 2)
     return emitError() << "config '" << c.getName() << "' has pipeline = "
                        << stringifyPipelineKind(c.getPipeline())
                        << ", stages = " << c.getStages() << "; \""
                        << stringifyMatrixInstrKind(kWgmma)
-                       << "\" is implemented with cp_async, stages = 2";
+                       << "\" is implemented with cp_async (stages = 2) and "
+                          "cp_async_ws";
   return success();
 }
 
@@ -122,6 +141,13 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
   // fixed D = 59 kernel's 128). Ask for two where their shared memory and,
   // at 128 registers a thread, their registers fit an SM. Dropout's
   // generator costs the same way.
+  MLIRContext *ctx = func.getContext();
+  if (isWarpSpecialized(spec.config.getPipeline())) {
+    // setmaxnreg needs a register cap at entry: one workgroup per SM.
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  Builder(ctx).getI32IntegerAttr(1));
+    return;
+  }
   if (!spec.dynamicHeadDim() && !spec.dropout)
     return;
   int64_t smem = getDynamicSharedMemoryBytes(spec, *this);
@@ -153,6 +179,33 @@ void NVVMTargetInfo::emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
       "red.relaxed.gpu.global.add.v2.f32 [$0], {$1, $2};", "l,f,f",
       /*has_side_effects=*/true, /*is_align_stack=*/false,
       LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
+void NVVMTargetInfo::emitBarrierInit(OpBuilder &b, Location loc, Value bar,
+                                     int64_t count) const {
+  Value n = arith::ConstantIntOp::create(b, loc, b.getI32Type(), count);
+  NVVM::MBarrierInitOp::create(b, loc, bar, n, /*predicate=*/Value());
+}
+
+void NVVMTargetInfo::emitBarrierArrive(OpBuilder &b, Location loc,
+                                       Value bar) const {
+  NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), bar);
+}
+
+void NVVMTargetInfo::emitBarrierWait(OpBuilder &b, Location loc, Value bar,
+                                     Value parity) const {
+  // The op loops on try_wait until the phase completes; 0 ticks leaves the
+  // suspend time to the hardware.
+  Value ticks = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parity, ticks);
+}
+
+void NVVMTargetInfo::emitSetMaxRegisters(OpBuilder &b, Location loc,
+                                         int64_t count, bool increase) const {
+  NVVM::SetMaxRegisterOp::create(b, loc, count,
+                                 increase
+                                     ? NVVM::SetMaxRegisterAction::increase
+                                     : NVVM::SetMaxRegisterAction::decrease);
 }
 
 AccLayout attn::getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,

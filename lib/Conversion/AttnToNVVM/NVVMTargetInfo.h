@@ -40,6 +40,13 @@ public:
   void emitCopyWait(OpBuilder &b, Location loc, int pending) const override;
   void emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
                         ArrayRef<Value> values) const override;
+  void emitBarrierInit(OpBuilder &b, Location loc, Value bar,
+                       int64_t count) const override;
+  void emitBarrierArrive(OpBuilder &b, Location loc, Value bar) const override;
+  void emitBarrierWait(OpBuilder &b, Location loc, Value bar,
+                       Value parity) const override;
+  void emitSetMaxRegisters(OpBuilder &b, Location loc, int64_t count,
+                           bool increase) const override;
 
 private:
   LogicalResult

@@ -15,7 +15,7 @@ func.func @head_dim_257(%q: memref<1x1x64x257xf16>, %o: memref<1x1x64x257xf16>) 
 
 #cfg = #attn.config<name = "one_stage", block_m = 128, block_n = 128, warps = 8, stages = 1, pipeline = simple, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @one_stage(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{config 'one_stage' has pipeline = simple, stages = 1; "wgmma.m64nNk16" is implemented with cp_async, stages = 2}}
+  // expected-error @+1 {{config 'one_stage' has pipeline = simple, stages = 1; "wgmma.m64nNk16" is implemented with cp_async (stages = 2) and cp_async_ws}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }
@@ -35,5 +35,35 @@ func.func @not_warpgroups(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) 
 func.func @block_n_too_wide(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
   // expected-error @+1 {{config 'n512' is not supported on sm_90a: tile: block_n 512 > 256, the most the wgmma.m64nNk16 kernel handles}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
+  return
+}
+
+// -----
+
+// A warp-specialized pipeline: warpgroup 0 produces, so 4 warps leave none
+// to compute.
+#cfg = #attn.config<name = "ws4", block_m = 64, block_n = 128, warps = 4, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16>
+func.func @ws_no_computing_warps(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
+  // expected-error @+1 {{config 'ws4' is not supported on sm_90a: tile: pipeline cp_async_ws gives 4 warps to its producer warpgroup and needs more that compute; got 4}}
+  attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
+  return
+}
+
+// -----
+
+#cfg = #attn.config<name = "ws5", block_m = 128, block_n = 64, warps = 12, stages = 5, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16>
+func.func @ws_five_stages(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
+  // expected-error @+1 {{config 'ws5' has stages = 5; pipeline cp_async_ws rings 2 to 4 stages}}
+  attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
+  return
+}
+
+// -----
+
+// The producer's ring is for dense batches: a KV cache keeps cp_async.
+#cfg = #attn.config<name = "wsc", block_m = 128, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16>
+func.func @ws_kv_cache(%q: memref<2x8x1x64xf16>, %k: memref<2x8x256x64xf16>, %lens: memref<2xi32>, %o: memref<2x8x1x64xf16>) {
+  // expected-error @+1 {{config 'wsc': pipeline cp_async_ws serves dense batches only; packed and KV-cache layouts need cp_async}}
+  attn.attention q(%q : memref<2x8x1x64xf16>) k(%k : memref<2x8x256x64xf16>) v(%k : memref<2x8x256x64xf16>) seqlens_k(%lens : memref<2xi32>) outs(%o : memref<2x8x1x64xf16>) {config = #cfg}
   return
 }

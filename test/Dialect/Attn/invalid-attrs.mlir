@@ -78,7 +78,7 @@ module attributes {test.attr = #attn.config<name = "t", block_m = 64, block_n = 
 // -----
 
 // unknown pipeline
-// expected-error @+2 {{expected one of [simple, cp_async, tma_ws, lds_double] for how K/V tiles are staged through shared memory / LDS, got: tma}}
+// expected-error @+2 {{expected one of [simple, cp_async, tma_ws, lds_double, cp_async_ws] for how K/V tiles are staged through shared memory / LDS, got: tma}}
 // expected-error @+1 {{failed to parse Attn_ConfigAttr parameter 'pipeline' which is to be a `::mlir::attn::PipelineKind`}}
 module attributes {test.attr = #attn.config<name = "t", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = tma, acc_in_registers = true, mma = mma.m16n8k16>} {}
 

@@ -223,6 +223,20 @@ public:
   virtual void emitCopyCommit(OpBuilder &b, Location loc) const {}
   virtual void emitCopyWait(OpBuilder &b, Location loc, int pending) const {}
 
+  /// Warp-specialized pipelines (the target's checkConfig admits them only
+  /// where these are implemented). A split arrive/wait barrier in shared
+  /// memory at `bar`: init for `count` arrivals (one thread), arrive
+  /// (release), and wait until the phase of parity `parity` (i32) has
+  /// completed (acquire).
+  virtual void emitBarrierInit(OpBuilder &b, Location loc, Value bar,
+                               int64_t count) const;
+  virtual void emitBarrierArrive(OpBuilder &b, Location loc, Value bar) const;
+  virtual void emitBarrierWait(OpBuilder &b, Location loc, Value bar,
+                               Value parity) const;
+  /// Sets this warpgroup's registers per thread (up or down) to `count`.
+  virtual void emitSetMaxRegisters(OpBuilder &b, Location loc, int64_t count,
+                                   bool increase) const;
+
   /// Atomically adds `values` (f32) to consecutive floats at global `ptr`,
   /// which is aligned to all of them. Default: one atomicrmw fadd each.
   virtual void emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,

@@ -44,12 +44,16 @@ Value getSharedChunkAddress(OpBuilder &b, Location loc, const SharedTile &tile,
 /// emitted for every row of the tile but its result is used only for rows
 /// below `rowLimit`, so it must clamp what it reads. `dynamicCols` (i32, at
 /// most tile.cols), when set, replaces `cols`: a head dim known at run time.
+/// `fixedColumns` (swizzled tiles, no `rowOffset`) keeps each thread on the
+/// same chunk columns of rows 8 or more apart, where the tile allows it, so
+/// that its shared addresses differ by constants and its global ones by a
+/// stride step: few registers, for a producer warpgroup that has few.
 void emitTileCopy(OpBuilder &b, Location loc, const GPUTargetInfo &target,
                   const SharedTile &tile, int64_t cols, Value tid,
                   int64_t threads, Value src, Value rowStart, Value rowLimit,
                   Value rowStride, int64_t alignBytes,
                   function_ref<Value(Value row)> rowOffset = {},
-                  Value dynamicCols = {});
+                  Value dynamicCols = {}, bool fixedColumns = false);
 
 } // namespace attn
 } // namespace mlir
