@@ -91,7 +91,8 @@ class MmaEmitter {
 public:
   virtual ~MmaEmitter();
 
-  /// Query rows one warp owns; block_m = rowsPerWarp * warps.
+  /// Query rows one warp owns; block_m = rowsPerWarp * the warps that
+  /// compute (all but a warp-specialized producer warpgroup).
   virtual int64_t getRowsPerWarp() const = 0;
 
   /// The shared-memory layout the emitter reads its tiles in.
