@@ -250,41 +250,133 @@ public:
   }
 
   /// reduce_dbias: each element of dbias is the sum of dbias_full over the
-  /// dimensions dbias is summed over, added in index order by one thread;
-  /// a thread per key column (b', h', j) walks the rows, so that a warp's
-  /// loads are adjacent.
-  void emitReduce() {
+  /// dimensions dbias is summed over, in an order fixed by the shape alone.
+  /// A workgroup takes kReduceColumns key columns j of one (b', h'), and
+  /// kReduceShares threads share each column (adjacent j in a warp: loads
+  /// are adjacent). With several rows of dbias (not summed over query rows)
+  /// thread c of a column sums rows c, c + kReduceShares, ..., each in index
+  /// order over the summed batch and heads. With one row, the summed
+  /// positions in index order are cut into kReduceShares runs, one per
+  /// thread, whose sums thread 0 adds in run order.
+  void emitReduce(gpu::GPUFuncOp func) {
     OpBuilder::InsertionGuard guard(b);
     BiasGradShape g = biasGradShape();
-    Value j, h, bb;
-    enterThread(g, 3, j, h, bb);
+    Value tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+    Value col = arith::RemUIOp::create(b, loc, tid, c32(kReduceColumns));
+    Value share = arith::DivUIOp::create(b, loc, tid, c32(kReduceColumns));
+    Value j = add(mul(blockId(gpu::Dimension::x), c32(kReduceColumns)), col);
+    Value h = blockId(gpu::Dimension::y);
+    Value bb = blockId(gpu::Dimension::z);
+    Value active = arith::AndIOp::create(
+        b, loc, g.summed,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ext(j),
+                              g.ext[3]));
     Value full = dbiasFullPtr();
     Value sizes[] = {arg(kBwdBatch), arg(kBwdHeadsQ), arg(kBwdSeqQ),
                      arg(kBwdSeqK)};
-    auto rows = scf::ForOp::create(
-        b, loc, c32(0), arith::TruncIOp::create(b, loc, i32, g.ext[2]), c32(1));
-    b.setInsertionPointToStart(rows.getBody());
-    SmallVector<Value, 4> own = {bb, h, rows.getInductionVar(), j}, pos(4);
-    // Dimension d runs over [0, size) where dbias is summed over it, else
-    // over its own index alone.
-    std::function<Value(int, Value)> sumFrom = [&](int d, Value acc) -> Value {
-      if (d == 4)
-        return fadd(acc, load(f32, gep(full, f32, fullIndex(pos)), 4));
-      Value summedHere = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                               g.stride[d], c64(0));
-      Value lo = select(summedHere, c32(0), own[d]);
-      Value hi = select(summedHere, sizes[d], add(own[d], c32(1)));
-      auto loop = scf::ForOp::create(b, loc, lo, hi, c32(1), ValueRange{acc});
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(loop.getBody());
-      pos[d] = loop.getInductionVar();
-      scf::YieldOp::create(b, loc, sumFrom(d + 1, loop.getRegionIterArg(0)));
-      return loop.getResult(0);
-    };
-    Value sum = sumFrom(0, cf(0.0));
-    store(toDbiasType(sum),
-          gep(arg(kBwdDBias), spec.dbiasType, dbiasOffset(g, own)),
+    Value summed[3];
+    for (int d = 0; d < 3; ++d)
+      summed[d] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        g.stride[d], c64(0));
+    auto storeOut = [&](Value row, Value sum) {
+      store(
+          toDbiasType(sum),
+          gep(arg(kBwdDBias), spec.dbiasType, dbiasOffset(g, {bb, h, row, j})),
           spec.dbiasType.getIntOrFloatBitWidth() / 8);
+    };
+    Value rowsOut = arith::TruncIOp::create(b, loc, i32, g.ext[2]);
+    Value manyRows = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                           rowsOut, c32(1));
+    auto mode = scf::IfOp::create(b, loc, manyRows, /*withElse=*/true);
+
+    // Several rows: whole sums, rows shared round-robin.
+    b.setInsertionPointToStart(mode.thenBlock());
+    {
+      auto ifActive = scf::IfOp::create(b, loc, active, /*withElse=*/false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(ifActive.thenBlock());
+      auto rows =
+          scf::ForOp::create(b, loc, share, rowsOut, c32(kReduceShares));
+      b.setInsertionPointToStart(rows.getBody());
+      Value r = rows.getInductionVar();
+      SmallVector<Value, 4> own = {bb, h, r, j}, pos(4);
+      // Dimension d runs over [0, size) where dbias is summed over it, else
+      // over its own index alone.
+      std::function<Value(int, Value)> sumFrom = [&](int d,
+                                                     Value acc) -> Value {
+        if (d == 4)
+          return fadd(acc, load(f32, gep(full, f32, fullIndex(pos)), 4));
+        Value summedHere =
+            d < 3 ? summed[d]
+                  : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          g.stride[d], c64(0))
+                        .getResult();
+        Value lo = select(summedHere, c32(0), own[d]);
+        Value hi = select(summedHere, sizes[d], add(own[d], c32(1)));
+        auto loop = scf::ForOp::create(b, loc, lo, hi, c32(1), ValueRange{acc});
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(loop.getBody());
+        pos[d] = loop.getInductionVar();
+        scf::YieldOp::create(b, loc, sumFrom(d + 1, loop.getRegionIterArg(0)));
+        return loop.getResult(0);
+      };
+      storeOut(r, sumFrom(0, cf(0.0)));
+    }
+
+    // One row: the summed (b, h, i) positions in index order, flattened and
+    // cut into runs; dbias is never summed over keys.
+    b.setInsertionPointToStart(mode.elseBlock());
+    Value ext3[3];
+    for (int d = 0; d < 3; ++d)
+      ext3[d] = select(summed[d], sizes[d], c32(1));
+    Value inner = mul(ext3[1], ext3[2]);
+    Value count = mul(ext3[0], inner);
+    Value run = arith::CeilDivUIOp::create(b, loc, count, c32(kReduceShares));
+    Value lo = arith::MinUIOp::create(b, loc, mul(share, run), count);
+    Value hi = arith::MinUIOp::create(b, loc, add(lo, run), count);
+    auto part = scf::IfOp::create(b, loc, TypeRange{f32}, active,
+                                  /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard inner2(b);
+      b.setInsertionPointToStart(part.thenBlock());
+      auto loop =
+          scf::ForOp::create(b, loc, lo, hi, c32(1), ValueRange{cf(0.0)});
+      b.setInsertionPointToStart(loop.getBody());
+      Value idx = loop.getInductionVar();
+      Value p[3] = {
+          arith::DivUIOp::create(b, loc, idx, inner),
+          arith::RemUIOp::create(
+              b, loc, arith::DivUIOp::create(b, loc, idx, ext3[2]), ext3[1]),
+          arith::RemUIOp::create(b, loc, idx, ext3[2])};
+      Value own[3] = {bb, h, c32(0)};
+      SmallVector<Value, 4> pos;
+      for (int d = 0; d < 3; ++d)
+        pos.push_back(select(summed[d], p[d], own[d]));
+      pos.push_back(j);
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{fadd(loop.getRegionIterArg(0),
+                          load(f32, gep(full, f32, fullIndex(pos)), 4))});
+      b.setInsertionPointAfter(loop);
+      scf::YieldOp::create(b, loc, loop.getResults());
+      b.setInsertionPointToStart(part.elseBlock());
+      scf::YieldOp::create(b, loc, ValueRange{cf(0.0)});
+    }
+    Value sharedBase = getDynamicSharedMemoryBase(b, loc, func, 16);
+    store(part.getResult(0), gep(sharedBase, f32, tid), 4);
+    gpu::BarrierOp::create(b, loc);
+    Value first = arith::AndIOp::create(
+        b, loc, active,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, share, c32(0)));
+    auto ifFirst = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    b.setInsertionPointToStart(ifFirst.thenBlock());
+    Value sum = cf(0.0);
+    for (int64_t c = 0; c < kReduceShares; ++c)
+      sum = fadd(sum,
+                 load(f32,
+                      gep(sharedBase, f32, add(col, c32(c * kReduceColumns))),
+                      4));
+    storeOut(c32(0), sum);
   }
 
   void emit(bool convert) {
@@ -1238,9 +1330,10 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
   // nothing when dbias is summed over no dimension: main writes it then).
   if (spec.deterministic) {
     k.convertDbias = createStage(b, loc, (planName + "_dbias").str(),
-                                 kBiasStageThreads, spec, target);
+                                 kReduceColumns * kReduceShares, spec, target);
     emitKernelBody(b, loc, k.convertDbias, [&](Block &) {
-      BiasStageEmitter(b, loc, k.convertDbias, spec, target).emitReduce();
+      BiasStageEmitter(b, loc, k.convertDbias, spec, target)
+          .emitReduce(k.convertDbias);
     });
     return k;
   }

@@ -140,13 +140,15 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   Attribute biasRows[] = {getExtent(b, "bias_seqlen_q", kBiasStageThreads),
                           getExtent(b, "bias_heads"),
                           getExtent(b, "bias_batch")};
-  // reduce_dbias: one thread per key column of dbias.
-  Attribute biasColumns[] = {getExtent(b, "bias_seqlen_k", kBiasStageThreads),
+  // reduce_dbias: kReduceShares threads per key column of dbias, their
+  // partial sums in shared memory.
+  Attribute biasColumns[] = {getExtent(b, "bias_seqlen_k", kReduceColumns),
                              getExtent(b, "bias_heads"),
                              getExtent(b, "bias_batch")};
   if (spec.dbiasType && spec.deterministic)
     stages.push_back(getStage(b, "reduce_dbias", kernels.convertDbias.getName(),
-                              biasColumns, kBiasStageThreads, 0, "reads",
+                              biasColumns, kReduceColumns * kReduceShares,
+                              kReduceColumns * kReduceShares * 4, "reads",
                               {"dbias_full"}));
   if (spec.dbiasType && !spec.deterministic) {
     stages.insert(stages.begin() + 1,
@@ -408,8 +410,9 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
   if (gradBias && spec.deterministic)
     launch(kernels.convertDbias,
            arith::CeilDivUIOp::create(b, loc, dim(gradBias, 3),
-                                      cIdx(kBiasStageThreads)),
-           dim(gradBias, 1), kBiasStageThreads, 0, dim(gradBias, 0));
+                                      cIdx(kReduceColumns)),
+           dim(gradBias, 1), kReduceColumns * kReduceShares,
+           kReduceColumns * kReduceShares * 4, dim(gradBias, 0));
   else if (gradBias)
     launchBias(kernels.convertDbias);
   gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(),

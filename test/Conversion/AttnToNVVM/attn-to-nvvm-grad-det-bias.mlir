@@ -6,15 +6,17 @@
 // is written directly by main; one summed over a broadcast dimension goes
 // to dbias_full [B, Hq, Sq, Sk] (sized by bias_summed, 0 or 1: empty when
 // unsummed), zeroed by pre, written once per element by main and summed in
-// index order by the last stage (reduce_dbias, `_dbias`, a thread per key
-// column: f32 loads, one store of the bias type per element).
+// an order fixed by the shape by the last stage (reduce_dbias, `_dbias`:
+// 32 key columns a workgroup, 8 threads sharing each column's rows or, for
+// one row, its summed positions in runs added in run order through shared
+// memory; f32 loads, one store of the bias type per element).
 
 #bwd = #attn.config<name = "bwd_d64_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16, deterministic = true>
 
 // CHECK: module attributes {attn.kernels = [{{{.*}}bias_grad = true
 // CHECK-SAME: deterministic = true
 // CHECK-SAME: name = "[[P:bwd_bf16_d64_causal_bias_dbias_det_m64n64w4s2]]"
-// CHECK-SAME: stages = [{{{.*}}name = "pre", threads = 128 : i64, zeroes = ["dbias_full"]}, {{{.*}}name = "main_kv"{{.*}}name = "main_q", reads = ["delta"], threads = 128 : i64}, {{{.*}}grid = [{block = 128 : i64, dim = "bias_seqlen_k"}, {dim = "bias_heads"}, {dim = "bias_batch"}], name = "reduce_dbias", reads = ["dbias_full"], threads = 128 : i64}]
+// CHECK-SAME: stages = [{{{.*}}name = "pre", threads = 128 : i64, zeroes = ["dbias_full"]}, {{{.*}}name = "main_kv"{{.*}}name = "main_q", reads = ["delta"], threads = 128 : i64}, {dynamic_smem = 1024 : i64, {{.*}}grid = [{block = 32 : i64, dim = "bias_seqlen_k"}, {dim = "bias_heads"}, {dim = "bias_batch"}], name = "reduce_dbias", reads = ["dbias_full"], threads = 256 : i64}]
 // CHECK-SAME: workspace = [{dims = ["batch", "heads_q", "seqlen_q"], dtype = "f32", name = "delta"}, {dims = ["bias_summed", "batch", "heads_q", "seqlen_q", "seqlen_k"], dtype = "f32", name = "dbias_full"}]}
 
 // CHECK-LABEL: func.func @det_bias

@@ -37,6 +37,10 @@ namespace attn {
 inline constexpr int64_t kBackwardRowWarps = 4;
 /// Threads of the bias-gradient stages: one per row of dbias_accum.
 inline constexpr int64_t kBiasStageThreads = 128;
+/// reduce_dbias: key columns per workgroup, and the threads that share each
+/// column's sums (kReduceColumns x kReduceShares threads).
+inline constexpr int64_t kReduceColumns = 32;
+inline constexpr int64_t kReduceShares = 8;
 
 /// The spec of `op` (the bias type included), or failure with a diagnostic
 /// on `op` naming what the GPU backward does not lower.
