@@ -117,6 +117,11 @@ private:
       return arith::AndIOp::create(b, loc, sub(j, jLo), c32(n - 1));
     return arith::RemUIOp::create(b, loc, sub(j, jLo), c32(n));
   }
+  /// How often block j's ring stage was filled before it (the mbarrier
+  /// phases the producer and the computing warpgroups wait on).
+  Value useOf(Value j, Value jLo) {
+    return arith::DivUIOp::create(b, loc, sub(j, jLo), c32(spec.stages()));
+  }
   /// Warp-specialized kernels: a producer warpgroup fills a ring of K/V
   /// stages, the other warpgroups only compute (see emitWarpSpecialized).
   void emitWarpSpecialized(Value jLo, Value jHi);
@@ -826,7 +831,7 @@ void KernelEmitter::emitProducerLoop(Value jLo, Value jHi) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
-  Value use = arith::DivUIOp::create(b, loc, sub(j, jLo), c32(spec.stages()));
+  Value use = useOf(j, jLo);
   Value stage = stageOf(j, jLo);
   Value parity = arith::XOrIOp::create(
       b, loc, arith::AndIOp::create(b, loc, use, c32(1)), c32(1));
@@ -845,7 +850,7 @@ scf::ForOp KernelEmitter::emitConsumerLoop(Value jLo, Value jHi,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
-  Value use = arith::DivUIOp::create(b, loc, sub(j, jLo), c32(spec.stages()));
+  Value use = useOf(j, jLo);
   Value stage = stageOf(j, jLo);
   target.emitBarrierWait(b, loc, fullBarrier(stage),
                          arith::AndIOp::create(b, loc, use, c32(1)));

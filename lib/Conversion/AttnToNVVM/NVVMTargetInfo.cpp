@@ -76,13 +76,16 @@ LogicalResult NVVMTargetInfo::checkWgmmaSupported(
   ConfigAttr c = spec.config;
   if (c.getPipeline() == PipelineKind::CpAsyncWarpSpecialized) {
     // A producer warpgroup, then the computing ones; the ring's stages are
-    // mbarrier-guarded (AttentionKernel.cpp).
-    if (c.getWarps() < 2 * kProducerWarps || c.getWarps() % kProducerWarps)
+    // mbarrier-guarded (AttentionKernel.cpp). The tables' pipeline rule,
+    // then what the lowering adds to it.
+    TileCandidate cand;
+    cand.pipeline = c.getPipeline();
+    cand.warps = c.getWarps();
+    cand.stages = c.getStages();
+    if (CheckResult r = checkPipeline(chip, cand))
       return emitError() << "config '" << c.getName()
-                         << "' has warps = " << c.getWarps()
-                         << "; pipeline cp_async_ws needs whole warpgroups, "
-                            "a producer and at least one that computes";
-    if (c.getStages() < 2 || c.getStages() > 4)
+                         << "' is not supported on " << chip.name << ": " << *r;
+    if (c.getStages() > 4)
       return emitError() << "config '" << c.getName()
                          << "' has stages = " << c.getStages()
                          << "; pipeline cp_async_ws rings 2 to 4 stages";
@@ -141,11 +144,10 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
   // fixed D = 59 kernel's 128). Ask for two where their shared memory and,
   // at 128 registers a thread, their registers fit an SM. Dropout's
   // generator costs the same way.
-  MLIRContext *ctx = func.getContext();
   if (isWarpSpecialized(spec.config.getPipeline())) {
     // setmaxnreg needs a register cap at entry: one workgroup per SM.
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                  Builder(ctx).getI32IntegerAttr(1));
+                  Builder(func.getContext()).getI32IntegerAttr(1));
     return;
   }
   if (!spec.dynamicHeadDim() && !spec.dropout)

@@ -67,3 +67,13 @@ func.func @ws_kv_cache(%q: memref<2x8x1x64xf16>, %k: memref<2x8x256x64xf16>, %le
   attn.attention q(%q : memref<2x8x1x64xf16>) k(%k : memref<2x8x256x64xf16>) v(%k : memref<2x8x256x64xf16>) seqlens_k(%lens : memref<2xi32>) outs(%o : memref<2x8x1x64xf16>) {config = #cfg}
   return
 }
+
+// -----
+
+// The tables' pipeline rule applies to a config given by hand.
+#cfg = #attn.config<name = "ws1", block_m = 128, block_n = 64, warps = 12, stages = 1, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16>
+func.func @ws_one_stage(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
+  // expected-error @+1 {{config 'ws1' is not supported on sm_90a: pipeline cp_async_ws: needs stages >= 2, got 1}}
+  attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
+  return
+}
