@@ -68,13 +68,17 @@ std::string Variant::describe() const {
 }
 
 /// What tells two tiles' kernels apart: what the kernel name spells
-/// (getKernelName: block_m, block_n, warps, stages). Aligned twins (and a
-/// tile several head-dim buckets accept) are one kernel, and so are two
-/// instructions' tiles of one shape (mma.sync's and wgmma's m128n64w8 with
+/// (getKernelName: block_m, block_n, warps, stages, and `ws` or `tma` for
+/// the warp-specialized pipelines). Aligned twins (and a tile several
+/// head-dim buckets accept) are one kernel, and so are two instructions'
+/// tiles of one shape (mma.sync's and wgmma's m128n64w8 with
 /// --all-candidates): their binaries would share a file, so the first, in
 /// priority order, is kept.
 static auto getKernelKey(const TileCandidate *c) {
-  return std::make_tuple(c->blockM, c->blockN, c->warps, c->stages);
+  int suffix = c->pipeline == PipelineKind::TmaWarpSpecialized       ? 2
+               : c->pipeline == PipelineKind::CpAsyncWarpSpecialized ? 1
+                                                                     : 0;
+  return std::make_tuple(c->blockM, c->blockN, c->warps, c->stages, suffix);
 }
 
 /// The tiles of one combination, best first, one per kernel; empty when
