@@ -367,7 +367,9 @@ llvm::SmallVector<SizeClass> mlir::attn::getSizeClasses(
         classes.push_back({range, c});
     }
   }
-  // Adjacent classes of one tile are one range.
+  // Adjacent classes of one tile are one range, measured down to the
+  // fewest workgroups per SM of either (as autotune.py merges lengths; 0,
+  // any grid, stays 0).
   llvm::SmallVector<SizeClass> merged;
   for (const SizeClass &c : classes) {
     if (!merged.empty() && merged.back().candidate == c.candidate &&
@@ -375,7 +377,7 @@ llvm::SmallVector<SizeClass> mlir::attn::getSizeClasses(
         merged.back().range.max + 1 == c.range.min) {
       merged.back().range.max = c.range.max;
       merged.back().minBlocksPerSm =
-          std::max(merged.back().minBlocksPerSm, c.minBlocksPerSm);
+          std::min(merged.back().minBlocksPerSm, c.minBlocksPerSm);
       continue;
     }
     merged.push_back(c);

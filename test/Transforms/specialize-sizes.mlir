@@ -18,16 +18,16 @@
 // With the H100 file (its ws_* entries resolve to their TMA forms): its
 // ws_d64_m192n128w16 entry for 1449..2896 (>= 21 x 132 workgroups) and its
 // tma_d64_m192n128w16 entry from 2897 (>= 20 x 132) are one tile, so one
-// unbounded class from 1449 on the larger grid, 21 x 132 = 2772 workgroups
+// unbounded class from 1449 down to the smaller grid, 20 x 132 = 2640 workgroups
 // (B x 8 heads x ceil(Sq / 192): the class's block_m); the general tile
 // below. The two classes of one D = 64 op nest in @d64_f16.
 // TUNED-LABEL: func.func @d64
 // TUNED:       arith.constant 1449 : index
 // TUNED-NOT:   arith.cmpi sle
 // TUNED:       arith.ceildivui %{{.*}}, %c192{{.*}} : index
-// TUNED:       arith.cmpi sge, %{{.*}}, %c2772{{.*}} : index
+// TUNED:       arith.cmpi sge, %{{.*}}, %c2640{{.*}} : index
 // TUNED:       scf.if
-// TUNED-NEXT:    attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 21 : i64, seqlen_min = 1449 : i64}{{.*}}name = "tma_d64_m192n128w16"
+// TUNED-NEXT:    attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 20 : i64, seqlen_min = 1449 : i64}{{.*}}name = "tma_d64_m192n128w16"
 // TUNED:       } else {
 // TUNED-NEXT:    attn.attention
 // TUNED-NOT:     attn.size_class
