@@ -175,8 +175,8 @@ TuningEntry parseEntry(const ChipSpec &chip, const json::Value &value,
   // An entry picks a tile; its copy engine is the tables' first choice: the
   // TMA form where the tables list one (attn-bundle keeps the cp.async form
   // after it for calls TMA cannot describe).
-  if (const TileCandidate *tma = chip.lookupCopyForm(
-          *e.candidate, PipelineKind::TmaWarpSpecialized))
+  if (const TileCandidate *tma =
+          chip.lookupCopyForm(*e.candidate, PipelineKind::TmaWarpSpecialized))
     e.candidate = tma;
   return e;
 }

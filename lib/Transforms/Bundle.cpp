@@ -271,8 +271,8 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
            });
   });
   // Version 9: variants with tensor maps (ABI attn-fwd-v2).
-  int64_t version = any("tensor_maps")     ? 9
-                    : biasSummed            ? 8
+  int64_t version = any("tensor_maps")    ? 9
+                    : biasSummed          ? 8
                     : gridFill            ? 7
                     : dropout             ? 6
                     : multiChip           ? 5

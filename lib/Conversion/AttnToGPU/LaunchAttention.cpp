@@ -191,8 +191,8 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
   Value null = LLVM::ZeroOp::create(b, loc, ptrType);
 
   bool serving = spec.layout != SeqLayout::Dense;
-  SmallVector<Value> args(getNumKernelArgs(
-      spec.layout, spec.dynamicHeadDim(), spec.dropout, spec.tensorMaps()));
+  SmallVector<Value> args(getNumKernelArgs(spec.layout, spec.dynamicHeadDim(),
+                                           spec.dropout, spec.tensorMaps()));
   if ((spec.dynamicHeadDim() || spec.dropout) && !serving) {
     args[kArgHeadDim] = dimI32(op.getQuery(), 3);
     args[kArgHeadDimV] = dimI32(op.getValue(), 3);
@@ -240,8 +240,8 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
     unsigned first = args.size() - kNumTensorMaps;
     int64_t boxRows[] = {spec.blockM(), spec.blockN(), spec.blockN()};
     for (unsigned t = 0; t < kNumTensorMaps; ++t)
-      args[first + t] = encodeTensorMap(b, loc, op, tensors[t],
-                                        args[kArgQ + t], boxRows[t]);
+      args[first + t] =
+          encodeTensorMap(b, loc, op, tensors[t], args[kArgQ + t], boxRows[t]);
   }
   Value gridZ = memref::DimOp::create(b, loc, op.getQuery(), 0);
   if (serving) {

@@ -60,8 +60,7 @@ Value attn::encodeTensorMap(OpBuilder &b, Location loc, Operation *op,
   /// A stack array of `values` (all of `type`).
   auto array = [&](Type type, ArrayRef<Value> values) -> Value {
     Value slot = LLVM::AllocaOp::create(
-        b, loc, ptr, LLVM::LLVMArrayType::get(type, values.size()),
-        cI32(1), 8);
+        b, loc, ptr, LLVM::LLVMArrayType::get(type, values.size()), cI32(1), 8);
     for (auto [i, v] : llvm::enumerate(values)) {
       Value at = LLVM::GEPOp::create(b, loc, ptr, type, slot,
                                      ArrayRef<LLVM::GEPArg>{int32_t(i)});
@@ -92,13 +91,13 @@ Value attn::encodeTensorMap(OpBuilder &b, Location loc, Operation *op,
           ValueRange{
               map, cI32(elem.isBF16() ? kDataTypeBFloat16 : kDataTypeFloat16),
               cI32(4), address, array(i64, dims), array(i64, byteStrides),
-              array(i32, {cI32(kTensorMapBoxCols), cI32(boxRows), cI32(1),
-                          cI32(1)}),
+              array(i32,
+                    {cI32(kTensorMapBoxCols), cI32(boxRows), cI32(1), cI32(1)}),
               array(i32, {cI32(1), cI32(1), cI32(1), cI32(1)}), cI32(0),
               cI32(kSwizzle128B), cI32(kL2Promotion128B), cI32(0)})
           .getResult();
-  Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, result,
-                                   cI32(0));
+  Value ok =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, result, cI32(0));
   cf::AssertOp::create(b, loc, ok,
                        "cuTensorMapEncodeTiled failed: the tensor's base "
                        "or strides are not 16-byte aligned, or the driver "

@@ -242,7 +242,8 @@ void NVVMTargetInfo::emitTensorTileLoad(OpBuilder &b, Location loc, Value dst,
   // The shared::cluster form, PTX 8.0 (shared::cta needs 8.6): without a
   // cluster launch the CTA's own shared address is its cluster address.
   auto clusterPtr = LLVM::LLVMPointerType::get(
-      b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+      b.getContext(),
+      static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
   Value to = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, dst);
   NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
       b, loc, to, map, coords, bar, /*im2colOffsets=*/ValueRange(),

@@ -34,8 +34,8 @@ LogicalResult passByValue(LLVM::LLVMFuncOp func, unsigned i) {
                                  "slot";
     for (Operation *slotUser : slot->getUsers())
       if (slotUser != store && isa<LLVM::LoadOp, LLVM::StoreOp>(slotUser))
-        return func.emitError() << "the stack slot of tensor map argument "
-                                << i << " is read or written";
+        return func.emitError() << "the stack slot of tensor map argument " << i
+                                << " is read or written";
     store.erase();
     slot.getResult().replaceAllUsesWith(arg);
     slot.erase();
@@ -43,9 +43,9 @@ LogicalResult passByValue(LLVM::LLVMFuncOp func, unsigned i) {
   MLIRContext *ctx = func.getContext();
   Builder b(ctx);
   arg.setType(LLVM::LLVMPointerType::get(ctx));
-  func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
-                  TypeAttr::get(
-                      LLVM::LLVMArrayType::get(b.getI8Type(), kTensorMapBytes)));
+  func.setArgAttr(
+      i, LLVM::LLVMDialect::getByValAttrName(),
+      TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), kTensorMapBytes)));
   func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                   b.getI64IntegerAttr(kTensorMapAlign));
   func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),

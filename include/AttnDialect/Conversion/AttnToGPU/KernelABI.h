@@ -224,8 +224,9 @@ std::string getBiasName(const KernelSpec &spec);
 /// gradient), `_det` (a deterministic plan), then `_dropout`, follow the
 /// mask when present, then
 /// `_varlen`, `_kvcache` or `_paged` for a serving layout; `ws` ends the
-/// tile of a warp-specialized pipeline (`tma` when it copies by TMA), `_align<N>` follows the tile when
-/// the config assumes less than 16-byte alignment).
+/// tile of a warp-specialized pipeline (`tma` when it copies by TMA),
+/// `_align<N>` follows the tile when the config assumes less than 16-byte
+/// alignment).
 std::string getKernelName(const KernelSpec &spec);
 
 /// The backward plan's name: the kernel name with `bwd_` for `fwd_`, and
