@@ -40,6 +40,7 @@ void attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   gpuOpts.useBarePtrCallConv = true;
   gpuOpts.indexBitwidth = 64;
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(gpuOpts));
+  pm.addNestedPass<gpu::GPUModuleOp>(createNVVMTensorMapArgsPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVVMToLLVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
@@ -53,6 +54,8 @@ void attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  // cf.assert of the tensor maps' host encoding (TensorMapLaunch.cpp).
+  pm.addPass(createConvertControlFlowToLLVMPass());
   GpuToLLVMConversionPassOptions hostOpts;
   hostOpts.hostBarePtrCallConv = false;
   hostOpts.kernelBarePtrCallConv = true;

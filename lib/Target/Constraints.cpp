@@ -276,14 +276,12 @@ CheckResult mlir::attn::checkPipeline(const ChipSpec &chip,
           .str();
     break;
   case PipelineKind::TmaWarpSpecialized:
-    if (!chip.hasTma() || !chip.hasWgmma())
-      return formatv("pipeline {0}: {1} has no TMA/wgmma", p, chip.name).str();
-    if (cand.stages < 2)
-      return formatv("pipeline {0}: needs stages >= 2, got {1}", p, cand.stages)
-          .str();
-    break;
   case PipelineKind::CpAsyncWarpSpecialized:
-    if (!chip.hasCpAsync() || !chip.hasWgmma())
+    if (cand.pipeline == PipelineKind::TmaWarpSpecialized &&
+        (!chip.hasTma() || !chip.hasWgmma()))
+      return formatv("pipeline {0}: {1} has no TMA/wgmma", p, chip.name).str();
+    if (cand.pipeline == PipelineKind::CpAsyncWarpSpecialized &&
+        (!chip.hasCpAsync() || !chip.hasWgmma()))
       return formatv("pipeline {0}: {1} has no cp.async/wgmma", p, chip.name)
           .str();
     if (cand.stages < 2)

@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -44,6 +45,24 @@ const MatrixInstr *ChipSpec::lookupInstr(MatrixInstrKind kind) const {
 
 const TileCandidate *ChipSpec::lookupCandidate(llvm::StringRef cand) const {
   return findByName(llvm::ArrayRef<TileCandidate>(candidates), cand);
+}
+
+const TileCandidate *ChipSpec::lookupCopyForm(const TileCandidate &cand,
+                                              PipelineKind pipeline) const {
+  if (!isWarpSpecialized(cand.pipeline) || !isWarpSpecialized(pipeline))
+    return nullptr;
+  if (cand.pipeline == pipeline)
+    return &cand;
+  auto tile = [](const TileCandidate &c) {
+    return std::make_tuple(c.direction, c.blockM, c.blockN, c.warps, c.stages,
+                           c.accInRegisters, c.mma, c.dtypes, c.headDimMax,
+                           c.aligned, c.supportsBias, c.onlyOn, c.masks,
+                           c.seqlenMin, c.headSplit);
+  };
+  auto it = llvm::find_if(candidates, [&](const TileCandidate &c) {
+    return c.pipeline == pipeline && c.implemented && tile(c) == tile(cand);
+  });
+  return it == candidates.end() ? nullptr : &*it;
 }
 
 bool Profile::includes(Direction direction) const {

@@ -172,6 +172,12 @@ TuningEntry parseEntry(const ChipSpec &chip, const json::Value &value,
   if (!v.accepted)
     c.fail("the " + chip.name + " tables reject candidate '" + name + "' for " +
            e.describe() + ": " + v.reason);
+  // An entry picks a tile; its copy engine is the tables' first choice: the
+  // TMA form where the tables list one (attn-bundle keeps the cp.async form
+  // after it for calls TMA cannot describe).
+  if (const TileCandidate *tma =
+          chip.lookupCopyForm(*e.candidate, PipelineKind::TmaWarpSpecialized))
+    e.candidate = tma;
   return e;
 }
 } // namespace
@@ -361,7 +367,9 @@ llvm::SmallVector<SizeClass> mlir::attn::getSizeClasses(
         classes.push_back({range, c});
     }
   }
-  // Adjacent classes of one tile are one range.
+  // Adjacent classes of one tile are one range, measured down to the
+  // fewest workgroups per SM of either (as autotune.py merges lengths; 0,
+  // any grid, stays 0).
   llvm::SmallVector<SizeClass> merged;
   for (const SizeClass &c : classes) {
     if (!merged.empty() && merged.back().candidate == c.candidate &&
@@ -369,7 +377,7 @@ llvm::SmallVector<SizeClass> mlir::attn::getSizeClasses(
         merged.back().range.max + 1 == c.range.min) {
       merged.back().range.max = c.range.max;
       merged.back().minBlocksPerSm =
-          std::max(merged.back().minBlocksPerSm, c.minBlocksPerSm);
+          std::min(merged.back().minBlocksPerSm, c.minBlocksPerSm);
       continue;
     }
     merged.push_back(c);

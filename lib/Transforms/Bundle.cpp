@@ -79,6 +79,12 @@ static llvm::json::Object getVariant(DictionaryAttr k,
   // Dropout (schema version 6): five more kernel arguments.
   if (auto drop = k.getAs<BoolAttr>("dropout"); drop && drop.getValue())
     v["dropout"] = true;
+  // Tensor maps (schema version 9, ABI attn-fwd-v2): three more, whose
+  // boxes are block_m (q) and block_n (k, v) rows.
+  if (auto maps = k.getAs<BoolAttr>("tensor_maps"); maps && maps.getValue()) {
+    v["tensor_maps"] = true;
+    v["block_n"] = getInt(k, "block_n");
+  }
   return v;
 }
 
@@ -239,8 +245,8 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
   }
   // Version 2 adds plans, version 3 the serving layouts, version 4 the
   // variants for head dims given at run time, version 5 several chips,
-  // version 6 dropout, version 7 the grid-fill condition; a bundle without
-  // them stays readable by older readers.
+  // version 6 dropout, version 7 the grid-fill condition (8 and 9 below); a
+  // bundle without them stays readable by older readers.
   bool hasPlans = !plans.empty();
   auto any = [&](StringRef field) {
     return llvm::any_of(variants, [&](const llvm::json::Value &v) {
@@ -264,7 +270,9 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
                     llvm::is_contained(*dims, llvm::json::Value("bias_summed"));
            });
   });
-  int64_t version = biasSummed            ? 8
+  // Version 9: variants with tensor maps (ABI attn-fwd-v2).
+  int64_t version = any("tensor_maps")    ? 9
+                    : biasSummed          ? 8
                     : gridFill            ? 7
                     : dropout             ? 6
                     : multiChip           ? 5

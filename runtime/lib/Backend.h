@@ -4,6 +4,7 @@
 #define ATTN_RUNTIME_BACKEND_H
 
 #include "Bundle.h"
+#include "TensorMaps.h"
 
 #include <memory>
 #include <vector>
@@ -45,6 +46,15 @@ public:
                             DeviceInfo &info) {
     info = DeviceInfo();
     return Status::ok();
+  }
+
+  /// Encodes (or finds in its cache) the maps `descs` describes, for a
+  /// variant of ABI attn-fwd-v2 (dispatch checked that TMA can describe
+  /// them). The default has no tensor maps.
+  virtual Status encodeTensorMaps(const TensorMapDescs &descs,
+                                  TensorMap *maps) {
+    return Status::error(ATTN_STATUS_LAUNCH_FAILED,
+                         "this platform has no tensor maps");
   }
 };
 

@@ -193,8 +193,9 @@ namespace {
 class BundleReader {
 public:
   BundleReader(const std::string &dir, bool readBinaries, int version,
-               const std::string &chip)
-      : dir(dir), readBinaries(readBinaries), version(version), chip(chip) {}
+               attn_platform platform, const std::string &chip)
+      : dir(dir), readBinaries(readBinaries), version(version),
+        platform(platform), chip(chip) {}
 
   Status fail(const std::string &what) const { return badBundle(dir, what); }
 
@@ -359,6 +360,9 @@ public:
     r.boolean("pack_gqa", out.packGQA, /*required=*/false);
     if (r.ok() && out.packGQA && !cache)
       r.fail("field 'pack_gqa' needs layout 'kvcache' or 'paged'");
+    r.boolean("tensor_maps", out.tensorMaps, /*required=*/false);
+    if (r.ok() && out.tensorMaps)
+      checkTensorMaps(r, layout, out);
     Status s2 = readKernel(r, where, out.kernel);
     out.kernel.chip = out.chip;
     if (!s2.isOk() || combineEntry.empty())
@@ -370,6 +374,32 @@ public:
     out.combine.label = where + " (split-KV combine)";
     out.combine.id = nextKernelId++;
     return Status::ok();
+  }
+
+  /// A variant with `tensor_maps` (ABI attn-fwd-v2): TMA describes dense
+  /// f16/bf16 tensors on CUDA, with boxes of block_m and block_n rows.
+  void checkTensorMaps(FieldReader &r, const std::string &layout,
+                       Variant &out) {
+    if (version < 9)
+      return r.fail("field 'tensor_maps' needs version 9, the bundle is "
+                    "version " +
+                    std::to_string(version));
+    if (platform != ATTN_PLATFORM_CUDA)
+      return r.fail("field 'tensor_maps' needs platform 'cuda' (CUDA tensor "
+                    "maps), the bundle's is 'hip'");
+    if (out.layout != SeqLayout::Dense)
+      return r.fail("field 'tensor_maps' needs layout 'dense', the variant's "
+                    "is '" +
+                    layout + "'");
+    if (out.dtype == ATTN_DTYPE_F32)
+      return r.fail("field 'tensor_maps' needs dtype 'f16' or 'bf16', the "
+                    "variant's is 'f32'");
+    // Both are TMA box dimensions (at most 256); the box is not guessed.
+    r.integer("block_n", out.blockN, 1, 256);
+    if (r.ok() && out.blockM > 256)
+      r.fail("field 'tensor_maps' needs block_m at most 256 (a TMA box "
+             "dimension), got " +
+             std::to_string(out.blockM));
   }
 
   /// A dim symbol of a plan's grid or workspace.
@@ -550,6 +580,7 @@ private:
   const std::string &dir;
   bool readBinaries;
   int version;
+  attn_platform platform;
   /// The bundle's chip: its variants' and plans' unless they say another.
   std::string chip;
   /// Images already read, by file name.
@@ -602,7 +633,7 @@ Status attn::parseBundle(const std::string &jsonText, const std::string &dir,
     return badBundle(dir, "bundle.json: 'variants' is empty");
 
   out.dir = dir;
-  BundleReader reader(dir, readBinaries, out.version, out.chip);
+  BundleReader reader(dir, readBinaries, out.version, out.platform, out.chip);
   out.variants.clear();
   out.variants.resize(variants->array.size());
   for (size_t i = 0; i < variants->array.size(); ++i) {

@@ -1,6 +1,6 @@
 //===- Bundle.h - The contents of a kernel bundle -------------------------===//
 //
-// What docs/BundleFormat.md (schema attn-bundle, versions 1 to 8) describes,
+// What docs/BundleFormat.md (schema attn-bundle, versions 1 to 9) describes,
 // read into plain structs, the kernel binaries included.
 //
 //===----------------------------------------------------------------------===//
@@ -18,7 +18,7 @@
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 8;
+constexpr int kBundleSchemaVersion = 9;
 
 /// Where a forward call's sequences live (attn.attention's serving forms);
 /// kernels of the non-dense layouts take nine more arguments.
@@ -76,6 +76,9 @@ struct DeviceInfo {
   int64_t sharedMemory = 0;
   /// Multiprocessors (SMs, CUs); 0 when unknown.
   int multiprocessors = 0;
+  /// Whether the backend can encode CUDA tensor maps (the driver has
+  /// cuTensorMapEncodeTiled); false when unknown.
+  bool tensorMaps = false;
 };
 
 /// Why a kernel for `chip` (CUDA: sm_<major><minor>[a|f]) cannot run on a
@@ -129,6 +132,9 @@ struct Variant : Signature {
   /// Rows are (query, head) pairs of a GQA group: block_m rows cover
   /// block_m / G queries of G heads, and grid y runs over heads_kv.
   bool packGQA = false;
+  /// ABI attn-fwd-v2 (version 9): the kernel takes the q, k and v tensor
+  /// maps (TensorMaps.h) after its attn-fwd-v1 arguments.
+  bool tensorMaps = false;
   bool canSplit() const { return !combine.entry.empty(); }
 };
 

@@ -247,6 +247,15 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
   const Variant &v = bundle->info.variants[index];
   KernelArgs args(*params, v.layout != SeqLayout::Dense, splits,
                   v.maxHeadDim > 0, v.dropout);
+  if (v.tensorMaps) {
+    TensorMap maps[kNumTensorMaps];
+    s = bundle->backend->encodeTensorMaps(describeTensorMaps(v, *params), maps);
+    if (!s.isOk()) {
+      s.message = v.kernel.label + ": " + s.message;
+      return report(s);
+    }
+    args.addTensorMaps(maps);
+  }
   // Split-KV: grid z holds each batch's splits; the combine kernel merges
   // them, one workgroup per query row.
   LaunchGeometry g = {unsigned(forwardGridX(v, *params)),

@@ -19,3 +19,19 @@ static_assert(kFuncAttrMaxDynamicSmem ==
               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
 static_assert(sizeof(CUdevice) == sizeof(int));
 static_assert(sizeof(CUresult) == sizeof(int));
+static_assert(kTensorMapFloat16 == CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+static_assert(kTensorMapBFloat16 == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+static_assert(kTensorMapInterleaveNone == CU_TENSOR_MAP_INTERLEAVE_NONE);
+static_assert(kTensorMapSwizzle128B == CU_TENSOR_MAP_SWIZZLE_128B);
+static_assert(kTensorMapL2Promotion128B == CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+static_assert(kTensorMapOobFillNone == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+// CudaSymbols.def passes the enums as int and the map as attn::TensorMap
+// (128 bytes, TensorMaps.h).
+static_assert(sizeof(CUtensorMapDataType) == sizeof(int) &&
+              sizeof(CUtensorMapInterleave) == sizeof(int) &&
+              sizeof(CUtensorMapSwizzle) == sizeof(int) &&
+              sizeof(CUtensorMapL2promotion) == sizeof(int) &&
+              sizeof(CUtensorMapFloatOOBfill) == sizeof(int));
+static_assert(sizeof(CUtensorMap) == 128);
+static_assert(sizeof(cuuint64_t) == sizeof(uint64_t) &&
+              sizeof(cuuint32_t) == sizeof(uint32_t));

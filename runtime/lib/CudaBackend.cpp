@@ -24,6 +24,9 @@ using CUcontext = struct CUctx_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
+using CUtensorMap = attn::TensorMap;
+using cuuint32_t = uint32_t;
+using cuuint64_t = uint64_t;
 
 using namespace attn::cuda;
 
@@ -49,6 +52,13 @@ Status getDriver(const CudaDriver *&out) {
     Status ls = lookupSymbol(handle, "CUDA driver", symbol, fn);               \
     if (!ls.isOk())                                                            \
       return ls;                                                               \
+    driver.member = reinterpret_cast<ret(*) params>(fn);                       \
+  }
+// Left null when missing: what needs it is passed over at dispatch.
+#define ATTN_CUDA_OPTIONAL_SYMBOL(member, symbol, ret, params)                 \
+  {                                                                            \
+    void *fn = nullptr;                                                        \
+    (void)lookupSymbol(handle, "CUDA driver", symbol, fn);                     \
     driver.member = reinterpret_cast<ret(*) params>(fn);                       \
   }
 #include "CudaSymbols.def"
@@ -143,6 +153,27 @@ public:
     return Status::ok();
   }
 
+  Status encodeTensorMaps(const TensorMapDescs &descs,
+                          TensorMap *maps) override {
+    const CudaDriver *d = nullptr;
+    Status s = getDriver(d);
+    if (!s.isOk())
+      return s;
+    if (!d->cuTensorMapEncodeTiled)
+      return Status::error(ATTN_STATUS_LAUNCH_FAILED,
+                           "the CUDA driver has no cuTensorMapEncodeTiled "
+                           "(tensor maps need CUDA 12)");
+    for (int i = 0; i < kNumTensorMaps; ++i) {
+      s = tensorMaps.get(descs[i], maps[i],
+                         [&](const TensorMapDesc &m, TensorMap &out) {
+                           return encode(*d, kTensorMapNames[i], m, out);
+                         });
+      if (!s.isOk())
+        return s;
+    }
+    return Status::ok();
+  }
+
   /// The device of `stream`'s context, queried once per context.
   Status deviceInfo(const BundleInfo &, void *stream,
                     DeviceInfo &info) override {
@@ -225,6 +256,25 @@ private:
                            "cannot query the current device: " +
                                errorText(d, r));
     info.sharedMemory = smem;
+    info.tensorMaps = d.cuTensorMapEncodeTiled != nullptr;
+    return Status::ok();
+  }
+
+  /// ABI attn-fwd-v2's encoding of map `name` (docs/BundleFormat.md).
+  static Status encode(const CudaDriver &d, const char *name,
+                       const TensorMapDesc &m, TensorMap &out) {
+    static const cuuint32_t kUnitSteps[4] = {1, 1, 1, 1};
+    int dtype =
+        m.dtype == ATTN_DTYPE_BF16 ? kTensorMapBFloat16 : kTensorMapFloat16;
+    CUresult r = d.cuTensorMapEncodeTiled(
+        &out, dtype, 4, const_cast<void *>(m.address), m.dims.data(),
+        m.strides.data(), m.box.data(), kUnitSteps, kTensorMapInterleaveNone,
+        kTensorMapSwizzle128B, kTensorMapL2Promotion128B,
+        kTensorMapOobFillNone);
+    if (r != kSuccess)
+      return Status::error(ATTN_STATUS_LAUNCH_FAILED,
+                           std::string("cuTensorMapEncodeTiled of the ") +
+                               name + " map failed: " + errorText(d, r));
     return Status::ok();
   }
 
@@ -260,6 +310,7 @@ private:
 
   KernelCache<CUcontext, CUmodule, CUfunction> cache;
   DeviceInfoCache<CUcontext> devices;
+  TensorMapCache tensorMaps;
 };
 
 } // namespace

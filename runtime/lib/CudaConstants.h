@@ -20,6 +20,14 @@ constexpr int kAttrMaxSmemOptin =
     97; // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 constexpr int kFuncAttrMaxDynamicSmem =
     8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+// cuTensorMapEncodeTiled's enums (CUtensorMapDataType, ...).
+constexpr int kTensorMapFloat16 = 6;        // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+constexpr int kTensorMapBFloat16 = 9;       // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+constexpr int kTensorMapInterleaveNone = 0; // CU_TENSOR_MAP_INTERLEAVE_NONE
+constexpr int kTensorMapSwizzle128B = 3;    // CU_TENSOR_MAP_SWIZZLE_128B
+constexpr int kTensorMapL2Promotion128B =
+    2;                                   // CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+constexpr int kTensorMapOobFillNone = 0; // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
 /// Kernels may use up to 48 KiB of dynamic shared memory without opting in.
 constexpr int64_t kDefaultSmemLimit = 48 * 1024;
 

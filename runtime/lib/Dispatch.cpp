@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dispatch.h"
+#include "TensorMaps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -557,6 +558,25 @@ std::string whyNotFill(const Variant &v, const attn_fwd_params &p,
          " per multiprocessor";
 }
 
+/// Why `v`'s tensor maps (ABI attn-fwd-v2) cannot describe the call, or the
+/// backend of `device` cannot encode them; "" when they can or `v` has
+/// none. The backend is not checked without a device.
+std::string whyNotTensorMaps(const Variant &v, const attn_fwd_params &p,
+                             const DeviceInfo *device) {
+  if (!v.tensorMaps)
+    return "";
+  TensorMapDescs maps = describeTensorMaps(v, p);
+  for (int i = 0; i < kNumTensorMaps; ++i) {
+    std::string why = whyNotTensorMap(kTensorMapNames[i], maps[i]);
+    if (!why.empty())
+      return why;
+  }
+  if (device && !device->tensorMaps)
+    return "tensor maps: the driver cannot encode them (no "
+           "cuTensorMapEncodeTiled)";
+  return "";
+}
+
 /// The largest grid extents CUDA and HIP launch.
 constexpr int64_t kMaxGrid[3] = {2147483647, 65535, 65535};
 
@@ -646,6 +666,7 @@ Status attn::selectVariant(const BundleInfo &bundle,
     if ((forced.empty() || v.name == forced) && sameFields(v, call) &&
         whyNotConditions(v.conditions, call).empty() &&
         whyNotFill(v, params, device).empty() &&
+        whyNotTensorMaps(v, params, device).empty() &&
         whyNotOnDevice(v, device).empty())
       index = int(i);
   }
@@ -667,6 +688,8 @@ Status attn::selectVariant(const BundleInfo &bundle,
     std::string why = whyNot(v, call);
     if (why.empty())
       why = whyNotFill(v, params, device);
+    if (why.empty())
+      why = whyNotTensorMaps(v, params, device);
     if (why.empty()) {
       why = whyNotOnDevice(v, device);
       deviceOnly |= !why.empty();

@@ -4,13 +4,17 @@
 // docs/BundleFormat.md gives, plus the array of pointers to them that
 // cuLaunchKernel / hipModuleLaunchKernel take: 33 for every forward kernel
 // (42 for those of the serving layouts, 35 for dynamic head dims, 38 with
-// dropout), 55 for every stage of a backward plan (58 with dropout).
+// dropout), 55 for every stage of a backward plan (58 with dropout). ABI
+// attn-fwd-v2 appends the three tensor maps (36, 38 or 41). The pointer array
+// ends with a null entry, which the drivers ignore and the test fakes count
+// the arguments by.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_RUNTIME_KERNELARGS_H
 #define ATTN_RUNTIME_KERNELARGS_H
 
+#include "TensorMaps.h"
 #include "attn_runtime.h"
 
 #include <cstdint>
@@ -85,6 +89,15 @@ public:
       addDropout(p);
   }
 
+  /// ABI attn-fwd-v2: the q, k and v maps, each passed by value (the slot
+  /// points to the 128 bytes).
+  void addTensorMaps(const TensorMap *encoded) {
+    for (int i = 0; i < kNumTensorMaps; ++i) {
+      maps[i] = encoded[i];
+      slots[count++] = &maps[i];
+    }
+  }
+
   // `slots` points into the object itself.
   KernelArgs(const KernelArgs &) = delete;
   KernelArgs &operator=(const KernelArgs &) = delete;
@@ -126,7 +139,9 @@ private:
 
   int count = 0;
   uint64_t cells[kNumDropoutBackwardArgs];
-  void *slots[kNumDropoutBackwardArgs];
+  TensorMap maps[kNumTensorMaps];
+  /// Null past the last argument.
+  void *slots[kNumDropoutBackwardArgs + 1] = {};
 };
 
 } // namespace attn

@@ -8,7 +8,10 @@
 // attn-fwd-v1-any-head-dim (the same, then D and Dv), attn-fwd-v1-dropout
 // (the same, then D, Dv and the dropout arguments), attn-bwd-v1 (every
 // argument, on lines of their own) or attn-bwd-v1-dropout (the same, then
-// the dropout arguments).
+// the dropout arguments). Every launch line also gives the number of
+// arguments (the runtime ends the array with a null entry) and, when the
+// last three are maps of the fake cuTensorMapEncodeTiled (ABI
+// attn-fwd-v2), their serial numbers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,46 @@
 #include <string>
 
 namespace attn::fake {
+
+/// What the fake cuTensorMapEncodeTiled writes into a map's 128 bytes: this
+/// magic word, the map's serial number, then a fill pattern.
+constexpr char kMapMagic[8] = {'f', 'a', 'k', 'e', 't', 'm', 'a', 'p'};
+
+inline void writeMap(void *map, uint64_t serial) {
+  auto *bytes = static_cast<unsigned char *>(map);
+  std::memset(bytes, 0xa5, 128);
+  std::memcpy(bytes, kMapMagic, sizeof(kMapMagic));
+  std::memcpy(bytes + 8, &serial, sizeof(serial));
+}
+
+/// The serial number of the fake map an argument points to, or 0. Maps are
+/// 64-byte aligned; every other argument cell holds at least 8 bytes.
+inline uint64_t mapSerial(const void *arg) {
+  uint64_t serial = 0;
+  if (reinterpret_cast<uintptr_t>(arg) % 64 ||
+      std::memcmp(arg, kMapMagic, sizeof(kMapMagic)))
+    return 0;
+  std::memcpy(&serial, static_cast<const char *>(arg) + 8, sizeof(serial));
+  return serial;
+}
+
+/// " params N", and " maps a b c" when the last three arguments are maps.
+inline std::string describeCount(void **params) {
+  int count = 0;
+  while (params[count])
+    ++count;
+  std::string out = " params " + std::to_string(count);
+  if (count < 3)
+    return out;
+  std::string maps = " maps";
+  for (int i = count - 3; i < count; ++i) {
+    uint64_t serial = mapSerial(params[i]);
+    if (!serial)
+      return out;
+    maps += " " + std::to_string(serial);
+  }
+  return out + maps;
+}
 
 /// The launch line's tail and any further lines, each of those starting with
 /// `prefix`.
@@ -48,8 +91,9 @@ inline std::string describeArgs(void **params, const char *prefix) {
   auto is = [&](const char *name) { return abi && !std::strcmp(abi, name); };
   if (!is("attn-bwd-v1") && !is("attn-bwd-v1-dropout")) {
     // attn-fwd-v1: six pointers, then B, Hq, Hkv, Sq, Sk (i32).
-    std::snprintf(buf, sizeof(buf), " B %d Hq %d Hkv %d Sq %d Sk %d", i32(6),
-                  i32(7), i32(8), i32(9), i32(10));
+    std::snprintf(buf, sizeof(buf), " B %d Hq %d Hkv %d Sq %d Sk %d%s", i32(6),
+                  i32(7), i32(8), i32(9), i32(10),
+                  describeCount(params).c_str());
     if (is("attn-fwd-v1-any-head-dim") || is("attn-fwd-v1-dropout")) {
       std::string out = buf;
       std::snprintf(buf, sizeof(buf), "\n%s  head_dim %d head_dim_v %d", prefix,
@@ -76,7 +120,8 @@ inline std::string describeArgs(void **params, const char *prefix) {
   static const char *const kPointers[] = {"q",  "k",   "v",     "o",
                                           "do", "lse", "bias",  "dq",
                                           "dk", "dv",  "dbias", "workspace"};
-  std::string out = std::string("\n") + prefix + "  pointers";
+  std::string out =
+      describeCount(params) + "\n" + std::string(prefix) + "  pointers";
   for (int i = 0; i < 12; ++i) {
     std::snprintf(buf, sizeof(buf), " %s 0x%llx", kPointers[i], ptr(i));
     out += buf;

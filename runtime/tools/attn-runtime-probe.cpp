@@ -36,6 +36,7 @@ int usage() {
       "      null=NAME offset=NAME:BYTES alias=NAME:NAME NAME_stride=a,b,c,d\n"
       "      layout=varlen|kvcache|paged maxsq=N page=N pages=N tstride=N\n"
       "      splits=N (0: the runtime's choice) ws=BYTES (forward split-KV)\n"
+      "      repeat=N (forward: N calls in a row)\n"
       "      (forward serving forms: fake index arrays, sq/sk as the op's)\n"
       "names: q k v o lse bias do dq dk dv dbias workspace\n");
   return 2;
@@ -97,6 +98,8 @@ struct CallSpec {
   int64_t tableStride = 0;
   /// workspace_size; < 0: what attn_backward_workspace_size says.
   long long workspaceSize = -1;
+  /// forward: the call made this many times (caches must hit).
+  int repeat = 1;
   /// force=NAME: attn_bundle_force_variant before the call ("" clears).
   bool hasForce = false;
   std::string force;
@@ -180,6 +183,8 @@ bool parseSpec(int argc, char **argv, CallSpec &c) {
       c.tableStride = n;
     else if (key == "splits")
       c.numSplits = int32_t(n);
+    else if (key == "repeat")
+      c.repeat = int(n);
     else if (key == "force") {
       c.hasForce = true;
       c.force = value;
@@ -521,11 +526,13 @@ int main(int argc, char **argv) {
       if (spec.workspaceSize < 0)
         params.workspace_size = bytes;
     }
-    s = attn_forward(bundle, &params);
-    if (s != ATTN_STATUS_SUCCESS)
-      rc = fail(s);
-    else
-      std::printf("launched\n");
+    for (int i = 0; i < spec.repeat && rc == 0; ++i) {
+      s = attn_forward(bundle, &params);
+      if (s != ATTN_STATUS_SUCCESS)
+        rc = fail(s);
+      else
+        std::printf("launched\n");
+    }
   } else if (command == "threads") {
     rc = threads(bundle, forwardParams(spec));
   } else if (command == "forward-threads") {

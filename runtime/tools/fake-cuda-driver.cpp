@@ -12,6 +12,8 @@
 //   ATTN_FAKE_CUDA_FAIL        name of one entry point that fails (999)
 //   ATTN_FAKE_CUDA_FAIL_AFTER  with ..._FAIL: succeed that many calls first
 //   ATTN_FAKE_ABI              attn-bwd-v1: print backward arguments
+//   ATTN_FAKE_CUDA_NO_TENSOR_MAPS  set (not 0): dlsym finds no
+//                              cuTensorMapEncodeTiled (a pre-12 driver)
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,7 +39,8 @@ using CUfunction = Handle *;
 using CUstream = Handle *;
 
 constexpr CUresult kSuccess = 0;
-constexpr CUresult kFailure = 999; // CUDA_ERROR_UNKNOWN
+constexpr CUresult kInvalidValue = 1; // CUDA_ERROR_INVALID_VALUE
+constexpr CUresult kFailure = 999;    // CUDA_ERROR_UNKNOWN
 
 Handle context{1};
 thread_local CUcontext current = nullptr;
@@ -82,7 +85,9 @@ __attribute__((visibility("default"))) CUresult cuInit(unsigned) {
 
 __attribute__((visibility("default"))) CUresult
 cuGetErrorString(CUresult r, const char **text) {
-  *text = r == kFailure ? "fake failure" : "fake error";
+  *text = r == kFailure        ? "fake failure"
+          : r == kInvalidValue ? "invalid argument"
+                               : "fake error";
   return kSuccess;
 }
 
@@ -199,4 +204,88 @@ cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
         attn::fake::describeArgs(params, "fake-cuda:").c_str());
   return kSuccess;
 }
+
+/// Checks the arguments as the driver documents them (cuda.h), then writes
+/// a map the launch trace recognizes (FakeLaunchTrace.h).
+CUresult fakeTensorMapEncodeTiled(void *map, int dtype, uint32_t rank,
+                                  void *address, const uint64_t *dims,
+                                  const uint64_t *strides, const uint32_t *box,
+                                  const uint32_t *elementStrides,
+                                  int interleave, int swizzle, int l2,
+                                  int fill) {
+  FAKE_CHECK("cuTensorMapEncodeTiled");
+  // Bytes per element of CUtensorMapDataType 0 to 12.
+  static const int kSizes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+  const char *why = nullptr;
+  if (reinterpret_cast<uintptr_t>(map) % 64)
+    why = "map not 64-byte aligned";
+  else if (dtype < 0 || dtype > 12)
+    why = "unknown data type";
+  else if (rank < 1 || rank > 5)
+    why = "rank not in [1, 5]";
+  else if (reinterpret_cast<uintptr_t>(address) % 16)
+    why = "address not 16-byte aligned";
+  else if (interleave != 0 || swizzle < 0 || swizzle > 3 || l2 < 0 || l2 > 3 ||
+           fill < 0 || fill > 1)
+    why = "bad interleave, swizzle, L2 promotion or fill";
+  for (uint32_t i = 0; !why && i < rank; ++i) {
+    if (dims[i] < 1 || dims[i] > (uint64_t(1) << 32))
+      why = "dim not in [1, 2^32]";
+    else if (i + 1 < rank && (strides[i] == 0 || strides[i] % 16 ||
+                              strides[i] >= (uint64_t(1) << 40)))
+      why = "stride not a positive multiple of 16 below 2^40";
+    else if (box[i] < 1 || box[i] > 256)
+      why = "box dim not in [1, 256]";
+    else if (elementStrides[i] < 1 || elementStrides[i] > 8)
+      why = "element stride not in [1, 8]";
+  }
+  int innerBytes = why ? 0 : int(box[0]) * kSizes[dtype];
+  if (!why && innerBytes % 16)
+    why = "inner box not a multiple of 16 bytes";
+  // 32B, 64B, 128B swizzles span that many bytes of the inner box at most.
+  if (!why && swizzle && innerBytes > (16 << swizzle))
+    why = "inner box wider than the swizzle span";
+  uint32_t shown = rank < 5 ? rank : 5;
+  std::string text = "dtype " + std::to_string(dtype) + " rank " +
+                     std::to_string(rank) + " dims [";
+  for (uint32_t i = 0; i < shown; ++i)
+    text += (i ? ", " : "") + std::to_string(dims[i]);
+  text += "] strides [";
+  for (uint32_t i = 0; i + 1 < shown; ++i)
+    text += (i ? ", " : "") + std::to_string(strides[i]);
+  text += "] box [";
+  for (uint32_t i = 0; i < shown; ++i)
+    text += (i ? ", " : "") + std::to_string(box[i]);
+  text += "] swizzle " + std::to_string(swizzle) + " l2 " + std::to_string(l2) +
+          " fill " + std::to_string(fill);
+  if (why) {
+    trace("cuTensorMapEncodeTiled refused (%s): %s", why, text.c_str());
+    return kInvalidValue;
+  }
+  static std::atomic<uint64_t> maps{0};
+  uint64_t serial = ++maps;
+  attn::fake::writeMap(map, serial);
+  trace("cuTensorMapEncodeTiled -> map %llu address 0x%llx %s",
+        static_cast<unsigned long long>(serial),
+        static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(address)),
+        text.c_str());
+  return kSuccess;
+}
+
+using EncodeTiledFn = decltype(&fakeTensorMapEncodeTiled);
+
+/// cuTensorMapEncodeTiled's resolver: no symbol (dlsym returns null) under
+/// ATTN_FAKE_CUDA_NO_TENSOR_MAPS, as with a driver older than CUDA 12.
+EncodeTiledFn resolveTensorMapEncodeTiled() {
+  const char *off = std::getenv("ATTN_FAKE_CUDA_NO_TENSOR_MAPS");
+  return off && *off && std::strcmp(off, "0") ? nullptr
+                                              : fakeTensorMapEncodeTiled;
+}
+
+__attribute__((visibility("default"), ifunc("resolveTensorMapEncodeTiled")))
+CUresult
+cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank, void *address,
+                       const uint64_t *dims, const uint64_t *strides,
+                       const uint32_t *box, const uint32_t *elementStrides,
+                       int interleave, int swizzle, int l2, int fill);
 }

@@ -1,27 +1,41 @@
 // attn-to-nvvm with size hints: an op with dynamic lengths compiles to one
 // kernel per size class and the host code picks one per call (as Inductor
 // compiles per size hint). D = 64: the general wgmma tile and, from 4096,
-// the tables' size-specialized warp-specialized tile.
+// the tables' size-specialized warp-specialized tile in its TMA form
+// (tma_ws: the host code encodes its tensor maps before the launch).
+// D = 256: the tables have no size-specialized tile, so the hints leave
+// it one kernel, the general TMA tile.
 // REQUIRES: ptxas
 // RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa size-hints=1,512,4096,16384" | FileCheck %s
 // RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa" | FileCheck %s --check-prefix=ONE
 // With the H100 tuning file and the SM count, written as a bundle: the
-// copy's lengths and grid fill become its conditions, as attn-bundle's.
+// copy's lengths and grid fill become its conditions, as attn-bundle's. The
+// file's ws_* entries resolve to their TMA forms (bundle version 9): for
+// D = 64 without a mask, its ws_d64_m192n128w16 entry (1449..2896, >= 21
+// workgroups per SM) and the tma_d64_m192n128w16 one after it (2897..,
+// >= 20) are one tile, so one class from 1449 down to the smaller fill
+// (the fewest workgroups per SM it was measured at). D = 256
+// gives a bounded class: tma_d256_m128n80w12 for 725..2896 (the file's
+// later 5793.. entry of that tile is left to the general tile: a kernel has
+// one range), then the general tma_d256_m128n64w12.
 // RUN: rm -rf %t && attn-opt %s --attn-to-nvvm="chip=sm_90a format=bin toolkit=%cuda_toolkit size-hints=1,512,4096,16384 sm-count=132 tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json" --attn-write-bundle="dir=%t" -o /dev/null
-// RUN: %python -c "import json, sys; b = json.load(open(sys.argv[1])); print(b['version']); [print(v['name'], sorted(v['conditions'].items())) for v in b['variants']]" %t/bundle.json | FileCheck %s --check-prefix=BUNDLE
-// BUNDLE:      7
-// BUNDLE-NEXT: fwd_bf16_d64_none_m128n128w12s4ws [('align_bytes', 16), ('grid_min_blocks_per_sm', 31), ('seqlen_k_max', 2896), ('seqlen_k_min', 1449), ('seqlen_k_multiple', 1), ('seqlen_q_max', 2896), ('seqlen_q_min', 1449), ('seqlen_q_multiple', 1)]
-// BUNDLE-NEXT: fwd_bf16_d64_none_m128n128w12s2ws [('align_bytes', 16), ('grid_min_blocks_per_sm', 31), ('seqlen_k_min', 2897), ('seqlen_k_multiple', 1), ('seqlen_q_min', 2897), ('seqlen_q_multiple', 1)]
-// BUNDLE-NEXT: fwd_bf16_d64_none_m128n64w8s2 [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
+// RUN: %python -c "import json, sys; b = json.load(open(sys.argv[1])); print(b['version']); [print(v['name'], v.get('tensor_maps', False), sorted(v['conditions'].items())) for v in b['variants']]" %t/bundle.json | FileCheck %s --check-prefix=BUNDLE
+// BUNDLE:      9
+// BUNDLE-NEXT: fwd_bf16_d64_none_m192n128w16s2tma True [('align_bytes', 16), ('grid_min_blocks_per_sm', 20), ('seqlen_k_min', 1449), ('seqlen_k_multiple', 1), ('seqlen_q_min', 1449), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d64_none_m128n64w8s2 False [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d256_none_m128n80w12s2tma True [('align_bytes', 16), ('grid_min_blocks_per_sm', 7), ('seqlen_k_max', 2896), ('seqlen_k_min', 725), ('seqlen_k_multiple', 1), ('seqlen_q_max', 2896), ('seqlen_q_min', 725), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d256_none_m128n64w12s2tma True [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
+// BUNDLE-NOT:  fwd_
 
-// CHECK: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n128w12s4ws"{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"
-// CHECK-LABEL: llvm.func @dyn
+// CHECK: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n128w12s4tma"{{.*}}tensor_maps = true{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"{{.*}}entry = "fwd_bf16_d256_none_m128n64w12s2tma"{{.*}}tensor_maps = true
+// CHECK-LABEL: llvm.func @dyn(
 // CHECK: llvm.mlir.constant(4096 : index)
 // CHECK: llvm.cond_br
-// CHECK: gpu.launch_func @fwd_bf16_d64_none_m128n128w12s4ws
+// CHECK: llvm.call @cuTensorMapEncodeTiled
+// CHECK: gpu.launch_func @fwd_bf16_d64_none_m128n128w12s4tma
 // CHECK: gpu.launch_func @fwd_bf16_d64_none_m128n64w8s2
 // ONE-NOT: m128n128w12
-// ONE: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"
+// ONE: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"{{.*}}entry = "fwd_bf16_d256_none_m128n64w12s2tma"
 // ONE-NOT: m128n128w12
 func.func @dyn(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
                %v: tensor<?x8x?x64xbf16>, %o: tensor<?x8x?x64xbf16>)
@@ -30,4 +44,19 @@ func.func @dyn(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
       v(%v : tensor<?x8x?x64xbf16>) outs(%o : tensor<?x8x?x64xbf16>)
       -> tensor<?x8x?x64xbf16>
   return %r : tensor<?x8x?x64xbf16>
+}
+
+// CHECK-LABEL: llvm.func @dyn256(
+// CHECK-NOT: gpu.launch_func
+// CHECK: llvm.call @cuTensorMapEncodeTiled
+// CHECK-NOT: gpu.launch_func
+// CHECK: gpu.launch_func @fwd_bf16_d256_none_m128n64w12s2tma
+// CHECK-NOT: gpu.launch_func
+func.func @dyn256(%q: tensor<?x2x?x256xbf16>, %k: tensor<?x2x?x256xbf16>,
+                  %v: tensor<?x2x?x256xbf16>, %o: tensor<?x2x?x256xbf16>)
+    -> tensor<?x2x?x256xbf16> {
+  %r = attn.attention q(%q : tensor<?x2x?x256xbf16>) k(%k : tensor<?x2x?x256xbf16>)
+      v(%v : tensor<?x2x?x256xbf16>) outs(%o : tensor<?x2x?x256xbf16>)
+      -> tensor<?x2x?x256xbf16>
+  return %r : tensor<?x2x?x256xbf16>
 }

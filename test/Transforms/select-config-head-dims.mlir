@@ -52,7 +52,7 @@ func.func @d80(%q: tensor<1x8x?x80xbf16>, %o: tensor<1x8x?x80xbf16>) -> tensor<1
 // -----
 
 // SM90A-LABEL: func.func @d111
-// SM90A: name = "ws_d128_m128n128w12s3"
+// SM90A: name = "tma_d128_m128n128w12s3"
 // GFX1100-LABEL: func.func @d111
 // GFX1100: name = "wmma_d128_m64n64w4"
 func.func @d111(%q: tensor<1x8x?x111xbf16>, %o: tensor<1x8x?x111xbf16>) -> tensor<1x8x?x111xbf16> {
@@ -64,7 +64,7 @@ func.func @d111(%q: tensor<1x8x?x111xbf16>, %o: tensor<1x8x?x111xbf16>) -> tenso
 
 // D = 160 pads to 192 for wgmma (17%).
 // SM90A-LABEL: func.func @d160
-// SM90A: name = "ws_d256_m128n64w12"
+// SM90A: name = "tma_d256_m128n64w12"
 // GFX1100-LABEL: func.func @d160
 // GFX1100: name = "wmma_d256_m64n32w4"
 func.func @d160(%q: tensor<1x8x?x160xbf16>, %o: tensor<1x8x?x160xbf16>) -> tensor<1x8x?x160xbf16> {

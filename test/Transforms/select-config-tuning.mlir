@@ -13,9 +13,9 @@
 // HINTED-LABEL: func.func @long
 // HINTED:       name = "wgmma_d128_m192n64w12"
 // TABLES-LABEL: func.func @long
-// TABLES:       name = "ws_d128_m128n128w12s3"
+// TABLES:       name = "tma_d128_m128n128w12s3"
 // PLAIN-LABEL:  func.func @long
-// PLAIN:        name = "ws_d128_m128n128w12s3"
+// PLAIN:        name = "tma_d128_m128n128w12s3"
 func.func @long(%q: tensor<1x8x6000x128xbf16>, %k: tensor<1x8x6000x128xbf16>,
                 %v: tensor<1x8x6000x128xbf16>, %o: tensor<1x8x6000x128xbf16>)
     -> tensor<1x8x6000x128xbf16> {
@@ -32,13 +32,13 @@ func.func @long(%q: tensor<1x8x6000x128xbf16>, %k: tensor<1x8x6000x128xbf16>,
 // ranks after the warp-specialized general tile (priority 0 against -1), so
 // the hint alone changes nothing.
 // TUNED-LABEL:  func.func @dynamic
-// TUNED:        name = "ws_d128_m128n128w12s3"
+// TUNED:        name = "tma_d128_m128n128w12s3"
 // HINTED-LABEL: func.func @dynamic
 // HINTED:       name = "wgmma_d128_m192n64w12"
 // TABLES-LABEL: func.func @dynamic
-// TABLES:       name = "ws_d128_m128n128w12s3"
+// TABLES:       name = "tma_d128_m128n128w12s3"
 // PLAIN-LABEL:  func.func @dynamic
-// PLAIN:        name = "ws_d128_m128n128w12s3"
+// PLAIN:        name = "tma_d128_m128n128w12s3"
 func.func @dynamic(%q: tensor<1x8x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
                    %v: tensor<1x8x?x128xbf16>, %o: tensor<1x8x?x128xbf16>)
     -> tensor<1x8x?x128xbf16> {
@@ -55,9 +55,9 @@ func.func @dynamic(%q: tensor<1x8x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
 // TUNED-LABEL:  func.func @causal_short
 // TUNED:        name = "mma_d128_m64n64w4"
 // TUNED-LABEL:  func.func @causal_mixed
-// TUNED:        name = "ws_d128_m128n128w12s3"
+// TUNED:        name = "tma_d128_m128n128w12s3"
 // PLAIN-LABEL:  func.func @causal_short
-// PLAIN:        name = "ws_d128_m128n128w12s3"
+// PLAIN:        name = "tma_d128_m128n128w12s3"
 func.func @causal_short(%q: tensor<1x8x1000x128xbf16>, %k: tensor<1x8x1000x128xbf16>,
                         %v: tensor<1x8x1000x128xbf16>, %o: tensor<1x8x1000x128xbf16>)
     -> tensor<1x8x1000x128xbf16> {

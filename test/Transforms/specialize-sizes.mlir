@@ -4,34 +4,37 @@
 // RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json sm-count=132" | FileCheck %s --check-prefix=TUNED
 // RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json" | FileCheck %s --check-prefix=NOSMS
 
-// The tables at the hints: D = 64 takes ws_d64_m128n128w12 from its
-// seqlen_min (4096; the hints 512 and 4096 meet at 1448, below it).
+// The tables at the hints: D = 64 takes tma_d64_m128n128w12 (the TMA form
+// of ws_d64_m128n128w12) from its seqlen_min (4096; the hints 512 and 4096
+// meet at 1448, below it).
 // HINTS-LABEL: func.func @d64
 // HINTS-DAG:   %[[SQ:.*]] = tensor.dim %{{.*}}, %c2{{.*}} : tensor<?x8x?x64xbf16>
 // HINTS-DAG:   %[[MIN:.*]] = arith.constant 4096 : index
 // HINTS:       %[[C:.*]] = arith.cmpi sge, %[[SQ]], %[[MIN]] : index
 // HINTS:       scf.if %{{.*}} -> (tensor<?x8x?x64xbf16>) {
-// HINTS-NEXT:    attn.attention {{.*}}name = "ws_d64_m128n128w12"
+// HINTS-NEXT:    attn.attention {{.*}}name = "tma_d64_m128n128w12"
 // HINTS:       } else {
 // HINTS-NEXT:    attn.attention {{.*}}name = "wgmma_d64_m128n64w8"
-// With the H100 file: ws_d64_m128n128w12 for 1449..2896, the D = 128
-// bucket's two-stage ring from 2897, each on grids of at least 31 x 132
-// workgroups (B x 8 heads x ceil(Sq / 128)); the general tile below.
+// With the H100 file (its ws_* entries resolve to their TMA forms): its
+// ws_d64_m192n128w16 entry for 1449..2896 (>= 21 x 132 workgroups) and its
+// tma_d64_m192n128w16 entry from 2897 (>= 20 x 132) are one tile, so one
+// unbounded class from 1449 down to the smaller grid, 20 x 132 = 2640 workgroups
+// (B x 8 heads x ceil(Sq / 192): the class's block_m); the general tile
+// below. The two classes of one D = 64 op nest in @d64_f16.
 // TUNED-LABEL: func.func @d64
 // TUNED:       arith.constant 1449 : index
-// TUNED:       arith.constant 2896 : index
-// TUNED:       arith.ceildivui %{{.*}}, %c128{{.*}} : index
-// TUNED:       arith.cmpi sge, %{{.*}}, %c4092{{.*}} : index
+// TUNED-NOT:   arith.cmpi sle
+// TUNED:       arith.ceildivui %{{.*}}, %c192{{.*}} : index
+// TUNED:       arith.cmpi sge, %{{.*}}, %c2640{{.*}} : index
 // TUNED:       scf.if
-// TUNED-NEXT:    attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 31 : i64, seqlen_max = 2896 : i64, seqlen_min = 1449 : i64}{{.*}}name = "ws_d64_m128n128w12"
+// TUNED-NEXT:    attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 20 : i64, seqlen_min = 1449 : i64}{{.*}}name = "tma_d64_m192n128w16"
 // TUNED:       } else {
-// TUNED:         arith.constant 2897 : index
-// TUNED:         scf.if
-// TUNED-NEXT:      attn.attention {{.*}}name = "ws_d128_m128n128w12"
-// TUNED:         } else {
-// TUNED-NEXT:      attn.attention
-// TUNED-NOT:       attn.size_class
-// TUNED-SAME:      name = "wgmma_d64_m128n64w8"
+// TUNED-NEXT:    attn.attention
+// TUNED-NOT:     attn.size_class
+// TUNED-SAME:    name = "wgmma_d64_m128n64w8"
+// TUNED-NEXT:    scf.yield
+// TUNED-NEXT:  }
+// TUNED-NEXT:  return
 func.func @d64(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
                %v: tensor<?x8x?x64xbf16>, %o: tensor<?x8x?x64xbf16>)
     -> tensor<?x8x?x64xbf16> {
@@ -39,6 +42,48 @@ func.func @d64(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
       v(%v : tensor<?x8x?x64xbf16>) outs(%o : tensor<?x8x?x64xbf16>)
       -> tensor<?x8x?x64xbf16>
   return %r : tensor<?x8x?x64xbf16>
+}
+
+// -----
+
+// The H100 file at f16 D = 64: the D = 128 bucket's three-stage ring
+// tma_d128_m128n128w12s3 for 725..1448 on grids of at least 31 x 132 = 4092
+// workgroups (ceil(Sq / 128)), then, nested in its else,
+// tma_d64_m192n128w16 from 1449 on at least 20 x 132 = 2640 (ceil(Sq / 192));
+// the general tile below. The tables alone have one class, as for bf16.
+// HINTS-LABEL: func.func @d64_f16
+// HINTS:       arith.constant 4096 : index
+// HINTS:       scf.if
+// HINTS-NEXT:    attn.attention {{.*}}name = "tma_d64_m128n128w12"
+// HINTS:       } else {
+// HINTS-NEXT:    attn.attention {{.*}}name = "wgmma_d64_m128n64w8"
+// TUNED-LABEL: func.func @d64_f16
+// TUNED:       arith.constant 725 : index
+// TUNED:       arith.constant 1448 : index
+// TUNED:       arith.ceildivui %{{.*}}, %c128{{.*}} : index
+// TUNED:       arith.cmpi sge, %{{.*}}, %c4092{{.*}} : index
+// TUNED:       scf.if
+// TUNED-NEXT:    attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 31 : i64, seqlen_max = 1448 : i64, seqlen_min = 725 : i64}{{.*}}name = "tma_d128_m128n128w12s3"
+// TUNED:       } else {
+// TUNED:         arith.constant 1449 : index
+// TUNED:         arith.ceildivui %{{.*}}, %c192{{.*}} : index
+// TUNED:         arith.cmpi sge, %{{.*}}, %c2640{{.*}} : index
+// TUNED:         scf.if
+// TUNED-NEXT:      attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 20 : i64, seqlen_min = 1449 : i64}{{.*}}name = "tma_d64_m192n128w16"
+// TUNED:         } else {
+// TUNED-NEXT:      attn.attention
+// TUNED-NOT:       attn.size_class
+// TUNED-SAME:      name = "wgmma_d64_m128n64w8"
+// NOSMS-LABEL: func.func @d64_f16
+// NOSMS-NOT:   scf.if
+// NOSMS:       return
+func.func @d64_f16(%q: tensor<?x8x?x64xf16>, %k: tensor<?x8x?x64xf16>,
+                   %v: tensor<?x8x?x64xf16>, %o: tensor<?x8x?x64xf16>)
+    -> tensor<?x8x?x64xf16> {
+  %r = attn.attention q(%q : tensor<?x8x?x64xf16>) k(%k : tensor<?x8x?x64xf16>)
+      v(%v : tensor<?x8x?x64xf16>) outs(%o : tensor<?x8x?x64xf16>)
+      -> tensor<?x8x?x64xf16>
+  return %r : tensor<?x8x?x64xf16>
 }
 
 // -----
@@ -58,11 +103,11 @@ func.func @d64(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
 // TUNED:       %[[ALL:.*]] = arith.muli %[[QBB]], %c8{{.*}} : index
 // TUNED:       arith.cmpi sge, %[[ALL]], %c2640{{.*}} : index
 // TUNED:       scf.if
-// TUNED-NEXT:    attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 20 : i64, seqlen_min = 5793 : i64}{{.*}}name = "ws_d128_m128n128w12"
+// TUNED-NEXT:    attn.attention {{.*}}attn.size_class = {min_blocks_per_sm = 20 : i64, seqlen_min = 5793 : i64}{{.*}}name = "tma_d128_m128n128w12"
 // TUNED:       } else {
 // TUNED-NEXT:    attn.attention
 // TUNED-NOT:     attn.size_class
-// TUNED-SAME:    name = "ws_d128_m128n128w12s3"
+// TUNED-SAME:    name = "tma_d128_m128n128w12s3"
 // NOSMS-LABEL: func.func @d96
 // NOSMS-NOT:   scf.if
 // NOSMS:       return
@@ -87,9 +132,9 @@ func.func @d96(%q: tensor<?x8x?x96xbf16>, %k: tensor<?x8x?x96xbf16>,
 // TUNED:       } else {
 // TUNED:         arith.constant 5793 : index
 // TUNED:         scf.if %{{.*}} {
-// TUNED-NEXT:      attn.attention {{.*}}name = "ws_d128_m128n128w12"
+// TUNED-NEXT:      attn.attention {{.*}}name = "tma_d128_m128n128w12"
 // TUNED:         } else {
-// TUNED-NEXT:      attn.attention {{.*}}name = "ws_d128_m128n128w12s3"
+// TUNED-NEXT:      attn.attention {{.*}}name = "tma_d128_m128n128w12s3"
 func.func @causal_memref(%q: memref<?x8x?x96xf16>, %k: memref<?x8x?x96xf16>,
                          %v: memref<?x8x?x96xf16>, %o: memref<?x8x?x96xf16>) {
   attn.attention q(%q : memref<?x8x?x96xf16>) k(%k : memref<?x8x?x96xf16>)

@@ -68,13 +68,17 @@ std::string Variant::describe() const {
 }
 
 /// What tells two tiles' kernels apart: what the kernel name spells
-/// (getKernelName: block_m, block_n, warps, stages). Aligned twins (and a
-/// tile several head-dim buckets accept) are one kernel, and so are two
-/// instructions' tiles of one shape (mma.sync's and wgmma's m128n64w8 with
+/// (getKernelName: block_m, block_n, warps, stages, and `ws` or `tma` for
+/// the warp-specialized pipelines). Aligned twins (and a tile several
+/// head-dim buckets accept) are one kernel, and so are two instructions'
+/// tiles of one shape (mma.sync's and wgmma's m128n64w8 with
 /// --all-candidates): their binaries would share a file, so the first, in
 /// priority order, is kept.
 static auto getKernelKey(const TileCandidate *c) {
-  return std::make_tuple(c->blockM, c->blockN, c->warps, c->stages);
+  int suffix = c->pipeline == PipelineKind::TmaWarpSpecialized       ? 2
+               : c->pipeline == PipelineKind::CpAsyncWarpSpecialized ? 1
+                                                                     : 0;
+  return std::make_tuple(c->blockM, c->blockN, c->warps, c->stages, suffix);
 }
 
 /// The tiles of one combination, best first, one per kernel; empty when
@@ -200,14 +204,35 @@ getVariantSizeClasses(const FamilyRequest &request, const Variant &v,
   return out;
 }
 
+/// Puts the cp.async form of each TMA variant right after it: dispatch
+/// takes it for a call TMA cannot describe (a misaligned base, a stride
+/// that is no multiple of 16 bytes) or on a driver without tensor maps.
+static void insertCopyFallbacks(const ChipSpec &chip,
+                                SmallVectorImpl<Variant> &variants) {
+  SmallVector<Variant> out;
+  for (const Variant &v : variants) {
+    out.push_back(v);
+    if (v.tile->pipeline != PipelineKind::TmaWarpSpecialized)
+      continue;
+    if (const TileCandidate *copy = chip.lookupCopyForm(
+            *v.tile, PipelineKind::CpAsyncWarpSpecialized)) {
+      out.push_back(v);
+      out.back().tile = copy;
+    }
+  }
+  variants.assign(out.begin(), out.end());
+}
+
 /// Appends an element-aligned twin of each of variants[begin, end) that
 /// assumes more than element alignment (a head dim whose rows keep only
-/// that needs none, and a size-specialized tile is no faster as a twin).
+/// that needs none, and a size-specialized tile is no faster as a twin;
+/// a TMA tile's cp.async form has the twin).
 static void appendTwins(SmallVectorImpl<Variant> &variants, size_t begin,
                         size_t end) {
   for (size_t i = begin; i < end; ++i) {
     Variant twin = variants[i];
-    if (twin.alignBytes == getElementBytes(twin.dtype) || twin.seqlenMin)
+    if (twin.alignBytes == getElementBytes(twin.dtype) || twin.seqlenMin ||
+        twin.tile->pipeline == PipelineKind::TmaWarpSpecialized)
       continue;
     twin.alignBytes = getElementBytes(twin.dtype);
     variants.push_back(twin);
@@ -264,6 +289,8 @@ SmallVector<Variant> attn::enumerateVariants(
       variants.push_back(v);
     }
   }
+  if (!request.allCandidates)
+    insertCopyFallbacks(*request.chip, variants);
   if (request.unaligned)
     appendTwins(variants, 0, variants.size());
   // Serving layouts read and write like dense kernels (their tiles fit the
@@ -277,8 +304,10 @@ SmallVector<Variant> attn::enumerateVariants(
       Variant v = variants[i];
       bool twin =
           v.alignBytes != getRowAlignBytes(getElementBytes(v.dtype), v.headDim);
+      // A TMA variant's cp.async form follows it and gives the same one.
       if (v.bias != BiasKind::None || twin || v.maxHeadDim || v.seqlenMin ||
-          v.dtype == ElementType::F32)
+          v.dtype == ElementType::F32 ||
+          v.tile->pipeline == PipelineKind::TmaWarpSpecialized)
         continue;
       v.layout = layout;
       // A tile for dense batches only (warp-specialized) gives way to the

@@ -63,14 +63,20 @@ TEST(Selection, SharedMemoryDecidesPerChip) {
   // 104448 bytes do not fit 99 KiB; the sm_86-only tile keeps block_m 128.
   EXPECT_EQ(selectCandidate(*lookupChip("sm_86"), p)->name,
             "mma_d128_m128n32w8");
-  // sm_90a: the warp-specialized wgmma tile (priority -1, listed first)
-  // ahead of every mma.sync tile.
-  EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
-            "ws_d128_m128n128w12s3");
+  // sm_90a: the warp-specialized wgmma tile in its TMA form (priority -1,
+  // listed first) ahead of every mma.sync tile; its cp.async form is the
+  // cp_async_ws candidate of the same geometry.
+  const ChipSpec &sm90a = *lookupChip("sm_90a");
+  const TileCandidate *tma = selectCandidate(sm90a, p);
+  ASSERT_NE(tma, nullptr);
+  EXPECT_EQ(tma->name, "tma_d128_m128n128w12s3");
+  const TileCandidate *copy =
+      sm90a.lookupCopyForm(*tma, PipelineKind::CpAsyncWarpSpecialized);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->name, "ws_d128_m128n128w12s3");
   // ... even the aligned ones, when the shapes allow those.
   p.seqQ = p.seqK = 4096;
-  EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
-            "ws_d128_m128n128w12s3");
+  EXPECT_EQ(selectCandidate(sm90a, p)->name, "tma_d128_m128n128w12s3");
 }
 
 TEST(Selection, MasksRestrictCandidates) {
@@ -97,7 +103,7 @@ TEST(Selection, WgmmaRanksLastWhenPaddedTooMuch) {
   // to 128 (37.5%) goes to mma.sync, which pads to 16.
   AttentionProblem p = problem(ElementType::BF16, 96);
   EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
-            "ws_d128_m128n128w12s3");
+            "tma_d128_m128n128w12s3");
   p = problem(ElementType::BF16, 80);
   EXPECT_EQ(selectCandidate(*lookupChip("sm_90a"), p)->name,
             "mma_d128_m128n64w4");

@@ -48,12 +48,13 @@ TEST(SizeClasses, HintsMeetAtGeometricMidpoints) {
   const TileCandidate *general = selectCandidate(chip, p);
   ASSERT_NE(general, nullptr);
   EXPECT_EQ(general->name, "wgmma_d64_m128n64w8");
-  // ws_d64_m128n128w12 (seqlen_min 4096) is the choice at 16384 only;
-  // its class starts past sqrt(4096 * 16384) = 8192.
+  // tma_d64_m128n128w12 (seqlen_min 4096; the TMA form of
+  // ws_d64_m128n128w12) is the choice at 16384 only; its class starts past
+  // sqrt(4096 * 16384) = 8192.
   auto classes = getSizeClasses(chip, p, general, {1, 512, 4096, 16384},
                                 /*tuning=*/nullptr);
   ASSERT_EQ(classes.size(), 1u);
-  EXPECT_EQ(classes[0].candidate->name, "ws_d64_m128n128w12");
+  EXPECT_EQ(classes[0].candidate->name, "tma_d64_m128n128w12");
   // 4096 is a hint the tile serves too: its class starts past
   // sqrt(512 * 4096) = 1448, at its seqlen_min.
   EXPECT_EQ(classes[0].range.min, 4096);

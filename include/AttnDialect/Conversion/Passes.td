@@ -29,10 +29,28 @@ def ConvertAttnToNVVMPass : Pass<"convert-attn-to-nvvm", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::arith::ArithDialect",
+    "::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect",
     "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
     "::mlir::vector::VectorDialect", "::mlir::math::MathDialect"
   ];
+}
+
+def NVVMTensorMapArgsPass
+    : Pass<"attn-nvvm-tensor-map-args", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass the tensor maps of attn-fwd-v2 kernels by value";
+  let description = [{
+    Kernels of pipeline `tma_ws` take the tensor maps of q, k and v by value
+    (ABI attn-fwd-v2, docs/BundleFormat.md): `!llvm.array<16 x i64>`
+    arguments, which the kernel stores to stack slots whose addresses it
+    gives TMA. After the conversion to the NVVM dialect this pass makes each
+    such argument of an `nvvm.kernel` function a 128-byte `llvm.byval`
+    pointer with `nvvm.grid_constant` and points the slots' users at it, so
+    the PTX parameter is the CUtensorMap itself (`.param .align 64 .b8
+    [128]`) and TMA reads it in place. It cannot happen earlier: the NVVM
+    dialect admits `nvvm.grid_constant` only on `llvm.func` kernels, and the
+    GPU-to-NVVM conversion does not carry `llvm.byval`.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
 def ConvertAttnToROCDLPass : Pass<"convert-attn-to-rocdl", "::mlir::ModuleOp"> {

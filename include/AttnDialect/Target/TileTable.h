@@ -169,6 +169,12 @@ struct ChipSpec {
   bool supportsElementType(ElementType type) const;
   const MatrixInstr *lookupInstr(MatrixInstrKind kind) const;
   const TileCandidate *lookupCandidate(llvm::StringRef name) const;
+  /// The same tile with its K/V stages copied by `pipeline` (tma_ws or
+  /// cp_async_ws; docs/TileTables.md, "Copy engines"): the candidate whose
+  /// fields other than name, reason and pipeline equal `cand`'s; null when
+  /// the tables list none or `cand` is not warp-specialized.
+  const TileCandidate *lookupCopyForm(const TileCandidate &cand,
+                                      PipelineKind pipeline) const;
 };
 
 /// A named subset of kernels (e.g. "inference": forward, f16/bf16).

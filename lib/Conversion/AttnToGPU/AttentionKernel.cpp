@@ -126,6 +126,17 @@ private:
   /// stages, the other warpgroups only compute (see emitWarpSpecialized).
   void emitWarpSpecialized(Value jLo, Value jHi);
   void emitProducerLoop(Value jLo, Value jHi);
+  /// The producer of a tma_ws kernel: one thread issues block j's K and V
+  /// boxes (and Q's with the first block) against `full[stage]`.
+  void loadTensorTiles(Value j, Value jLo, Value stage);
+  /// Copies `tile`'s 64-column panels from the tensor map argument `map`
+  /// (ABI attn-fwd-v2) at row `row` of head `h`, completing on `bar`.
+  void loadTensorTile(const SharedTile &tile, unsigned map, Value row, Value h,
+                      Value bar);
+  /// Stores the tensor-map arguments (attn-fwd-v2) to stack slots whose
+  /// addresses TMA takes (attn-nvvm-tensor-map-args then reads them in
+  /// the parameter space instead).
+  void bindTensorMaps();
   scf::ForOp emitConsumerLoop(Value jLo, Value jHi, ValueRange init);
   /// The ring's mbarriers: `full` completes when stage s holds its block,
   /// `empty` when every computing thread is done reading it.
@@ -181,6 +192,8 @@ private:
   /// D and Dv given at run time (null when static).
   Value headDimArg, headDimVArg;
   Value qPtr, kPtr, vPtr, oPtr, biasPtr;
+  /// Generic addresses of the q, k and v tensor maps (tma_ws).
+  SmallVector<Value> tensorMaps;
   ScoreParams score;
   /// With dropout: b * Hq + h.
   Value dropoutBH;
@@ -782,14 +795,19 @@ SmallVector<Value> KernelEmitter::getInitialState() {
 /// (its wgmma wait also retired P V of block j - 1).
 void KernelEmitter::emitWarpSpecialized(Value jLo, Value jHi) {
   int64_t producerThreads = kProducerWarps * target.getWarpSize();
+  if (spec.tensorMaps())
+    bindTensorMaps();
   Value first =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c32(0));
   {
     OpBuilder::InsertionGuard guard(b);
     auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
+    // With tensor maps one producer thread arrives (its copies complete
+    // the transaction count); with cp.async every producer thread does.
+    int64_t fullArrivals = spec.tensorMaps() ? 1 : producerThreads;
     for (int64_t st = 0; st < spec.stages(); ++st) {
-      target.emitBarrierInit(b, loc, fullBarrier(c32(st)), producerThreads);
+      target.emitBarrierInit(b, loc, fullBarrier(c32(st)), fullArrivals);
       target.emitBarrierInit(b, loc, emptyBarrier(c32(st)),
                              threads - producerThreads);
     }
@@ -806,12 +824,22 @@ void KernelEmitter::emitWarpSpecialized(Value jLo, Value jHi) {
   b.setInsertionPointToStart(roles.thenBlock());
   target.emitSetMaxRegisters(b, loc, regs.producer, /*increase=*/false);
   copyThreads = producerThreads;
-  // Q lands with the first key block: its `full` arrival waits for every
-  // copy group before it, and S = Q K^T is Q's first reader.
-  loadQueryTile();
-  emitProducerLoop(jLo, jHi);
-  // Nothing left in flight when no key block is visible.
-  target.emitCopyWait(b, loc, 0);
+  if (spec.tensorMaps()) {
+    // One thread issues every box; the rest of the warpgroup is done.
+    Value issuer =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c32(0));
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, issuer, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    emitProducerLoop(jLo, jHi);
+  } else {
+    // Q lands with the first key block: its `full` arrival waits for every
+    // copy group before it, and S = Q K^T is Q's first reader.
+    loadQueryTile();
+    emitProducerLoop(jLo, jHi);
+    // Nothing left in flight when no key block is visible.
+    target.emitCopyWait(b, loc, 0);
+  }
   b.setInsertionPointToStart(roles.elseBlock());
   target.emitSetMaxRegisters(b, loc, regs.consumer, /*increase=*/true);
   query = mma->loadQuery(b, loc, lane, qTile, warpRow);
@@ -836,12 +864,63 @@ void KernelEmitter::emitProducerLoop(Value jLo, Value jHi) {
   Value parity = arith::XOrIOp::create(
       b, loc, arith::AndIOp::create(b, loc, use, c32(1)), c32(1));
   target.emitBarrierWait(b, loc, emptyBarrier(stage), parity);
+  if (spec.tensorMaps())
+    return loadTensorTiles(j, jLo, stage);
   loadKV(j, stage);
   // One block in flight per thread: the ring, not the copy groups, keeps
   // the producer ahead of the computing warpgroups.
   target.emitCopyWait(b, loc, 0);
   mma->emitSharedWritesVisible(b, loc);
   target.emitBarrierArrive(b, loc, fullBarrier(stage));
+}
+
+void KernelEmitter::loadTensorTiles(Value j, Value jLo, Value stage) {
+  // TMA writes through the async proxy, which wgmma reads: no fence. Rows
+  // and columns past the tensor's ends arrive as zeros and count toward
+  // the transaction like the others.
+  Value full = fullBarrier(stage);
+  int64_t kvBytes =
+      spec.blockN() * (spec.tileHeadDim + spec.tileHeadDimV) * elemBytes;
+  int64_t qBytes = spec.blockM() * spec.tileHeadDim * elemBytes;
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j, jLo);
+  {
+    // Q comes with the first key block, on the same barrier.
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/true);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    target.emitBarrierArriveExpectBytes(b, loc, full, qBytes + kvBytes);
+    loadTensorTile(qTile, 0, m0, head, full);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    target.emitBarrierArriveExpectBytes(b, loc, full, kvBytes);
+  }
+  Value n0 = mul(j, c32(spec.blockN()));
+  loadTensorTile(keyTile(stage), 1, n0, headKV, full);
+  loadTensorTile(valueTile(stage), 2, n0, headKV, full);
+}
+
+void KernelEmitter::bindTensorMaps() {
+  unsigned first = entry.getNumArguments() - kNumTensorMaps;
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  for (unsigned i = 0; i < kNumTensorMaps; ++i) {
+    Value slot = LLVM::AllocaOp::create(b, loc, ptrType,
+                                        getTensorMapType(b.getContext()),
+                                        c32(1), kTensorMapAlign);
+    LLVM::StoreOp::create(b, loc, arg(first + i), slot, kTensorMapAlign);
+    tensorMaps.push_back(slot);
+  }
+}
+
+void KernelEmitter::loadTensorTile(const SharedTile &tile, unsigned map,
+                                   Value row, Value h, Value bar) {
+  // Box p holds columns [64 p, 64 p + 64): the tile's 128-byte panel p.
+  Value desc = tensorMaps[map];
+  for (int64_t p = 0; p * kTensorMapBoxCols < tile.cols; ++p) {
+    Value dst = gep(tile.base, b.getI8Type(),
+                    c32(p * tile.rows * kTensorMapBoxCols * elemBytes));
+    target.emitTensorTileLoad(
+        b, loc, dst, desc,
+        ValueRange{c32(p * kTensorMapBoxCols), row, h, batch}, bar);
+  }
 }
 
 scf::ForOp KernelEmitter::emitConsumerLoop(Value jLo, Value jHi,
@@ -944,8 +1023,10 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
   auto func = createKernelFunction(
       b, loc, name,
       getKernelFunctionType(ctx, target.getGlobalAddressSpace(), spec.layout,
-                            spec.dynamicHeadDim(), spec.dropout),
+                            spec.dynamicHeadDim(), spec.dropout,
+                            spec.tensorMaps()),
       spec.warps() * target.getWarpSize());
+
   target.annotateKernel(func, spec);
   emitKernelBody(b, loc, func, [&](Block &entry) {
     KernelEmitter(b, loc, entry, spec, target).emit();

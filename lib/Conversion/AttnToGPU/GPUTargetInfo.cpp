@@ -60,6 +60,14 @@ void GPUTargetInfo::emitSetMaxRegisters(OpBuilder &, Location, int64_t,
                                         bool) const {
   llvm_unreachable("no setmaxnreg on this target");
 }
+void GPUTargetInfo::emitBarrierArriveExpectBytes(OpBuilder &, Location, Value,
+                                                 int64_t) const {
+  llvm_unreachable("no tensor-map copies on this target");
+}
+void GPUTargetInfo::emitTensorTileLoad(OpBuilder &, Location, Value, Value,
+                                       ValueRange, Value) const {
+  llvm_unreachable("no tensor-map copies on this target");
+}
 
 void GPUTargetInfo::emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
                                      ArrayRef<Value> values) const {

@@ -54,8 +54,11 @@ std::string attn::getKernelName(const KernelSpec &spec) {
   name += "_m" + std::to_string(spec.blockM()) + "n" +
           std::to_string(spec.blockN()) + "w" + std::to_string(spec.warps()) +
           "s" + std::to_string(spec.stages());
-  // A warp-specialized kernel of the same tile: "ws" after the stages.
-  if (isWarpSpecialized(spec.config.getPipeline()))
+  // A warp-specialized kernel of the same tile: "ws" after the stages, or
+  // "tma" when its producer copies by tensor maps.
+  if (spec.tensorMaps())
+    name += "tma";
+  else if (isWarpSpecialized(spec.config.getPipeline()))
     name += "ws";
   if (spec.config.getAlignBytes() != 16)
     name += "_align" + std::to_string(spec.config.getAlignBytes());
@@ -97,25 +100,34 @@ FunctionType attn::getBackwardKernelFunctionType(MLIRContext *ctx,
   return FunctionType::get(ctx, args, {});
 }
 
+Type attn::getTensorMapType(MLIRContext *ctx) {
+  return LLVM::LLVMArrayType::get(IntegerType::get(ctx, 64),
+                                  kTensorMapBytes / 8);
+}
+
 unsigned attn::getNumKernelArgs(SeqLayout layout, bool dynamicHeadDim,
-                                bool dropout) {
+                                bool dropout, bool tensorMaps) {
+  unsigned maps = tensorMaps ? kNumTensorMaps : 0;
   if (layout != SeqLayout::Dense)
-    return kNumServingKernelArgs;
+    return kNumServingKernelArgs + maps;
   if (dropout)
-    return kNumDropoutKernelArgs;
-  return dynamicHeadDim ? kNumAnyHeadDimKernelArgs : kNumKernelArgs;
+    return kNumDropoutKernelArgs + maps;
+  return (dynamicHeadDim ? kNumAnyHeadDimKernelArgs : kNumKernelArgs) + maps;
 }
 
 FunctionType attn::getKernelFunctionType(MLIRContext *ctx,
                                          unsigned globalAddrSpace,
                                          SeqLayout layout, bool dynamicHeadDim,
-                                         bool dropout) {
+                                         bool dropout, bool tensorMaps) {
   Type ptr = LLVM::LLVMPointerType::get(ctx, globalAddrSpace);
   Type i32 = IntegerType::get(ctx, 32);
   Type i64 = IntegerType::get(ctx, 64);
   Type f32 = Float32Type::get(ctx);
   bool serving = layout != SeqLayout::Dense;
-  SmallVector<Type> args(getNumKernelArgs(layout, dynamicHeadDim, dropout));
+  SmallVector<Type> args(
+      getNumKernelArgs(layout, dynamicHeadDim, dropout, tensorMaps));
+  if (tensorMaps)
+    std::fill(args.end() - kNumTensorMaps, args.end(), getTensorMapType(ctx));
   if ((dynamicHeadDim || dropout) && !serving)
     args[kArgHeadDim] = args[kArgHeadDimV] = i32;
   if (dropout && !serving) {

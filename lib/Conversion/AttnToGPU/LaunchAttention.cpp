@@ -96,6 +96,10 @@ DictionaryAttr getMetadata(AttentionOp op, StringRef name,
     attrs.append("combine_entry", b.getStringAttr(name + "_combine"));
     attrs.append("combine_threads", b.getI64IntegerAttr(kCombineThreads));
   }
+  // ABI attn-fwd-v2: three tensor maps follow the arguments
+  // (docs/BundleFormat.md).
+  if (spec.tensorMaps())
+    attrs.append("tensor_maps", b.getBoolAttr(true));
   // Rows are (query, head of the GQA group) pairs; grid y is Hkv.
   if (spec.packGQA())
     attrs.append("pack_gqa", b.getBoolAttr(true));
@@ -187,8 +191,8 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
   Value null = LLVM::ZeroOp::create(b, loc, ptrType);
 
   bool serving = spec.layout != SeqLayout::Dense;
-  SmallVector<Value> args(
-      getNumKernelArgs(spec.layout, spec.dynamicHeadDim(), spec.dropout));
+  SmallVector<Value> args(getNumKernelArgs(spec.layout, spec.dynamicHeadDim(),
+                                           spec.dropout, spec.tensorMaps()));
   if ((spec.dynamicHeadDim() || spec.dropout) && !serving) {
     args[kArgHeadDim] = dimI32(op.getQuery(), 3);
     args[kArgHeadDimV] = dimI32(op.getValue(), 3);
@@ -231,6 +235,14 @@ void AttentionToGPULaunch::createLaunch(PatternRewriter &b, AttentionOp op,
       args[kArgBiasStrideB + i] = cI64(0);
   }
   getScalarArgs(b, loc, op, MutableArrayRef<Value>(args).slice(kArgScale, 4));
+  if (spec.tensorMaps()) {
+    // attn-fwd-v2: the maps of q, k and v follow the other arguments.
+    unsigned first = args.size() - kNumTensorMaps;
+    int64_t boxRows[] = {spec.blockM(), spec.blockN(), spec.blockN()};
+    for (unsigned t = 0; t < kNumTensorMaps; ++t)
+      args[first + t] =
+          encodeTensorMap(b, loc, op, tensors[t], args[kArgQ + t], boxRows[t]);
+  }
   Value gridZ = memref::DimOp::create(b, loc, op.getQuery(), 0);
   if (serving) {
     auto ptrOr = [&](Value v) {

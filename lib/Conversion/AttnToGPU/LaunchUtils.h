@@ -22,6 +22,13 @@ namespace attn {
 /// of type `ptrType`.
 Value getDevicePointer(OpBuilder &b, Location loc, Value memref, Type ptrType);
 
+/// The CUtensorMap (an `!llvm.array<16 x i64>` value) of a [B, H, S, D]
+/// memref at `devicePtr` for ABI attn-fwd-v2, boxes of 64 columns by
+/// `boxRows` rows, made on the host by the driver's cuTensorMapEncodeTiled
+/// (declared in the module around `op`; TensorMapLaunch.cpp).
+Value encodeTensorMap(OpBuilder &b, Location loc, Operation *op, Value memref,
+                      Value devicePtr, int64_t boxRows);
+
 /// The first `count` strides of a memref, as i64.
 SmallVector<Value> getStrides(OpBuilder &b, Location loc, Value memref,
                               unsigned count);

@@ -59,7 +59,7 @@ LogicalResult NVVMTargetInfo::checkSupported(
     return emitError() << "config '" << c.getName() << "' asks for pipeline = "
                        << stringifyPipelineKind(c.getPipeline())
                        << "; convert-attn-to-nvvm implements simple and "
-                          "cp_async (cp_async_ws with wgmma)";
+                          "cp_async (cp_async_ws and tma_ws with wgmma)";
   if (c.getStages() < 1 || c.getStages() > 2 ||
       (c.getPipeline() == PipelineKind::Simple && c.getStages() != 1))
     return emitError() << "config '" << c.getName()
@@ -74,10 +74,11 @@ LogicalResult NVVMTargetInfo::checkWgmmaSupported(
   // The table's entry (checkConfig) already put wgmma on sm_90a only, the
   // tile in whole warpgroups and the head dims in 64-column panels.
   ConfigAttr c = spec.config;
-  if (c.getPipeline() == PipelineKind::CpAsyncWarpSpecialized) {
+  if (isWarpSpecialized(c.getPipeline())) {
     // A producer warpgroup, then the computing ones; the ring's stages are
     // mbarrier-guarded (AttentionKernel.cpp). The tables' pipeline rule,
     // then what the lowering adds to it.
+    StringRef pipeline = stringifyPipelineKind(c.getPipeline());
     TileCandidate cand;
     cand.pipeline = c.getPipeline();
     cand.warps = c.getWarps();
@@ -87,12 +88,27 @@ LogicalResult NVVMTargetInfo::checkWgmmaSupported(
                          << "' is not supported on " << chip.name << ": " << *r;
     if (c.getStages() > 4)
       return emitError() << "config '" << c.getName()
-                         << "' has stages = " << c.getStages()
-                         << "; pipeline cp_async_ws rings 2 to 4 stages";
+                         << "' has stages = " << c.getStages() << "; pipeline "
+                         << pipeline << " rings 2 to 4 stages";
     if (spec.layout != SeqLayout::Dense)
+      return emitError() << "config '" << c.getName() << "': pipeline "
+                         << pipeline
+                         << " serves dense batches only; packed and KV-cache "
+                            "layouts need cp_async";
+    if (!spec.tensorMaps())
+      return success();
+    // A tensor map's box: 64 columns (one 128-byte swizzled panel) by at
+    // most 256 rows, from 16-byte aligned rows.
+    if (c.getAlignBytes() != 16)
       return emitError() << "config '" << c.getName()
-                         << "': pipeline cp_async_ws serves dense batches "
-                            "only; packed and KV-cache layouts need cp_async";
+                         << "' has align_bytes = " << c.getAlignBytes()
+                         << "; pipeline tma_ws copies 16-byte aligned rows "
+                            "(tensor maps)";
+    if (spec.blockM() > 256 || spec.blockN() > 256)
+      return emitError() << "config '" << c.getName()
+                         << "': pipeline tma_ws copies boxes of at most 256 "
+                            "rows; block_m = "
+                         << spec.blockM() << ", block_n = " << spec.blockN();
     return success();
   }
   if (c.getPipeline() != PipelineKind::CpAsync || c.getStages() != 2)
@@ -100,8 +116,8 @@ LogicalResult NVVMTargetInfo::checkWgmmaSupported(
                        << stringifyPipelineKind(c.getPipeline())
                        << ", stages = " << c.getStages() << "; \""
                        << stringifyMatrixInstrKind(kWgmma)
-                       << "\" is implemented with cp_async (stages = 2) and "
-                          "cp_async_ws";
+                       << "\" is implemented with cp_async (stages = 2), "
+                          "cp_async_ws and tma_ws";
   return success();
 }
 
@@ -208,6 +224,32 @@ void NVVMTargetInfo::emitSetMaxRegisters(OpBuilder &b, Location loc,
                                  increase
                                      ? NVVM::SetMaxRegisterAction::increase
                                      : NVVM::SetMaxRegisterAction::decrease);
+}
+
+void NVVMTargetInfo::emitBarrierArriveExpectBytes(OpBuilder &b, Location loc,
+                                                  Value bar,
+                                                  int64_t bytes) const {
+  Value tx = arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes);
+  NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, tx,
+                                         NVVM::MemScopeKind::CTA,
+                                         /*relaxed=*/false,
+                                         /*predicate=*/Value());
+}
+
+void NVVMTargetInfo::emitTensorTileLoad(OpBuilder &b, Location loc, Value dst,
+                                        Value map, ValueRange coords,
+                                        Value bar) const {
+  // The shared::cluster form, PTX 8.0 (shared::cta needs 8.6): without a
+  // cluster launch the CTA's own shared address is its cluster address.
+  auto clusterPtr = LLVM::LLVMPointerType::get(
+      b.getContext(),
+      static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+  Value to = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, dst);
+  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      b, loc, to, map, coords, bar, /*im2colOffsets=*/ValueRange(),
+      /*multicastMask=*/Value(), /*l2CacheHint=*/Value(),
+      NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false, /*group=*/nullptr,
+      /*predicate=*/Value());
 }
 
 AccLayout attn::getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,

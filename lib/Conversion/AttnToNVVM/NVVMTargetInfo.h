@@ -47,6 +47,10 @@ public:
                        Value parity) const override;
   void emitSetMaxRegisters(OpBuilder &b, Location loc, int64_t count,
                            bool increase) const override;
+  void emitBarrierArriveExpectBytes(OpBuilder &b, Location loc, Value bar,
+                                    int64_t bytes) const override;
+  void emitTensorTileLoad(OpBuilder &b, Location loc, Value dst, Value map,
+                          ValueRange coords, Value bar) const override;
 
 private:
   LogicalResult

@@ -15,7 +15,7 @@ func.func @head_dim_257(%q: memref<1x1x64x257xf16>, %o: memref<1x1x64x257xf16>) 
 
 #cfg = #attn.config<name = "one_stage", block_m = 128, block_n = 128, warps = 8, stages = 1, pipeline = simple, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @one_stage(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{config 'one_stage' has pipeline = simple, stages = 1; "wgmma.m64nNk16" is implemented with cp_async (stages = 2) and cp_async_ws}}
+  // expected-error @+1 {{config 'one_stage' has pipeline = simple, stages = 1; "wgmma.m64nNk16" is implemented with cp_async (stages = 2), cp_async_ws and tma_ws}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }

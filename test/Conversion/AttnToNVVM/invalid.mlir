@@ -17,9 +17,10 @@ func.func @wrong_mma(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
 
 // -----
 
+// tma_ws is implemented with wgmma only.
 #cfg = #attn.config<name = "ws", block_m = 64, block_n = 64, warps = 8, stages = 2, pipeline = tma_ws, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @wrong_pipeline(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
-  // expected-error @+1 {{config 'ws' asks for pipeline = tma_ws; convert-attn-to-nvvm implements simple and cp_async (cp_async_ws with wgmma)}}
+  // expected-error @+1 {{config 'ws' asks for pipeline = tma_ws; convert-attn-to-nvvm implements simple and cp_async (cp_async_ws and tma_ws with wgmma)}}
   attn.attention q(%q : memref<1x1x64x64xf16>) k(%q : memref<1x1x64x64xf16>) v(%q : memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>) {config = #cfg}
   return
 }

@@ -237,6 +237,15 @@ public:
   /// Sets this warpgroup's registers per thread (up or down) to `count`.
   virtual void emitSetMaxRegisters(OpBuilder &b, Location loc, int64_t count,
                                    bool increase) const;
+  /// Tensor-map copies (pipeline tma_ws): arrive on `bar` expecting `bytes`
+  /// more of asynchronous transfers in this phase; copy the box at
+  /// `coords` (i32, innermost first) of the tensor map at generic `map`
+  /// into shared `dst`, completing `bytes` of `bar`'s transaction count.
+  virtual void emitBarrierArriveExpectBytes(OpBuilder &b, Location loc,
+                                            Value bar, int64_t bytes) const;
+  virtual void emitTensorTileLoad(OpBuilder &b, Location loc, Value dst,
+                                  Value map, ValueRange coords,
+                                  Value bar) const;
 
   /// Atomically adds `values` (f32) to consecutive floats at global `ptr`,
   /// which is aligned to all of them. Default: one atomicrmw fadd each.

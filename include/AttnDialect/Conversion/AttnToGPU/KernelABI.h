@@ -72,6 +72,23 @@ static_assert(kNumServingKernelArgs == 42, "serving kernels have 42");
 static_assert(kNumAnyHeadDimKernelArgs == 35, "any-D kernels have 35");
 static_assert(kNumDropoutKernelArgs == 38, "dropout kernels have 38");
 
+/// ABI attn-fwd-v2: kernels whose producer loads tiles by TMA (pipeline
+/// tma_ws) take, after their attn-fwd-v1 arguments, the tensor maps of q, k
+/// and v by value (CUtensorMap: 128 bytes, 64-byte aligned; the runtime
+/// encodes them per call). In the gpu.func and on gpu.launch_func each is an
+/// `!llvm.array<16 x i64>` value (getTensorMapType) that the kernel stores
+/// to a stack slot and addresses there; after the conversion to the NVVM
+/// dialect attn-nvvm-tensor-map-args makes it a byval grid constant read in
+/// place.
+inline constexpr unsigned kNumTensorMaps = 3;
+inline constexpr int64_t kTensorMapBytes = 128;
+inline constexpr int64_t kTensorMapAlign = 64;
+/// The columns of one TMA box: one 128-byte swizzled panel of 16-bit
+/// elements.
+inline constexpr int64_t kTensorMapBoxCols = 64;
+/// `!llvm.array<16 x i64>`: a tensor map passed by value.
+Type getTensorMapType(MLIRContext *ctx);
+
 /// Positions of the attn-bwd-v1 kernel arguments: every stage of a backward
 /// plan takes all of them.
 enum BackwardKernelArg : unsigned {
@@ -179,6 +196,11 @@ struct KernelSpec {
     return ShapedType::isDynamic(headDimV) ? config.getMaxHeadDim() : headDimV;
   }
 
+  /// Whether the kernel takes tensor maps (ABI attn-fwd-v2).
+  bool tensorMaps() const {
+    return config.getPipeline() == PipelineKind::TmaWarpSpecialized;
+  }
+
   int64_t blockM() const { return config.getBlockM(); }
   int64_t blockN() const { return config.getBlockN(); }
   int64_t warps() const { return config.getWarps(); }
@@ -202,8 +224,9 @@ std::string getBiasName(const KernelSpec &spec);
 /// gradient), `_det` (a deterministic plan), then `_dropout`, follow the
 /// mask when present, then
 /// `_varlen`, `_kvcache` or `_paged` for a serving layout; `ws` ends the
-/// tile of a warp-specialized pipeline, `_align<N>` follows the tile when
-/// the config assumes less than 16-byte alignment).
+/// tile of a warp-specialized pipeline (`tma` when it copies by TMA),
+/// `_align<N>` follows the tile when the config assumes less than 16-byte
+/// alignment).
 std::string getKernelName(const KernelSpec &spec);
 
 /// The backward plan's name: the kernel name with `bwd_` for `fwd_`, and
@@ -213,18 +236,21 @@ std::string getBackwardPlanName(const KernelSpec &spec);
 
 /// How many arguments a forward kernel takes: attn-fwd-v1's 33, with the
 /// nine of a serving layout, the two of a dense kernel for dynamic head dims,
-/// or the five (those two and three) of a dense kernel with dropout.
+/// or the five (those two and three) of a dense kernel with dropout; with
+/// `tensorMaps` (attn-fwd-v2) three more at the end.
 unsigned getNumKernelArgs(SeqLayout layout, bool dynamicHeadDim,
-                          bool dropout = false);
+                          bool dropout = false, bool tensorMaps = false);
 
 /// The kernel's function type: pointers are `!llvm.ptr<globalAddrSpace>`
 /// (bare device pointers), then i32 / i64 / f32 scalars as in the ABI table;
 /// a serving layout appends its nine arguments, a dense kernel for dynamic
-/// head dims its two, a dense kernel with dropout its five.
+/// head dims its two, a dense kernel with dropout its five, and a kernel
+/// with `tensorMaps` its three tensor maps (getTensorMapType).
 FunctionType getKernelFunctionType(MLIRContext *ctx, unsigned globalAddrSpace,
                                    SeqLayout layout = SeqLayout::Dense,
                                    bool dynamicHeadDim = false,
-                                   bool dropout = false);
+                                   bool dropout = false,
+                                   bool tensorMaps = false);
 
 /// The same for attn-bwd-v1 (three more arguments with dropout).
 FunctionType getBackwardKernelFunctionType(MLIRContext *ctx,
