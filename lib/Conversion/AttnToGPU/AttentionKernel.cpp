@@ -1026,7 +1026,6 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
                             spec.dynamicHeadDim(), spec.dropout,
                             spec.tensorMaps()),
       spec.warps() * target.getWarpSize());
-
   target.annotateKernel(func, spec);
   emitKernelBody(b, loc, func, [&](Block &entry) {
     KernelEmitter(b, loc, entry, spec, target).emit();
