@@ -825,11 +825,10 @@ void KernelEmitter::emitWarpSpecialized(Value jLo, Value jHi) {
   target.emitSetMaxRegisters(b, loc, regs.producer, /*increase=*/false);
   copyThreads = producerThreads;
   if (spec.tensorMaps()) {
-    // One thread issues every box; the rest of the warpgroup is done.
-    Value issuer =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c32(0));
+    // One thread (the one that set the ring up) issues every box; the rest
+    // of the warpgroup is done.
     OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, issuer, /*withElse=*/false);
+    auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
     emitProducerLoop(jLo, jHi);
   } else {
