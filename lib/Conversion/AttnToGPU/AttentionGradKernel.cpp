@@ -28,12 +28,22 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+/// Whether the config's matrix instruction reads its operands from
+/// swizzled shared memory (wgmma), as the tables say.
+static bool readsSharedOperands(const KernelSpec &spec,
+                                const GPUTargetInfo &target) {
+  const MatrixInstr *instr =
+      target.getChipSpec().lookupInstr(spec.config.getMma());
+  return instr && instr->sharedOperands;
+}
+
 static BackwardSharedMemoryLayout getLayout(const KernelSpec &spec,
                                             const GPUTargetInfo &target) {
   return getBackwardSharedMemoryLayout(
       spec.blockM(), spec.blockN(), spec.stages(),
       spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
-      spec.tileHeadDimV, target.getSharedRowPadding());
+      spec.tileHeadDimV, target.getSharedRowPadding(),
+      readsSharedOperands(spec, target));
 }
 
 int64_t attn::getBackwardSharedMemoryBytes(const KernelSpec &spec,
@@ -426,10 +436,16 @@ public:
     specs[0] = getProductSpec(spec, bn, bm, d, sliceDv.width);
     specs[1] = getProductSpec(spec, bn, bm, dv, dv);
     specs[2] = getProductSpec(spec, bn, bm, d, sliceD.width);
-    specs[3] = getProductSpec(spec, bn, bn, d, sliceD.width);
     scoresMma = target.createMmaEmitter(specs[0]);
     dpMma = target.createMmaEmitter(specs[1]);
     dkMma = target.createMmaEmitter(specs[2]);
+    // dQ's accumulators come on top of dK's and dV's: products of one
+    // matrix-descriptor panel (64 columns) at a time keep them to half of
+    // D = 128's (wgmma; the register-operand instructions take the slice).
+    dqChunk = sliceD.width;
+    if (scoresMma->getSharedTileLayout() == SharedTileLayout::Swizzle128B)
+      dqChunk = std::min<int64_t>(dqChunk, 128 / elemBytes);
+    specs[3] = getProductSpec(spec, bn, bn, d, dqChunk);
     dqMma = target.createMmaEmitter(specs[3]);
     threads = spec.warps() * target.getWarpSize();
   }
@@ -465,16 +481,32 @@ private:
       bias = arith::ExtFOp::create(b, loc, f32, bias);
     return math::FmaOp::create(b, loc, bias, cf(M_LOG2E), x);
   }
-  SharedTile tile(int64_t offset, int64_t rows, int64_t cols,
-                  int64_t rowStride) {
+  /// An operand tile of the matrix instructions (their layout), or with
+  /// `padded` one read by plain loads (dS).
+  SharedTile tile(int64_t offset, int64_t rows, int64_t cols, int64_t rowStride,
+                  bool padded = false) {
     return {gep(smemBase, b.getI8Type(), c32(offset)),
             rows,
             cols,
             rowStride,
             spec.elemType,
-            SharedTileLayout::Padded};
+            padded ? SharedTileLayout::Padded
+                   : scoresMma->getSharedTileLayout()};
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
+  /// Waits for this thread's copies to shared memory and publishes every
+  /// thread's to the workgroup (and to the matrix units' proxy).
+  void publishCopies() {
+    target.emitCopyWait(b, loc, 0);
+    scoresMma->emitSharedWritesVisible(b, loc);
+    barrier();
+  }
+  /// `acc` once the products writing it asynchronously (wgmma) completed.
+  SmallVector<Value> completed(MmaEmitter &mma, ArrayRef<Value> acc) {
+    if (!mma.hasAsyncOutput())
+      return SmallVector<Value>(acc);
+    return mma.waitOutput(b, loc, acc);
+  }
   /// Issues the copies of rows [rowStart, rowStart + tile.rows) of the
   /// `cols`-column operand `ptrArg` (head `h`) into `tile`, zeros at or past
   /// `rowLimit` and `cols`.
@@ -495,13 +527,53 @@ private:
     t.base = gep(t.base, b.getI8Type(), mul(stage, c32(smem.doStageBytes)));
     return t;
   }
+  /// Buffer `stage`'s lse of the block's rows; its delta follows block_m
+  /// floats on.
+  Value rowStats(Value stage) {
+    return gep(smemBase, b.getI8Type(),
+               add(c32(smem.rowStatsOffset),
+                   mul(stage, c32(smem.rowStatsStageBytes))));
+  }
   /// Issues (and commits) the copies of query block `m0` of head `h` into
-  /// buffer `stage`.
+  /// buffer `stage`: Q, dO, and where the layout has room for them
+  /// (wgmma) the rows' lse and delta.
   void loadQueryBlock(Value h, Value m0, Value stage) {
     copyRows(queryTile(stage), spec.headDim, kBwdQ, kBwdQStrideB, h, m0, sq);
     copyRows(gradOutputTile(stage), spec.headDimV, kBwdDO, kBwdDOStrideB, h, m0,
              sq);
+    if (smem.rowStatsStageBytes)
+      copyRowStats(h, m0, stage);
     target.emitCopyCommit(b, loc);
+  }
+  /// The lse and delta of query block `m0`'s rows into buffer `stage`, one
+  /// float a thread (lse rows are only 4-byte aligned): the products' lanes
+  /// read them where they use them instead of holding each query column's
+  /// in registers (D = 128 on wgmma spills otherwise).
+  void copyRowStats(Value h, Value m0, Value stage) {
+    int64_t bm = spec.blockM();
+    Value stats = rowStats(stage), lastQ = sub(sq, c32(1));
+    Value lseBase = gep(arg(kBwdLse), f32,
+                        add(mul(ext(batch), arg(kBwdLseStrideB)),
+                            mul(ext(h), arg(kBwdLseStrideB + 1))));
+    Value deltaBase = gep(deltaPtr(), f32, workspaceRow(batch, h, c32(0)));
+    for (int64_t c = 0; c * threads < 2 * bm; ++c) {
+      OpBuilder::InsertionGuard guard(b);
+      Value i = add(tid, c32(c * threads));
+      if ((c + 1) * threads > 2 * bm) {
+        auto ifOp = scf::IfOp::create(b, loc, lt(i, c32(2 * bm)), false);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+      }
+      // Threads [0, bm) copy lse, [bm, 2 bm) delta; rows past Sq read
+      // nothing and land as zeros.
+      Value isDelta =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, i, c32(bm));
+      Value r = arith::SelectOp::create(b, loc, isDelta, sub(i, c32(bm)), i);
+      Value q = add(m0, r);
+      Value qc = ext(arith::MinSIOp::create(b, loc, q, lastQ));
+      Value src = arith::SelectOp::create(
+          b, loc, isDelta, gep(deltaBase, f32, qc), gep(lseBase, f32, qc));
+      target.emitCopyToShared(b, loc, gep(stats, f32, i), src, 4, 4, lt(q, sq));
+    }
   }
   /// One query block of head `h`, its Q and dO in buffer `stage`: updates
   /// dK and dV in `acc`.
@@ -517,16 +589,32 @@ private:
                          SmallVectorImpl<Value> &dsc);
   /// dq_accum += scale * dS K for the query rows of this block.
   void emitDq(Value h, Value m0);
+  /// dS of this warp's rows from `rowBase` of the block (shared memory), in
+  /// the score layout of the dQ product.
+  SmallVector<Value> loadScoreGrad(Value rowBase);
+  /// Adds `dq` (dqLayout, columns `chunk` of the rows from `rowBase` of
+  /// query block `m0`) times the scale to dq_accum.
+  void emitDqAtomics(Value h, Value m0, Value rowBase, HeadSlice chunk,
+                     ArrayRef<Value> dq);
   /// Element e of this thread's dS (key row, query column) into the bias
   /// gradient: added to dbias_accum when dbias is summed over a dimension,
   /// else written to dbias (each (b, h, i, j) is visited once).
   void emitBiasGrad(Value h, Value m0, unsigned e, Value ds);
   void emitEpilogue(ArrayRef<Value> acc);
 
-  /// Columns `offset`.. of `tile`, `width` of them: a slice's operand.
+  /// Columns `offset`.. of `tile`, `width` of them: a slice's operand. In
+  /// a swizzled tile slices start at a panel (the instruction's head-dim
+  /// multiple is the panel's 64 columns).
   SharedTile columns(const SharedTile &tile, HeadSlice s) {
     SharedTile t = tile;
-    t.base = gep(tile.base, spec.elemType, c32(s.offset));
+    if (tile.layout == SharedTileLayout::Swizzle128B) {
+      int64_t panelCols = 128 / elemBytes;
+      assert(s.offset % panelCols == 0 && "slice inside a swizzled panel");
+      t.base = gep(tile.base, b.getI8Type(),
+                   c32(s.offset / panelCols * tile.rows * 128));
+    } else {
+      t.base = gep(tile.base, spec.elemType, c32(s.offset));
+    }
     t.cols = s.width;
     return t;
   }
@@ -536,9 +624,13 @@ private:
   HeadSlice sliceD, sliceDv;
   std::array<KernelSpec, 4> specs;
   std::unique_ptr<MmaEmitter> scoresMma, dpMma, dkMma, dqMma;
+  /// Columns of dQ per product (a divisor of the slice's width).
+  int64_t dqChunk;
   int64_t rowsPerWarp, threads;
 
   Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase, dqAccum;
+  /// The current query block's lse and delta (rowStats), when staged.
+  Value statsBase;
   ScoreParams score;
   /// With the bias gradient: its shape and dbias_accum (deterministic
   /// plans: dbias_full).
@@ -682,9 +774,11 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
     auto it = columns.find(off);
     if (it != columns.end())
       return it->second;
-    Value q = add(add(m0, sLayout.laneCol), c32(off));
+    Value col = add(sLayout.laneCol, c32(off));
+    Value q = add(m0, col);
     Value qc = arith::MinSIOp::create(b, loc, q, lastQ);
-    Value lse = load(f32, gep(lseBase, f32, ext(qc)), 4);
+    Value lse = statsBase ? load(f32, gep(statsBase, f32, col), 4)
+                          : load(f32, gep(lseBase, f32, ext(qc)), 4);
     // Rows that saw no key have lse = -inf and contribute nothing.
     return columns[off] = {q, qc, fmul(lse, log2e)};
   };
@@ -764,10 +858,72 @@ void MainStageEmitter::emitBiasGrad(Value h, Value m0, unsigned e, Value ds) {
   direct();
 }
 
+SmallVector<Value> MainStageEmitter::loadScoreGrad(Value rowBase) {
+  // Adjacent columns of a row in one load (even column, even row stride:
+  // aligned to the pair).
+  SmallVector<Value> p;
+  Value first = add(rowBase, pLayout.laneRow);
+  bool evenStride =
+      dsTile.rowStride % 2 == 0 && pLayout.laneColMultiple % 2 == 0;
+  for (unsigned e = 0, ne = pLayout.getNumElements(); e < ne;) {
+    Value r = add(first, c32(pLayout.rowSlotOffsets[pLayout.rowSlot[e]]));
+    Value c = add(pLayout.laneCol, c32(pLayout.colOffsets[e]));
+    Value ptr =
+        gep(dsTile.base, spec.elemType, add(mul(r, c32(dsTile.rowStride)), c));
+    bool pair = evenStride && e + 1 < ne &&
+                pLayout.rowSlot[e + 1] == pLayout.rowSlot[e] &&
+                pLayout.colOffsets[e + 1] == pLayout.colOffsets[e] + 1 &&
+                pLayout.colOffsets[e] % 2 == 0;
+    if (!pair) {
+      p.push_back(arith::ExtFOp::create(b, loc, f32,
+                                        load(spec.elemType, ptr, elemBytes)));
+      ++e;
+      continue;
+    }
+    auto pairType = VectorType::get({2}, spec.elemType);
+    Value v = load(pairType, ptr, 2 * elemBytes);
+    for (int64_t i = 0; i < 2; ++i) {
+      Value x = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
+      p.push_back(arith::ExtFOp::create(b, loc, f32, x));
+    }
+    e += 2;
+  }
+  return p;
+}
+
 void MainStageEmitter::emitDq(Value h, Value m0) {
-  Value scale = arg(kBwdScale);
-  Value accumRow0 = workspaceRow(batch, h, c32(0));
-  int64_t bm = spec.blockM(), rowsPerPass = rowsPerWarp * spec.warps();
+  int64_t bm = spec.blockM();
+  if (dqMma->hasAsyncOutput()) {
+    // Warpgroup products (wgmma): items of 64 query rows x dqChunk columns,
+    // each over all block_n keys of dS, dealt to the warpgroups in turn, so
+    // that two warpgroups split D = 128 where block_m is one warpgroup's
+    // rows. Each starts from zero and is waited for before its atomics.
+    int64_t groups = spec.warps() / 4, groupRows = 4 * rowsPerWarp;
+    int64_t chunks = sliceD.width / dqChunk;
+    Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
+    Value rowInGroup =
+        mul(arith::RemUIOp::create(b, loc, warp, c32(4)), c32(rowsPerWarp));
+    for (int64_t i = 0, n = bm / groupRows * chunks; i < n; ++i) {
+      OpBuilder::InsertionGuard guard(b);
+      if (groups > 1) {
+        // Uniform per warpgroup.
+        auto ifOp = scf::IfOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group,
+                                  c32(i % groups)),
+            false);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+      }
+      Value rowBase = add(c32(i / chunks * groupRows), rowInGroup);
+      HeadSlice chunk{sliceD.offset + i % chunks * dqChunk, dqChunk};
+      SmallVector<Value> dq = completed(
+          *dqMma, dqMma->accumulateOutput(b, loc, lane, loadScoreGrad(rowBase),
+                                          columns(kTile, chunk), {}));
+      emitDqAtomics(h, m0, rowBase, chunk, dq);
+    }
+    return;
+  }
+  int64_t rowsPerPass = rowsPerWarp * spec.warps();
   for (int64_t pass = 0; pass * rowsPerPass < bm; ++pass) {
     OpBuilder::InsertionGuard guard(b);
     Value rowBase = add(c32(pass * rowsPerPass), warpRow);
@@ -776,73 +932,51 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       auto ifOp = scf::IfOp::create(b, loc, lt(rowBase, c32(bm)), false);
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
-    // This warp's rows of dS, read back in the score layout of dS K;
-    // adjacent columns of a row in one load (even column, even row stride:
-    // aligned to the pair).
-    SmallVector<Value> p;
-    Value first = add(rowBase, pLayout.laneRow);
-    bool evenStride =
-        dsTile.rowStride % 2 == 0 && pLayout.laneColMultiple % 2 == 0;
-    for (unsigned e = 0, ne = pLayout.getNumElements(); e < ne;) {
-      Value r = add(first, c32(pLayout.rowSlotOffsets[pLayout.rowSlot[e]]));
-      Value c = add(pLayout.laneCol, c32(pLayout.colOffsets[e]));
-      Value ptr = gep(dsTile.base, spec.elemType,
-                      add(mul(r, c32(dsTile.rowStride)), c));
-      bool pair = evenStride && e + 1 < ne &&
-                  pLayout.rowSlot[e + 1] == pLayout.rowSlot[e] &&
-                  pLayout.colOffsets[e + 1] == pLayout.colOffsets[e] + 1 &&
-                  pLayout.colOffsets[e] % 2 == 0;
-      if (!pair) {
-        p.push_back(arith::ExtFOp::create(b, loc, f32,
-                                          load(spec.elemType, ptr, elemBytes)));
+    // This warp's rows of dS, read back in the score layout of dS K.
+    SmallVector<Value> zero(dqLayout.getNumElements(), cf(0.0));
+    SmallVector<Value> dq = dqMma->accumulateOutput(
+        b, loc, lane, loadScoreGrad(rowBase), columns(kTile, sliceD), zero);
+    emitDqAtomics(h, m0, rowBase, sliceD, dq);
+  }
+}
+
+void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
+                                     HeadSlice chunk, ArrayRef<Value> dq) {
+  Value scale = arg(kBwdScale);
+  Value accumRow0 = workspaceRow(batch, h, c32(0));
+  Value qFirst = add(add(m0, rowBase), dqLayout.laneRow);
+  for (unsigned slot = 0; slot < dqLayout.getNumRowSlots(); ++slot) {
+    Value q = add(qFirst, c32(dqLayout.rowSlotOffsets[slot]));
+    OpBuilder::InsertionGuard g(b);
+    auto ifOp = scf::IfOp::create(b, loc, lt(q, sq), false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value rowPtr = dqAccumRow(dqAccum, add(accumRow0, ext(q)));
+    // Adjacent columns of a row go out as one atomic where the target
+    // has vector atomics (the pair starts at an even column: 8 bytes).
+    // dq_accum rows are D floats: a padded tile's columns past D are
+    // skipped, and pairs need an even D to stay within a row.
+    int64_t d = spec.headDim;
+    bool tail = d < chunk.offset + chunk.width;
+    for (unsigned e = 0, ne = dq.size(); e < ne;) {
+      if (dqLayout.rowSlot[e] != slot) {
         ++e;
         continue;
       }
-      auto pairType = VectorType::get({2}, spec.elemType);
-      Value v = load(pairType, ptr, 2 * elemBytes);
-      for (int64_t i = 0; i < 2; ++i) {
-        Value x = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
-        p.push_back(arith::ExtFOp::create(b, loc, f32, x));
+      bool pair = e + 1 < ne && dqLayout.rowSlot[e + 1] == slot &&
+                  dqLayout.colOffsets[e + 1] == dqLayout.colOffsets[e] + 1 &&
+                  dqLayout.colOffsets[e] % 2 == 0 && d % 2 == 0;
+      Value c =
+          add(dqLayout.laneCol, c32(chunk.offset + dqLayout.colOffsets[e]));
+      SmallVector<Value, 2> vals = {fmul(dq[e], scale)};
+      if (pair)
+        vals.push_back(fmul(dq[e + 1], scale));
+      OpBuilder::InsertionGuard inColumn(b);
+      if (tail) {
+        auto colIf = scf::IfOp::create(b, loc, lt(c, c32(d)), false);
+        b.setInsertionPointToStart(colIf.thenBlock());
       }
-      e += 2;
-    }
-    SmallVector<Value> zero(dqLayout.getNumElements(), cf(0.0));
-    SmallVector<Value> dq =
-        dqMma->accumulateOutput(b, loc, lane, p, columns(kTile, sliceD), zero);
-    Value qFirst = add(add(m0, rowBase), dqLayout.laneRow);
-    for (unsigned slot = 0; slot < dqLayout.getNumRowSlots(); ++slot) {
-      Value q = add(qFirst, c32(dqLayout.rowSlotOffsets[slot]));
-      OpBuilder::InsertionGuard g(b);
-      auto ifOp = scf::IfOp::create(b, loc, lt(q, sq), false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value rowPtr = dqAccumRow(dqAccum, add(accumRow0, ext(q)));
-      // Adjacent columns of a row go out as one atomic where the target
-      // has vector atomics (the pair starts at an even column: 8 bytes).
-      // dq_accum rows are D floats: a padded tile's columns past D are
-      // skipped, and pairs need an even D to stay within a row.
-      int64_t d = spec.headDim;
-      bool tail = d < sliceD.offset + sliceD.width;
-      for (unsigned e = 0, ne = dq.size(); e < ne;) {
-        if (dqLayout.rowSlot[e] != slot) {
-          ++e;
-          continue;
-        }
-        bool pair = e + 1 < ne && dqLayout.rowSlot[e + 1] == slot &&
-                    dqLayout.colOffsets[e + 1] == dqLayout.colOffsets[e] + 1 &&
-                    dqLayout.colOffsets[e] % 2 == 0 && d % 2 == 0;
-        Value c =
-            add(dqLayout.laneCol, c32(sliceD.offset + dqLayout.colOffsets[e]));
-        SmallVector<Value, 2> vals = {fmul(dq[e], scale)};
-        if (pair)
-          vals.push_back(fmul(dq[e + 1], scale));
-        OpBuilder::InsertionGuard inColumn(b);
-        if (tail) {
-          auto colIf = scf::IfOp::create(b, loc, lt(c, c32(d)), false);
-          b.setInsertionPointToStart(colIf.thenBlock());
-        }
-        target.emitAtomicAddF32(b, loc, gep(rowPtr, f32, ext(c)), vals);
-        e += pair ? 2 : 1;
-      }
+      target.emitAtomicAddF32(b, loc, gep(rowPtr, f32, ext(c)), vals);
+      e += pair ? 2 : 1;
     }
   }
 }
@@ -852,6 +986,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   unsigned nk = dkLayout.getNumElements();
   MutableArrayRef<Value> dk = acc.take_front(nk), dv = acc.drop_front(nk);
   SharedTile qTile = queryTile(stage), doTile = gradOutputTile(stage);
+  statsBase = smem.rowStatsStageBytes ? rowStats(stage) : Value();
 
   SmallVector<Value> s = scoresMma->computeScores(
       b, loc, lane, scoresMma->loadQuery(b, loc, lane, kTile, warpRow), qTile);
@@ -881,7 +1016,12 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
     int64_t off = sLayout.colOffsets[e];
     Value &delta = deltas[off];
-    if (!delta) {
+    if (!delta && statsBase) {
+      delta = load(
+          f32,
+          gep(statsBase, f32, add(sLayout.laneCol, c32(spec.blockM() + off))),
+          4);
+    } else if (!delta) {
       Value q = arith::MinSIOp::create(
           b, loc, add(add(m0, sLayout.laneCol), c32(off)), lastQ);
       delta = load(f32, gep(deltaBase, f32, ext(q)), 4);
@@ -902,20 +1042,24 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   llvm::copy(next, dk.begin());
 
   // A deterministic plan computes dQ in its own pass (emitQueryPass).
-  if (spec.deterministic)
-    return;
-  // dS^T -> dS in shared memory (query rows, key columns) for dQ = dS K.
-  Value keyFirst = add(warpRow, sLayout.laneRow);
-  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
-    Value key = add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
-    Value q = add(sLayout.laneCol, c32(sLayout.colOffsets[e]));
-    store(arith::TruncFOp::create(b, loc, spec.elemType, s[e]),
-          gep(dsTile.base, spec.elemType,
-              add(mul(q, c32(dsTile.rowStride)), key)),
-          elemBytes);
+  if (!spec.deterministic) {
+    // dS^T -> dS in shared memory (query rows, key columns) for dQ = dS K.
+    Value keyFirst = add(warpRow, sLayout.laneRow);
+    for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+      Value key =
+          add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
+      Value q = add(sLayout.laneCol, c32(sLayout.colOffsets[e]));
+      store(arith::TruncFOp::create(b, loc, spec.elemType, s[e]),
+            gep(dsTile.base, spec.elemType,
+                add(mul(q, c32(dsTile.rowStride)), key)),
+            elemBytes);
+    }
+    barrier();
+    emitDq(h, m0);
   }
-  barrier();
-  emitDq(h, m0);
+  // The next block's copies overwrite the Q buffer the dK product reads
+  // (already complete where this warpgroup waited for a dQ product).
+  llvm::copy(completed(*dkMma, SmallVector<Value>(dk)), dk.begin());
 }
 
 void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
@@ -974,13 +1118,14 @@ void MainStageEmitter::emit() {
     dbiasAccum = spec.deterministic ? dbiasFullPtr() : dbiasAccumPtr();
   }
 
-  smemBase = getDynamicSharedMemoryBase(b, loc, func, 16);
+  smemBase = getDynamicSharedMemoryBase(b, loc, func,
+                                        smem.alignSlack ? smem.alignSlack : 16);
   int64_t bm = spec.blockM(), bn = spec.blockN();
   kTile = tile(smem.kOffset, bn, spec.tileHeadDim, smem.kRowStride);
   vTile = tile(smem.vOffset, bn, spec.tileHeadDimV, smem.vRowStride);
   qTile = tile(smem.qOffset, bm, spec.tileHeadDim, smem.qRowStride);
   doTile = tile(smem.doOffset, bm, spec.tileHeadDimV, smem.doRowStride);
-  dsTile = tile(smem.dsOffset, bm, bn, smem.dsRowStride);
+  dsTile = tile(smem.dsOffset, bm, bn, smem.dsRowStride, /*padded=*/true);
 
   sLayout = scoresMma->getScoreLayout(b, loc, lane);
   dvLayout = scoresMma->getOutputLayout(b, loc, lane);
@@ -993,6 +1138,7 @@ void MainStageEmitter::emit() {
   copyRows(vTile, spec.headDimV, kBwdV, kBwdVStrideB, headKV, n0, sk);
   target.emitCopyCommit(b, loc);
   target.emitCopyWait(b, loc, 0);
+  scoresMma->emitSharedWritesVisible(b, loc);
 
   // Query blocks that see a key of this block (the same for every head).
   Value n1 = arith::MinSIOp::create(b, loc, add(n0, c32(bn)), sk);
@@ -1060,7 +1206,8 @@ void MainStageEmitter::emitQueryPass() {
   // The main stage's shared memory: K and V in theirs, Q and dO in their
   // buffers (block_m x stages rows each, at least qRows: checked when the
   // plan is made).
-  smemBase = getDynamicSharedMemoryBase(b, loc, func, 16);
+  smemBase = getDynamicSharedMemoryBase(b, loc, func,
+                                        smem.alignSlack ? smem.alignSlack : 16);
   SharedTile k = tile(smem.kOffset, bn, d, smem.kRowStride);
   SharedTile v = tile(smem.vOffset, bn, dv, smem.vRowStride);
   SharedTile q = tile(smem.qOffset, qRows, d, smem.qRowStride);
@@ -1074,8 +1221,7 @@ void MainStageEmitter::emitQueryPass() {
     copyRows(dvTile, spec.headDimV, dvArg,
              dvArg == kBwdDO ? kBwdDOStrideB : kBwdVStrideB, head, row0, limit);
     target.emitCopyCommit(b, loc);
-    target.emitCopyWait(b, loc, 0);
-    barrier();
+    publishCopies();
   };
   copyBoth(q, kBwdQ, dO, kBwdDO, h, m0, sq);
   SmallVector<Value> query = sMma->loadQuery(b, loc, lane, q, warpRow);
@@ -1148,8 +1294,11 @@ void MainStageEmitter::emitQueryPass() {
       Value ds = fmul(p, fsub(dpe, deltas[slot]));
       s[e] = spec.softcap ? fmul(ds, dsc) : ds;
     }
-    SmallVector<Value> acc = sMma->accumulateOutput(
-        b, loc, lane, s, k, SmallVector<Value>(loop.getRegionIterArgs()));
+    // Completed before the next block's copies overwrite K.
+    SmallVector<Value> acc = completed(
+        *sMma,
+        sMma->accumulateOutput(b, loc, lane, s, k,
+                               SmallVector<Value>(loop.getRegionIterArgs())));
     scf::YieldOp::create(b, loc, acc);
   }
   // dq = scale * acc, rows past Sq and columns past D not stored.
@@ -1197,8 +1346,7 @@ scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
   if (prefetch) {
     // Pair t's tiles have landed; after the barrier every warp is done with
     // pair t - 1, so its buffer takes pair t + 1.
-    target.emitCopyWait(b, loc, 0);
-    barrier();
+    publishCopies();
     stage = arith::AndIOp::create(b, loc, t, c32(1));
     Value next = add(t, c32(1));
     OpBuilder::InsertionGuard g(b);
@@ -1210,8 +1358,7 @@ scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
     // The previous pair is done with the tiles.
     barrier();
     loadQueryBlock(h, m0, stage);
-    target.emitCopyWait(b, loc, 0);
-    barrier();
+    publishCopies();
   }
   SmallVector<Value> acc(loop.getRegionIterArgs());
   emitQueryBlock(h, m0, stage, acc);

@@ -147,8 +147,11 @@ void NVVMTargetInfo::emitCopyToShared(OpBuilder &b, Location loc, Value dst,
                  : arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes);
   Value none = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
   Value size = arith::SelectOp::create(b, loc, valid, full, none);
+  // .cg (L2 only) takes 16-byte copies alone; smaller ones go through L1.
   NVVM::CpAsyncOp::create(b, loc, dst, src, bytes,
-                          NVVM::LoadCacheModifierKind::CG, size);
+                          bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                      : NVVM::LoadCacheModifierKind::CA,
+                          size);
 }
 
 void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,

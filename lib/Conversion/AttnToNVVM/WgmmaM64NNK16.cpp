@@ -19,10 +19,14 @@
 //    (LBO), a k16 step (16 keys) is 2048 bytes on.
 //
 // Each product is one inline-asm statement: wgmma.fence, the chain of
-// wgmmas, commit, and for S = Q K^T wait 0. Keeping the wait inside the
-// statement that defines the accumulators means no instruction can read them
-// early. O += P V is left in flight (hasAsyncOutput): the next S chain's
-// wait 0 completes it before the softmax rescales O, and waitOutput's
+// wgmmas, commit, and for S = Q K^T wait 0. The statement takes each
+// operand's descriptor once and adds a step's offset next to its wgmma: a
+// descriptor input per step kept every step's 64-bit descriptor live at the
+// statement, 32 registers for a D = 128 chain (the backward spilled; the
+// forward's SASS had the same instructions, a few registers more). Keeping the
+// wait inside the statement that defines the accumulators means no instruction
+// can read them early. O += P V is left in flight (hasAsyncOutput): the next S
+// chain's wait 0 completes it before the softmax rescales O, and waitOutput's
 // statement passes O through itself after its wait, for the epilogue.
 //
 // Why inline PTX and not MLIR's nvvm.wgmma.* ops:
@@ -103,16 +107,17 @@ private:
   /// with the given leading/stride byte offsets.
   Value descriptor(OpBuilder &b, Location loc, Value base, int64_t lbo,
                    int64_t sbo);
-  /// `desc` with its start address moved on by `bytes` (a multiple of 16).
-  Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes);
   /// One asm statement: fence, `steps` wgmmas m64n`n`k16 accumulating into
   /// `n / 2` f32 registers per thread, commit, and wait 0 when `wait`.
-  /// `aOperands` are per step either one descriptor (i64) or four 32-bit
-  /// registers; `acc` empty means start from zero.
+  /// `aOperands` are per step either four 32-bit registers or none, and
+  /// then A is read through descriptor `aDesc` moved on by `aOffsets[step]`
+  /// bytes; B through `bDesc` moved on by `bOffsets[step]`. `acc` empty
+  /// means start from zero.
   SmallVector<Value> emitChain(OpBuilder &b, Location loc, int64_t n,
                                ArrayRef<SmallVector<Value>> aOperands,
-                               ArrayRef<Value> bDescs, bool transB,
-                               ArrayRef<Value> acc, bool wait);
+                               Value aDesc, ArrayRef<int64_t> aOffsets,
+                               Value bDesc, ArrayRef<int64_t> bOffsets,
+                               bool transB, ArrayRef<Value> acc, bool wait);
   /// A side-effecting asm statement `body` whose f32 results are `tied`
   /// (read and written in place) plus `inputs` with `inputConstraints`.
   SmallVector<Value> emitAsm(OpBuilder &b, Location loc, StringRef body,
@@ -150,13 +155,6 @@ Value WgmmaM64NNK16::descriptor(OpBuilder &b, Location loc, Value base,
                               cst64(b, loc, static_cast<int64_t>(fields)));
 }
 
-Value WgmmaM64NNK16::advance(OpBuilder &b, Location loc, Value desc,
-                             int64_t bytes) {
-  if (bytes == 0)
-    return desc;
-  return arith::AddIOp::create(b, loc, desc, cst64(b, loc, bytes >> 4));
-}
-
 SmallVector<Value>
 WgmmaM64NNK16::emitAsm(OpBuilder &b, Location loc, StringRef body,
                        ArrayRef<Value> tied, int64_t numResults,
@@ -186,8 +184,9 @@ WgmmaM64NNK16::emitAsm(OpBuilder &b, Location loc, StringRef body,
 
 SmallVector<Value>
 WgmmaM64NNK16::emitChain(OpBuilder &b, Location loc, int64_t n,
-                         ArrayRef<SmallVector<Value>> aOperands,
-                         ArrayRef<Value> bDescs, bool transB,
+                         ArrayRef<SmallVector<Value>> aOperands, Value aDesc,
+                         ArrayRef<int64_t> aOffsets, Value bDesc,
+                         ArrayRef<int64_t> bOffsets, bool transB,
                          ArrayRef<Value> acc, bool wait) {
   int64_t nAcc = n / 2;
   bool zeroInit = acc.empty();
@@ -209,23 +208,36 @@ WgmmaM64NNK16::emitChain(OpBuilder &b, Location loc, int64_t n,
     dList += (i ? ",$" : "$") + std::to_string(i);
   dList += "}";
 
-  std::string body = "{\n";
+  // A step's descriptor is its operand's base plus the step's offset (in
+  // 16-byte units), added inside the statement: each add sits next to its
+  // wgmma instead of every step's descriptor being live at the statement
+  // (two 64-bit registers per step, 32 registers for a D = 128 chain).
+  std::string body = "{\n.reg .b64 da, db;\n";
+  std::string aBase = aDesc ? inputRef(aDesc, "l") : "";
+  std::string bBase = inputRef(bDesc, "l");
+  auto stepDesc = [&](StringRef reg, const std::string &base,
+                      int64_t bytes) -> std::string {
+    if (bytes == 0)
+      return base;
+    body += llvm::formatv("add.s64 {0}, {1}, {2};\n", reg, base, bytes >> 4);
+    return reg.str();
+  };
   if (zeroInit)
     body += ".reg .pred p;\nsetp.ne.b32 p, " + inputRef(cst32(b, loc, 0), "r") +
             ", 0;\n";
   body += "wgmma.fence.sync.aligned;\n";
-  for (size_t step = 0; step < bDescs.size(); ++step) {
-    bool aInRegs = aOperands[step].size() != 1;
+  for (size_t step = 0; step < bOffsets.size(); ++step) {
+    bool aInRegs = !aOperands[step].empty();
     std::string aRef;
     if (!aInRegs) {
-      aRef = inputRef(aOperands[step][0], "l");
+      aRef = stepDesc("da", aBase, aOffsets[step]);
     } else {
       aRef = "{";
       for (auto [i, v] : llvm::enumerate(aOperands[step]))
         aRef += (i ? "," : "") + inputRef(v, "r");
       aRef += "}";
     }
-    std::string bRef = inputRef(bDescs[step], "l");
+    std::string bRef = stepDesc("db", bBase, bOffsets[step]);
     // The first step of a zero-initialized chain ignores D (scale-d false).
     std::string scaleD = zeroInit && step == 0 ? "p" : "1";
     std::string imms = aInRegs ? llvm::formatv("1, 1, {0}", transB ? 1 : 0)
@@ -268,16 +280,15 @@ SmallVector<Value> WgmmaM64NNK16::computeScores(OpBuilder &b, Location loc,
                                                 const SharedTile &k) {
   Value kDesc = descriptor(b, loc, k.base, /*lbo=*/16, /*sbo=*/kAtomBytes);
   SmallVector<SmallVector<Value>> a;
-  SmallVector<Value> bDescs;
+  SmallVector<int64_t> aOffsets, bOffsets;
   for (int64_t ks = 0; ks < spec.tileHeadDim / 16; ++ks) {
     int64_t panel = ks / (kPanelCols / 16), inPanel = ks % (kPanelCols / 16);
-    a.push_back(
-        {advance(b, loc, queryDesc, panel * queryPanelBytes + inPanel * 32)});
-    bDescs.push_back(
-        advance(b, loc, kDesc, panel * k.rows * kRowBytes + inPanel * 32));
+    a.push_back({});
+    aOffsets.push_back(panel * queryPanelBytes + inPanel * 32);
+    bOffsets.push_back(panel * k.rows * kRowBytes + inPanel * 32);
   }
-  return emitChain(b, loc, spec.blockN(), a, bDescs, /*transB=*/false, {},
-                   /*wait=*/true);
+  return emitChain(b, loc, spec.blockN(), a, queryDesc, aOffsets, kDesc,
+                   bOffsets, /*transB=*/false, {}, /*wait=*/true);
 }
 
 SmallVector<Value> WgmmaM64NNK16::accumulateOutput(OpBuilder &b, Location loc,
@@ -288,16 +299,16 @@ SmallVector<Value> WgmmaM64NNK16::accumulateOutput(OpBuilder &b, Location loc,
   Value vDesc = descriptor(b, loc, v.base, /*lbo=*/v.rows * kRowBytes,
                            /*sbo=*/kAtomBytes);
   SmallVector<SmallVector<Value>> a;
-  SmallVector<Value> bDescs;
+  SmallVector<int64_t> bOffsets;
   for (int64_t kk = 0; kk < spec.blockN() / 16; ++kk) {
     // S tiles 2kk and 2kk + 1 (row g pair, row g + 8 pair each).
     ArrayRef<Value> pt = p.slice(8 * kk, 8);
     a.push_back({pack(b, loc, pt[0], pt[1]), pack(b, loc, pt[2], pt[3]),
                  pack(b, loc, pt[4], pt[5]), pack(b, loc, pt[6], pt[7])});
-    bDescs.push_back(advance(b, loc, vDesc, kk * 16 * kRowBytes));
+    bOffsets.push_back(kk * 16 * kRowBytes);
   }
-  return emitChain(b, loc, spec.tileHeadDimV, a, bDescs, /*transB=*/true, acc,
-                   /*wait=*/false);
+  return emitChain(b, loc, spec.tileHeadDimV, a, Value(), {}, vDesc, bOffsets,
+                   /*transB=*/true, acc, /*wait=*/false);
 }
 
 std::unique_ptr<MmaEmitter>
