@@ -221,6 +221,11 @@ def make_bias(kind, batch, hq, sq, sk, tdtype, grad):
         "heads-f32": ((1, hq, sq, sk), torch.float32),
         "batch-f32": ((batch, 1, sq, sk), torch.float32),
         "rows": ((1, 1, sq, 1), tdtype),
+        # Key padding: dbias summed over query rows (deterministic plans sum
+        # the rows in main), and over heads or over batch and heads too.
+        "keypad-heads": ((batch, hq, 1, sk), tdtype),
+        "keypad": ((batch, 1, 1, sk), tdtype),
+        "keypad-shared": ((1, 1, 1, sk), tdtype),
     }[kind]
     return torch.randn(shape, dtype=dtype, device="cuda").requires_grad_(grad)
 
@@ -424,12 +429,13 @@ def determinism(lib, res, stats):
     # With a bias that requires grad and without one. A full-shape bias
     # gradient is written directly by the deterministic plans; one summed
     # over broadcast dimensions (the 2-D bias over batch and heads, the
-    # key-padding bias over heads and query rows) goes through their
-    # dbias_full buffer, summed in a fixed order by the last stage.
+    # key-padding biases over query rows, with or without the heads) goes
+    # through their dbias_full buffer, summed in a fixed order by main (the
+    # query rows) and the last stage.
     for dtype, tdtype, with_bias in (
             (dt, tdt, wb) for dt, tdt in (("bf16", torch.bfloat16),
                                           ("f16", torch.float16))
-            for wb in ("full", "2d", "keypad", None)):
+            for wb in ("full", "2d", "keypad", "keypad-heads", None)):
         for d in (64, 128):
             name = (f"determinism-{dtype}-d{d}"
                     f"{'-bias-grad-' + with_bias if with_bias else ''}")
@@ -439,7 +445,8 @@ def determinism(lib, res, stats):
             v = torch.randn(2, 2, 1000, d, dtype=tdtype, device="cuda")
             g = torch.randn(2, 8, 129, d, dtype=tdtype, device="cuda")
             shape = {"full": (2, 8, 129, 1000), "2d": (129, 1000),
-                     "keypad": (2, 1, 1, 1000), None: None}[with_bias]
+                     "keypad": (2, 1, 1, 1000),
+                     "keypad-heads": (2, 8, 1, 1000), None: None}[with_bias]
             bias = (torch.randn(*shape, dtype=tdtype,
                                 device="cuda").requires_grad_()
                     if with_bias else None)

@@ -170,6 +170,15 @@ protected:
     }
     return g;
   }
+  /// Deterministic plans: whether dbias is summed, and over query rows (or
+  /// Sq = 1), as a key-padding bias's is. main then sums each (b, h)'s rows
+  /// itself into row 0 of dbias_full, and reduce_dbias reads row 0 alone.
+  Value rowsSummed(const BiasGradShape &g) {
+    return arith::AndIOp::create(b, loc, g.summed,
+                                 arith::CmpIOp::create(b, loc,
+                                                       arith::CmpIPredicate::eq,
+                                                       g.ext[2], c64(1)));
+  }
   /// dbias_accum's element of the full position (b, h, i, j) (i32 each):
   /// the dimensions dbias is summed over index 0.
   Value accumIndex(const BiasGradShape &g, ArrayRef<Value> pos) {
@@ -265,9 +274,11 @@ public:
   /// kReduceShares threads share each column (adjacent j in a warp: loads
   /// are adjacent). With several rows of dbias (not summed over query rows)
   /// thread c of a column sums rows c, c + kReduceShares, ..., each in index
-  /// order over the summed batch and heads. With one row, the summed
-  /// positions in index order are cut into kReduceShares runs, one per
-  /// thread, whose sums thread 0 adds in run order.
+  /// order over the summed batch and heads. With one row (rowsSummed: main
+  /// has summed each (b, h)'s query rows into row 0 of dbias_full), the
+  /// summed (b, h) positions of row 0 in index order are cut into
+  /// kReduceShares runs, one per thread, whose sums thread 0 adds in run
+  /// order.
   void emitReduce(gpu::GPUFuncOp func) {
     OpBuilder::InsertionGuard guard(b);
     BiasGradShape g = biasGradShape();
@@ -333,12 +344,14 @@ public:
       storeOut(r, sumFrom(0, cf(0.0)));
     }
 
-    // One row: the summed (b, h, i) positions in index order, flattened and
-    // cut into runs; dbias is never summed over keys.
+    // One row: the summed (b, h) positions of row 0 (main summed the rows)
+    // in index order, flattened and cut into runs; dbias is never summed
+    // over keys.
     b.setInsertionPointToStart(mode.elseBlock());
     Value ext3[3];
-    for (int d = 0; d < 3; ++d)
+    for (int d = 0; d < 2; ++d)
       ext3[d] = select(summed[d], sizes[d], c32(1));
+    ext3[2] = c32(1);
     Value inner = mul(ext3[1], ext3[2]);
     Value count = mul(ext3[0], inner);
     Value run = arith::CeilDivUIOp::create(b, loc, count, c32(kReduceShares));
@@ -576,13 +589,21 @@ private:
     }
   }
   /// One query block of head `h`, its Q and dO in buffer `stage`: updates
-  /// dK and dV in `acc`.
+  /// dK and dV in `acc`. With `first` and `last` (deterministic plans with
+  /// the bias gradient: whether the block is its head's first or last) this
+  /// thread's elements of dS^T (before the softcap's derivative) are also
+  /// added up per key row slot (sLayout's row slots are key rows) in layout
+  /// order, for emitRowSums when the rows are summed (biasRowsSummed;
+  /// emitBiasGrad then stores nothing).
   void emitQueryBlock(Value h, Value m0, Value stage,
-                      MutableArrayRef<Value> acc);
+                      MutableArrayRef<Value> acc, Value first = {},
+                      Value last = {});
   /// The loop over (query head of the group, query block) pairs, flattened
-  /// so that the next pair's loads overlap this one's products.
+  /// so that the next pair's loads overlap this one's products. With
+  /// `sumRows` each block says whether it is its head's first or last, for
+  /// the bias gradient's row sums (emitQueryBlock).
   scf::ForOp emitBlockLoop(Value hLo, Value group, Value iLo, Value iHi,
-                           ValueRange init);
+                           ValueRange init, bool sumRows = false);
   /// P^T and (with a softcap) the derivative factor 1 - t^2 per element of
   /// the transposed scores `s`.
   void emitProbabilities(Value h, Value m0, MutableArrayRef<Value> s,
@@ -600,6 +621,13 @@ private:
   /// gradient: added to dbias_accum when dbias is summed over a dimension,
   /// else written to dbias (each (b, h, i, j) is visited once).
   void emitBiasGrad(Value h, Value m0, unsigned e, Value ds);
+  /// One query block's sums of dS over its query rows, per key row slot of
+  /// this thread (`sums`), into the sum over head `h`'s rows: added over the
+  /// lanes that hold the row's query columns (sLayout.rowReduceXor, a fixed
+  /// butterfly), then by one of them to the head's running sum in shared
+  /// memory (restarted at the head's `first` block), which at its `last`
+  /// goes to row 0 of dbias_full. `first` and `last` are uniform.
+  void emitRowSums(Value h, Value first, Value last, ArrayRef<Value> sums);
   void emitEpilogue(ArrayRef<Value> acc);
 
   /// Columns `offset`.. of `tile`, `width` of them: a slice's operand. In
@@ -636,6 +664,8 @@ private:
   /// plans: dbias_full).
   std::optional<BiasGradShape> biasGrad;
   Value dbiasAccum;
+  /// Deterministic plans with the bias gradient: rowsSummed (i1, uniform).
+  Value biasRowsSummed;
   SharedTile kTile, vTile, qTile, doTile, dsTile;
   AccLayout sLayout, dkLayout, dvLayout, pLayout, dqLayout;
 };
@@ -722,6 +752,15 @@ void RowStageEmitter::emitPre() {
   if (!spec.deterministic)
     return;
   b.setInsertionPointToStart(direct.elseBlock());
+  // With the rows summed in main, only row 0 is used: zeros for the key
+  // blocks no query row sees, which main does not write.
+  Value used = arith::OrIOp::create(
+      b, loc,
+      arith::XOrIOp::create(b, loc, rowsSummed(g),
+                            arith::ConstantIntOp::create(b, loc, 1, 1)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, row, c32(0)));
+  auto ifUsed = scf::IfOp::create(b, loc, used, /*withElse=*/false);
+  b.setInsertionPointToStart(ifUsed.thenBlock());
   Value full = dbiasFullPtr();
   zeroRow(f32, [&](Value j) {
     return gep(full, f32, fullIndex({batch, head, row, j}));
@@ -836,6 +875,12 @@ void MainStageEmitter::emitBiasGrad(Value h, Value m0, unsigned e, Value ds) {
       add(sLayout.laneRow, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]])));
   Value q = add(add(m0, sLayout.laneCol), c32(sLayout.colOffsets[e]));
   Value inside = arith::AndIOp::create(b, loc, lt(key, sk), lt(q, sq));
+  // Rows summed: main sums them itself (emitRowSums).
+  if (biasRowsSummed)
+    inside = arith::AndIOp::create(
+        b, loc, inside,
+        arith::XOrIOp::create(b, loc, biasRowsSummed,
+                              arith::ConstantIntOp::create(b, loc, 1, 1)));
   OpBuilder::InsertionGuard guard(b);
   auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
   SmallVector<Value> pos = {batch, h, q, key};
@@ -889,6 +934,47 @@ SmallVector<Value> MainStageEmitter::loadScoreGrad(Value rowBase) {
     e += 2;
   }
   return p;
+}
+
+void MainStageEmitter::emitRowSums(Value h, Value first, Value last,
+                                   ArrayRef<Value> sums) {
+  // The running sums live in the dS tile, which a deterministic main leaves
+  // unused (no dQ here): one f32 per key row of the block, each only ever
+  // touched by the lane that owns its row, so no barrier. (As loop-carried
+  // registers they made D = 64 spill more on sm_90a and sm_80.)
+  assert(spec.blockN() * 4 <= dsTile.rows * dsTile.rowStride * elemBytes &&
+         "the dS tile holds a float per key row");
+  // The lanes of a key row differ in the bits of rowReduceXor; the one with
+  // none set adds. fadd commutes, so every lane ends with the same sum.
+  int32_t groupBits = 0;
+  for (int32_t off : sLayout.rowReduceXor)
+    groupBits |= off;
+  SmallVector<Value> rowSums;
+  for (Value sum : sums) {
+    for (int32_t off : sLayout.rowReduceXor)
+      sum = fadd(sum, target.emitShuffleXor(b, loc, sum, off));
+    rowSums.push_back(sum);
+  }
+  Value leader = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::AndIOp::create(b, loc, lane, c32(groupBits)), c32(0));
+  OpBuilder::InsertionGuard guard(b);
+  auto ifLeader = scf::IfOp::create(b, loc, leader, /*withElse=*/false);
+  b.setInsertionPointToStart(ifLeader.thenBlock());
+  Value rowFirst = add(warpRow, sLayout.laneRow);
+  for (unsigned slot = 0, ns = rowSums.size(); slot < ns; ++slot) {
+    Value row = add(rowFirst, c32(sLayout.rowSlotOffsets[slot]));
+    Value at = gep(dsTile.base, f32, row);
+    Value sum = fadd(select(first, cf(0.0), load(f32, at, 4)), rowSums[slot]);
+    store(sum, at, 4);
+    Value key = add(n0, row);
+    OpBuilder::InsertionGuard inSlot(b);
+    auto ifLast = scf::IfOp::create(
+        b, loc, arith::AndIOp::create(b, loc, last, lt(key, sk)),
+        /*withElse=*/false);
+    b.setInsertionPointToStart(ifLast.thenBlock());
+    store(sum, gep(dbiasAccum, f32, fullIndex({batch, h, c32(0), key})), 4);
+  }
 }
 
 void MainStageEmitter::emitDq(Value h, Value m0) {
@@ -982,7 +1068,8 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
 }
 
 void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
-                                      MutableArrayRef<Value> acc) {
+                                      MutableArrayRef<Value> acc, Value first,
+                                      Value last) {
   unsigned nk = dkLayout.getNumElements();
   MutableArrayRef<Value> dk = acc.take_front(nk), dv = acc.drop_front(nk);
   SharedTile qTile = queryTile(stage), doTile = gradOutputTile(stage);
@@ -1013,6 +1100,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   Value deltaBase = gep(deltaPtr(), f32, workspaceRow(batch, h, c32(0)));
   Value lastQ = sub(sq, c32(1));
   llvm::DenseMap<int64_t, Value> deltas;
+  SmallVector<Value> rowSums(first ? sLayout.getNumRowSlots() : 0);
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
     int64_t off = sLayout.colOffsets[e];
     Value &delta = deltas[off];
@@ -1031,11 +1119,24 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     s[e] = fmul(s[e], fsub(dpe, delta));
     // The bias is added after the cap: its gradient is dS before the cap's
     // derivative.
-    // One slice writes the bias gradient.
+    // One slice writes the bias gradient. Masked and out-of-range elements
+    // add 0 to the row sums: P is 0 there, and for rows past Sq dP too
+    // (their dO rows are zeros).
+    if (!rowSums.empty()) {
+      Value &sum = rowSums[sLayout.rowSlot[e]];
+      sum = sum ? fadd(sum, s[e]) : s[e];
+    }
     if (biasGrad && slice == 0)
       emitBiasGrad(h, m0, e, s[e]);
     if (spec.softcap)
       s[e] = fmul(s[e], dsc[e]);
+  }
+  if (first) {
+    OpBuilder::InsertionGuard guard(b);
+    auto ifSummed =
+        scf::IfOp::create(b, loc, biasRowsSummed, /*withElse=*/false);
+    b.setInsertionPointToStart(ifSummed.thenBlock());
+    emitRowSums(h, first, last, rowSums);
   }
   next = dkMma->accumulateOutput(b, loc, lane, s, columns(qTile, sliceD),
                                  SmallVector<Value>(dk));
@@ -1116,6 +1217,8 @@ void MainStageEmitter::emit() {
   if (spec.dbiasType) {
     biasGrad = biasGradShape();
     dbiasAccum = spec.deterministic ? dbiasFullPtr() : dbiasAccumPtr();
+    if (spec.deterministic)
+      biasRowsSummed = rowsSummed(*biasGrad);
   }
 
   smemBase = getDynamicSharedMemoryBase(b, loc, func,
@@ -1150,7 +1253,8 @@ void MainStageEmitter::emit() {
                           cf(0.0));
   Value group =
       arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV));
-  scf::ForOp loop = emitBlockLoop(mul(headKV, group), group, iLo, iHi, init);
+  scf::ForOp loop = emitBlockLoop(mul(headKV, group), group, iLo, iHi, init,
+                                  /*sumRows=*/bool(biasRowsSummed));
   emitEpilogue(SmallVector<Value>(loop.getResults()));
 }
 
@@ -1320,7 +1424,8 @@ void MainStageEmitter::emitQueryPass() {
 }
 
 scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
-                                           Value iHi, ValueRange init) {
+                                           Value iHi, ValueRange init,
+                                           bool sumRows) {
   // Pair t is query block iLo + t % blocks of head hLo + t / blocks.
   Value blocks = sub(iHi, iLo);
   Value total = mul(group, blocks);
@@ -1361,7 +1466,15 @@ scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
     publishCopies();
   }
   SmallVector<Value> acc(loop.getRegionIterArgs());
-  emitQueryBlock(h, m0, stage, acc);
+  Value first, last;
+  if (sumRows) {
+    // Heads are outer: a head's blocks are consecutive pairs.
+    Value i = arith::RemUIOp::create(b, loc, t, blocks);
+    first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i, c32(0));
+    last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i,
+                                 sub(blocks, c32(1)));
+  }
+  emitQueryBlock(h, m0, stage, acc, first, last);
   scf::YieldOp::create(b, loc, acc);
   return loop;
 }
