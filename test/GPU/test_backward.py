@@ -168,10 +168,17 @@ def no_plan_reason(message):
     return lines[0] if lines else message
 
 
-def check_grads(res, stats, group, name, got, ref, low, names, scales=None):
+def check_grads(res, stats, group, name, got, ref, low, names, scales=None,
+                rounded=()):
     """FlashAttention's criterion for each (ours, f32 reference, torch in
     the input dtype) triple; True when all pass. `scales` may give a label
-    the magnitude its floor is relative to (default: max |reference|)."""
+    the magnitude its floor is relative to (default: max |reference|).
+    Labels in `rounded` may also be one ulp of their 16-bit type off at the
+    reference's largest magnitude: a bias gradient summed over broadcast
+    dimensions is one rounding of a sum of f32 terms, which lands on either
+    neighbour of a value near a rounding midpoint (the mma.sync and wgmma
+    plans alike, 1 in 20 random 7 x 129 cases at D = 64), while torch's
+    bf16 sum may happen to round closer."""
     import torch
 
     worst = 0.0
@@ -198,7 +205,13 @@ def check_grads(res, stats, group, name, got, ref, low, names, scales=None):
         err = (ours.float() - want).abs().max().item()
         err_pt = (pt.float() - want).abs().max().item()
         magnitude = max(want.abs().max().item(), scales.get(label, 0.0))
-        budget = RATIO * err_pt + FLOOR * max(magnitude, MIN_MAGNITUDE)
+        floor = FLOOR * max(magnitude, MIN_MAGNITUDE)
+        largest = want.abs().max().item()
+        if label in rounded and ours.dtype != torch.float32 and largest > 0:
+            ulp = torch.finfo(ours.dtype).eps * 2.0 ** math.floor(
+                math.log2(largest))
+            floor = max(floor, ulp)
+        budget = RATIO * err_pt + floor
         worst = max(worst, err / budget)
         if err > budget:
             res.fail(name, f"{label}: error {err:.3e} > {RATIO} x torch's "
@@ -342,8 +355,12 @@ def run_case(lib, res, stats, group, name, *, dtype, d, dv=None, sq, sk,
     scales = {}
     if bias_grad:
         scales["dbias"] = dbias_scale(q, k, v, b, g, **ref_kw)
+    # dbias summed over the bias's broadcast dimensions.
+    summed = bias_grad and tuple(b.shape) != (q.shape[0], q.shape[1],
+                                              q.shape[2], k.shape[2])
     check_grads(res, stats, group, name, [plain] + got[:4], ref, low,
-                ["out", "dq", "dk", "dv", "dbias"], scales)
+                ["out", "dq", "dk", "dv", "dbias"], scales,
+                rounded=("dbias",) if summed else ())
 
 
 def cases(lib, quick):

@@ -25,8 +25,12 @@
 // PTX: cp.async.cg.shared.global
 // PTX: cp.async.ca.shared.global {{.*}}, 4,
 // PTX: fence.proxy.async.shared::cta
-// S^T = K Q^T (N = block_m = 64 query columns), both from descriptors.
+// S^T = K Q^T (N = block_m = 64 query columns), both from descriptors,
+// each step's advanced inside the chain (registers: D = 128 spilled with a
+// descriptor input per step).
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PTX-NEXT: add.s64 da, %rd{{[0-9]+}}, 2;
+// PTX-NEXT: add.s64 db, %rd{{[0-9]+}}, 2;
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
 // PTX-LABEL: .entry bwd_bf16_d64_causal_det_m64n64w4s2_main_q(
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}

@@ -1498,6 +1498,7 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
     return op.emitOpError("has a dynamic head dim; backward plans need "
                           "static D and Dv");
   spec->dropout = op.hasDropout();
+  spec->backward = true;
   if (Value gradBias = op.getGradBias())
     spec->dbiasType = cast<ShapedType>(gradBias.getType()).getElementType();
   spec->deterministic = spec->config.getDeterministic();

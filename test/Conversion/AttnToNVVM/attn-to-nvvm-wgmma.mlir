@@ -27,10 +27,8 @@
 // CHECK-NEXT: gpu.barrier
 // S = Q K^T: 8 k-steps (D = 128), both operands from shared memory, scale-d
 // false on the first step, waits.
-// Each step's descriptors are the operands' bases plus the step's offset
-// (16-byte units), added inside the statement.
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .b64 da, db;\0A.reg .pred p;\0Asetp.ne.b32 p, $66, 0;\0Awgmma.fence.sync.aligned;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0,{{.*}}$63}, $64, $65, p, 1, 1, 0, 0;\0Aadd.s64 da, $64, 2;\0Aadd.s64 db, $65, 2;
-// CHECK-SAME: da, db, 1, 1, 1, 0, 0;\0Awgmma.commit_group.sync.aligned;\0Awgmma.wait_group.sync.aligned 0;\0A}"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $64, 0;\0Awgmma.fence.sync.aligned;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0,{{.*}}$63}, $65, $66, p, 1, 1, 0, 0;
+// CHECK-SAME: $79, $80, 1, 1, 1, 0, 0;\0Awgmma.commit_group.sync.aligned;\0Awgmma.wait_group.sync.aligned 0;\0A}"
 // The next block's loads only after every warp's previous P V completed.
 // CHECK: gpu.barrier
 // CHECK: scf.if
@@ -38,8 +36,8 @@
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // O += P V: P from registers, V transposed (imm-trans-b = 1), no wait.
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .b64 da, db;\0Awgmma.fence.sync.aligned;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0,{{.*}}$63}, {$129,$130,$131,$132}, $128, 1, 1, 1, 1;\0Aadd.s64 db, $128, 128;
-// CHECK-SAME: wgmma.commit_group.sync.aligned;\0A}", "=f,{{.*}},0,1,2,{{.*}},63,l,r,r,r,r,
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0Awgmma.fence.sync.aligned;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0,{{.*}}$63}, {$128,$129,$130,$131}, $132, 1, 1, 1, 1;
+// CHECK-SAME: wgmma.commit_group.sync.aligned;\0A}", "=f,{{.*}},0,1,2,{{.*}},63,r,r,r,r,l,
 // CHECK-NOT: wait_group
 // CHECK: scf.yield
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;"
