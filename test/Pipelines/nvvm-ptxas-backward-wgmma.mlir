@@ -4,7 +4,8 @@
 // (pre, main, main_q; no dq_accum, no convert), whose products are wgmma
 // chains reading K, V, Q and dO from 128-byte-swizzled tiles, each query
 // block's lse and delta copied to shared memory beside them (4-byte
-// cp.async through L1), no atomics, and no spills.
+// cp.async through L1), main_q's key blocks double-buffered, no atomics,
+// and no spills.
 // REQUIRES: ptxas
 // RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa" > %t.mlir
 // RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 1p \
@@ -21,6 +22,9 @@
 // PTX-LABEL: .entry bwd_bf16_d64_causal_det_m64n64w4s2_pre(
 // PTX-NOT: .entry
 // PTX-LABEL: .entry bwd_bf16_d64_causal_det_m64n64w4s2_main(
+// Three workgroups an SM (60 KiB of shared memory each) at the tables'
+// 168 registers.
+// PTX: .minnctapersm 3
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
 // PTX: cp.async.cg.shared.global
 // PTX: cp.async.ca.shared.global {{.*}}, 4,
@@ -34,6 +38,9 @@
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
 // PTX-LABEL: .entry bwd_bf16_d64_causal_det_m64n64w4s2_main_q(
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
+// Key block j + 1 is copied (into main's second Q and dO buffers, or its
+// K and V) while block j computes: one group left in flight.
+// PTX: cp.async.wait_group{{[[:space:]]+}}1;
 // PTX: wgmma.mma_async.sync.aligned
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
 // PTX-NOT: .entry
@@ -45,6 +52,7 @@
 // D64-DAG: Function properties for bwd_bf16_d64_causal_det_m64n64w4s2_main{{$}}
 // D64-DAG: Function properties for bwd_bf16_d64_causal_det_m64n64w4s2_main_q{{$}}
 // D64-NOT: {{[1-9][0-9]* bytes spill}}
+// D64-NOT: Used {{(169|1[7-9][0-9]|2[0-9][0-9])}} registers
 // D128-NOT: warning
 // D128: Compiling entry function 'bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main_q'
 // D128-NEXT: Function properties

@@ -1359,17 +1359,72 @@ void MainStageEmitter::emitQueryPass() {
   auto [lo, hi] = emitVisibleKeyRange(b, loc, score.mask, m0, qEnd, sq, sk);
   Value jLo = arith::DivUIOp::create(b, loc, lo, c32(bn));
   Value jHi = arith::DivUIOp::create(b, loc, add(hi, c32(bn - 1)), c32(bn));
+  // Key blocks double-buffered where main's second Q and dO buffers are
+  // free (this pass's rows fit the first) and hold a K and a V block: block
+  // j + 1 is copied while block j computes.
+  bool prefetch = spec.stages() >= 2 && qRows <= spec.blockM() &&
+                  bn <= spec.blockM() && smem.qRowStride == smem.kRowStride &&
+                  smem.doRowStride == smem.vRowStride;
+  SharedTile kNext =
+                 tile(smem.qOffset + smem.qStageBytes, bn, d, smem.qRowStride),
+             vNext = tile(smem.doOffset + smem.doStageBytes, bn, dv,
+                          smem.doRowStride);
+  auto copyKeys = [&](const SharedTile &kt, const SharedTile &vt, Value j) {
+    Value row0 = mul(j, c32(bn));
+    copyRows(kt, spec.headDim, kBwdK, kBwdKStrideB, headKV, row0, sk);
+    copyRows(vt, spec.headDimV, kBwdV, kBwdVStrideB, headKV, row0, sk);
+  };
+  if (prefetch) {
+    OpBuilder::InsertionGuard guard(b);
+    auto any = scf::IfOp::create(b, loc, lt(jLo, jHi), false);
+    b.setInsertionPointToStart(any.thenBlock());
+    copyKeys(k, v, jLo);
+    target.emitCopyCommit(b, loc);
+  }
   SmallVector<Value> init(ol.getNumElements(), cf(0.0));
   auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
   {
     OpBuilder::InsertionGuard inLoop(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value n = mul(loop.getInductionVar(), c32(bn));
+    Value j = loop.getInductionVar();
+    Value n = mul(j, c32(bn));
     // Every warp is done with the previous block's K and V.
     barrier();
-    copyBoth(k, kBwdK, v, kBwdV, headKV, n, sk);
-    SmallVector<Value> s = sMma->computeScores(b, loc, lane, query, k);
-    SmallVector<Value> dp = pMma->computeScores(b, loc, lane, gradOut, v);
+    SharedTile kb = k, vb = v;
+    if (prefetch) {
+      // Block j's buffer by its parity; block j + 1 into the other one
+      // (block j - 1's), then at most that group still in flight (one is
+      // committed, empty after the last block, so the count holds).
+      Value odd = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(b, loc, sub(j, jLo), c32(1)), c32(0));
+      auto pick = [&](const SharedTile &even, const SharedTile &other,
+                      Value first) {
+        SharedTile t = even;
+        t.base = arith::SelectOp::create(b, loc, first, other.base, even.base);
+        return t;
+      };
+      kb = pick(k, kNext, odd);
+      vb = pick(v, vNext, odd);
+      Value next = add(j, c32(1));
+      {
+        OpBuilder::InsertionGuard g(b);
+        auto more = scf::IfOp::create(b, loc, lt(next, jHi), false);
+        b.setInsertionPointToStart(more.thenBlock());
+        Value notOdd = arith::XOrIOp::create(
+            b, loc, odd,
+            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+        copyKeys(pick(k, kNext, notOdd), pick(v, vNext, notOdd), next);
+      }
+      target.emitCopyCommit(b, loc);
+      target.emitCopyWait(b, loc, 1);
+      scoresMma->emitSharedWritesVisible(b, loc);
+      barrier();
+    } else {
+      copyBoth(k, kBwdK, v, kBwdV, headKV, n, sk);
+    }
+    SmallVector<Value> s = sMma->computeScores(b, loc, lane, query, kb);
+    SmallVector<Value> dp = pMma->computeScores(b, loc, lane, gradOut, vb);
     SmallVector<Value> z;
     if (score.dropout) {
       bool aligned = qRows % 16 == 0 && bn % 16 == 0 && rows0 % 16 == 0;
@@ -1401,7 +1456,7 @@ void MainStageEmitter::emitQueryPass() {
     // Completed before the next block's copies overwrite K.
     SmallVector<Value> acc = completed(
         *sMma,
-        sMma->accumulateOutput(b, loc, lane, s, k,
+        sMma->accumulateOutput(b, loc, lane, s, kb,
                                SmallVector<Value>(loop.getRegionIterArgs())));
     scf::YieldOp::create(b, loc, acc);
   }

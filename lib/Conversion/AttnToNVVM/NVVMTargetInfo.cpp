@@ -2,6 +2,7 @@
 //-*-===//
 
 #include "NVVMTargetInfo.h"
+#include "AttnDialect/Conversion/AttnToGPU/AttentionGradKernel.h"
 #include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
 #include "AttnDialect/Target/Constraints.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -169,6 +170,10 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
                   Builder(func.getContext()).getI32IntegerAttr(1));
     return;
   }
+  if (spec.backward) {
+    annotateBackwardKernel(func, spec);
+    return;
+  }
   if (!spec.dynamicHeadDim() && !spec.dropout)
     return;
   int64_t smem = getDynamicSharedMemoryBytes(spec, *this);
@@ -177,6 +182,37 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
       2 * threads * 128 <= chip.regsPerBlockMax)
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   Builder(func.getContext()).getI32IntegerAttr(2));
+}
+
+void NVVMTargetInfo::annotateBackwardKernel(gpu::GPUFuncOp func,
+                                            const KernelSpec &spec) const {
+  // As many workgroups per SM as shared memory holds, while the register
+  // cap that count sets stays at or above the tables' estimate; only a cap
+  // below the per-thread maximum is asked for. On the H100 the D = 64 wgmma
+  // main then fits three workgroups at 168 registers (ptxas took 172 and
+  // fitted two): 1.03-1.08x the backward (bench/RESULTS.md). The estimate
+  // leaves out what dropout, a softcap and the bias gradient hold (the
+  // D = 64 main with dropout takes 227 and spilled 212 bytes at 168).
+  const MatrixInstr *instr = chip.lookupInstr(spec.config.getMma());
+  if (!instr || chip.regsPerBlockMax <= 0 || chip.smemMaxBytes <= 0 ||
+      spec.dropout || spec.softcap || spec.dbiasType)
+    return;
+  int64_t threads = spec.warps() * getWarpSize();
+  int64_t smem = getBackwardSharedMemoryBytes(spec, *this);
+  int64_t regs = backwardRegisterEstimate(
+      instr->rowsPerWarp, getWarpSize(), spec.blockM(), spec.tileHeadDim,
+      spec.tileHeadDimV, chip.regsOverhead, spec.config.getHeadSplit(),
+      instr->headDimMultiple, instr->sharedOperands);
+  // Registers are allocated per thread in multiples of 8.
+  auto cap = [&](int64_t n) {
+    return chip.regsPerBlockMax / (n * threads) / 8 * 8;
+  };
+  int64_t n = 1;
+  while ((n + 1) * smem <= chip.smemMaxBytes && cap(n + 1) >= regs)
+    ++n;
+  if (n > 1 && cap(n) < chip.regsPerThreadMax)
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  Builder(func.getContext()).getI32IntegerAttr(n));
 }
 
 void NVVMTargetInfo::emitCopyCommit(OpBuilder &b, Location loc) const {
