@@ -7,12 +7,14 @@ BUNDLE: attn-bundle --chip sm_90a --head-dims 64,128 --dtypes bf16,f16
 --masks none,causal,causal_bottom_right --bias none,same --backward
 --layouts dense --unaligned=false --size-hints 4096. Runs
 test/GPU/test_backward.py's cases for each bias broadcast kind through the
-deterministic plans (attention_backward) and the autograd path, its
-determinism check (100 runs bit-identical, the 2-D and key-padding biases
-included), then times the backward (bf16, D = 128, causal, B = 4, H = 16,
-S = 2048) with the atomic and the deterministic plan for a bias summed over
-the batch, one summed over heads and query rows, and a full one. Exit
-status 1 if a check failed.
+deterministic plans (attention_backward) and the autograd path (the
+key-padding kinds [B, H, 1, Sk], [B, 1, 1, Sk] and [1, 1, 1, Sk], whose
+query rows main sums itself, included), its determinism check (100 runs
+bit-identical, the 2-D and both key-padding biases included), then times
+the backward (bf16, D = 128, causal, B = 4, H = 16, S = 2048) with the
+atomic and the deterministic plan for a bias summed over the batch, one
+summed over heads and query rows, one over query rows alone, and a full
+one. Exit status 1 if a check failed.
 """
 import os
 import sys
@@ -34,7 +36,8 @@ t0 = time.time()
 for dtype in ("bf16", "f16"):
     for d in (64, 128):
         for sq, sk in ((7, 129), (129, 64), (1000, 1000)):
-            for kind in ("full", "2d", "heads-f32", "rows"):
+            for kind in ("full", "2d", "heads-f32", "rows", "keypad-heads",
+                         "keypad", "keypad-shared"):
                 for mask in ("none", "causal"):
                     for path, det in (("direct", True), ("autograd", False)):
                         tb.run_case(
@@ -92,7 +95,8 @@ def compare(B, H, S, shape):
           + ", ".join(row) + f"; dbias max rel diff {rel:.2e}", flush=True)
 
 
-for shape in ((1, 16, 2048, 2048), (4, 1, 1, 2048), (4, 16, 2048, 2048)):
+for shape in ((1, 16, 2048, 2048), (4, 1, 1, 2048), (4, 16, 1, 2048),
+              (4, 16, 2048, 2048)):
     compare(4, 16, 2048, shape)
     torch.cuda.empty_cache()
 sys.exit(1 if res.failed else 0)

@@ -85,13 +85,17 @@ static bool isGPUBackward(const ChipSpec &chip, const TileCandidate &cand) {
 
 BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
-    int64_t headDim, int64_t headDimV, int64_t padElems) {
+    int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled) {
   BackwardSharedMemoryLayout l;
-  l.kRowStride = headDim + padElems;
-  l.vRowStride = headDimV + padElems;
-  l.qRowStride = headDim + padElems;
-  l.doRowStride = headDimV + padElems;
+  int64_t pad = swizzled ? 0 : padElems;
+  l.kRowStride = headDim + pad;
+  l.vRowStride = headDimV + pad;
+  l.qRowStride = headDim + pad;
+  l.doRowStride = headDimV + pad;
   l.dsRowStride = blockN + padElems;
+  // Swizzled tiles are whole 8-row x 128-byte atoms (rows a multiple of 8,
+  // head dims of 64), so every offset below stays 1024-byte aligned.
+  l.alignSlack = swizzled ? kSwizzleAlignBytes : 0;
   l.kOffset = 0;
   l.vOffset = l.kOffset + blockN * l.kRowStride * elemBytes;
   l.qOffset = l.vOffset + blockN * l.vRowStride * elemBytes;
@@ -99,16 +103,18 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
   l.doStageBytes = blockM * l.doRowStride * elemBytes;
   l.doOffset = l.qOffset + stages * l.qStageBytes;
   l.dsOffset = l.doOffset + stages * l.doStageBytes;
-  l.totalBytes = l.dsOffset + blockM * l.dsRowStride * elemBytes;
+  l.rowStatsOffset =
+      llvm::alignTo(l.dsOffset + blockM * l.dsRowStride * elemBytes, 16);
+  l.rowStatsStageBytes = swizzled ? 2 * blockM * 4 : 0;
+  l.totalBytes =
+      l.alignSlack + l.rowStatsOffset + stages * l.rowStatsStageBytes;
   return l;
 }
 
-int64_t mlir::attn::backwardRegisterEstimate(int64_t rowsPerWarp,
-                                             int64_t warpSize, int64_t blockM,
-                                             int64_t headDim, int64_t headDimV,
-                                             int64_t overhead,
-                                             int64_t headSplit,
-                                             int64_t headDimMultiple) {
+int64_t mlir::attn::backwardRegisterEstimate(
+    int64_t rowsPerWarp, int64_t warpSize, int64_t blockM, int64_t headDim,
+    int64_t headDimV, int64_t overhead, int64_t headSplit,
+    int64_t headDimMultiple, bool sharedOperands) {
   int64_t sliceD = getHeadSlice(headDim, headSplit, headDimMultiple, 0).width,
           sliceDv = getHeadSlice(headDimV, headSplit, headDimMultiple, 0).width;
   int64_t acc = llvm::divideCeil(rowsPerWarp * (sliceD + sliceDv), warpSize);
@@ -116,13 +122,20 @@ int64_t mlir::attn::backwardRegisterEstimate(int64_t rowsPerWarp,
   // The K or the V rows as packed 16-bit operands while a product runs;
   // past 128 columns ptxas loads them near their MMAs (D = 256: 253
   // registers used, no spills, where all of K's would be 64 more).
-  int64_t frags = llvm::divideCeil(
-      rowsPerWarp * std::min<int64_t>(std::max(headDim, headDimV), 128),
-      2 * warpSize);
+  // Instructions reading both operands from shared memory (wgmma) hold none.
+  int64_t frags = sharedOperands
+                      ? 0
+                      : llvm::divideCeil(
+                            rowsPerWarp * std::min<int64_t>(
+                                              std::max(headDim, headDimV), 128),
+                            2 * warpSize);
   // lse and delta of each query column a lane holds (a lane holds 8 rows'
-  // worth of columns per row slot).
-  int64_t columns =
-      2 * llvm::divideCeil(rowsPerWarp * blockM, warpSize * rowsPerWarp / 8);
+  // worth of columns per row slot), unless they are read from shared
+  // memory where they are used (wgmma: each block's are copied there).
+  int64_t columns = sharedOperands
+                        ? 0
+                        : 2 * llvm::divideCeil(rowsPerWarp * blockM,
+                                               warpSize * rowsPerWarp / 8);
   return acc + scores + frags + columns + overhead;
 }
 
@@ -428,11 +441,20 @@ CheckResult mlir::attn::checkMmaDivisibility(const TileCandidate &cand,
 
 CheckResult mlir::attn::checkBackwardTile(const TileCandidate &cand,
                                           const MatrixInstr &instr) {
-  if (instr.sharedOperands)
-    return formatv("backward: the backward kernel takes its operands from "
-                   "registers; {0} reads them from shared memory",
-                   instr.getName())
-        .str();
+  // Matrix instructions of a warpgroup (wgmma): the dQ product takes the
+  // block's query rows a warpgroup (64 rows) at a time, with every warp of it.
+  if (instr.sharedOperands) {
+    int64_t groupRows = instr.m;
+    if (cand.warps % 4 != 0)
+      return formatv("tile: {0} warps are not whole warpgroups of 4 ({1})",
+                     cand.warps, instr.getName())
+          .str();
+    if (cand.blockM % groupRows != 0)
+      return formatv("tile: block_m {0} is not a multiple of the {1} rows of "
+                     "a {2} warpgroup (the dQ product)",
+                     cand.blockM, groupRows, instr.getName())
+          .str();
+  }
   if (instr.rowsPerWarp <= 0 || cand.blockN % cand.warps != 0 ||
       cand.blockN / cand.warps != instr.rowsPerWarp)
     return formatv("tile: block_n {0} over {1} warps must give the {2} key "
@@ -485,10 +507,10 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                           const AttentionProblem &problem,
                                           int64_t &bytes) {
   if (isGPUBackward(chip, cand)) {
-    bytes = getBackwardSharedMemoryLayout(cand.blockM, cand.blockN, cand.stages,
-                                          getElementBytes(problem.elementType),
-                                          problem.headDim, problem.headDimV,
-                                          chip.smemRowPadElems)
+    bytes = getBackwardSharedMemoryLayout(
+                cand.blockM, cand.blockN, cand.stages,
+                getElementBytes(problem.elementType), problem.headDim,
+                problem.headDimV, chip.smemRowPadElems, instr.sharedOperands)
                 .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;
@@ -524,10 +546,10 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   if (chip.regsPerThreadMax <= 0 || instr.rowsPerWarp <= 0)
     return std::nullopt;
   if (isGPUBackward(chip, cand)) {
-    regs = backwardRegisterEstimate(instr.rowsPerWarp, chip.warpSize,
-                                    cand.blockM, problem.headDim,
-                                    problem.headDimV, chip.regsOverhead,
-                                    cand.headSplit, instr.headDimMultiple);
+    regs = backwardRegisterEstimate(
+        instr.rowsPerWarp, chip.warpSize, cand.blockM, problem.headDim,
+        problem.headDimV, chip.regsOverhead, cand.headSplit,
+        instr.headDimMultiple, instr.sharedOperands);
   } else {
     int64_t warps =
         std::max<int64_t>(getComputeWarps(cand.pipeline, cand.warps), 1);
@@ -628,7 +650,9 @@ int64_t mlir::attn::getDeterministicQueryRows(const MatrixInstr &instr,
 CheckResult mlir::attn::checkDeterministic(const TileCandidate &cand,
                                            const MatrixInstr &instr,
                                            const AttentionProblem &problem) {
-  if (!problem.deterministic || problem.direction != Direction::Backward)
+  // A dq_pass tile's plans are deterministic whatever the call allows.
+  if ((!problem.deterministic && !cand.dqPass) ||
+      problem.direction != Direction::Backward)
     return std::nullopt;
   if (cand.headSplit > 1)
     return formatv("deterministic: head_split {0} is for the plans with "

@@ -57,7 +57,7 @@ const TileCandidate *ChipSpec::lookupCopyForm(const TileCandidate &cand,
     return std::make_tuple(c.direction, c.blockM, c.blockN, c.warps, c.stages,
                            c.accInRegisters, c.mma, c.dtypes, c.headDimMax,
                            c.aligned, c.supportsBias, c.onlyOn, c.masks,
-                           c.seqlenMin, c.headSplit);
+                           c.seqlenMin, c.headSplit, c.dqPass);
   };
   auto it = llvm::find_if(candidates, [&](const TileCandidate &c) {
     return c.pipeline == pipeline && c.implemented && tile(c) == tile(cand);
@@ -179,5 +179,5 @@ ConfigAttr mlir::attn::toConfigAttr(MLIRContext *context,
   return ConfigAttr::get(context, c.name, c.blockM, c.blockN, c.warps, c.stages,
                          c.pipeline, c.accInRegisters, c.mma,
                          /*alignBytes=*/16, /*maxHeadDim=*/0,
-                         /*deterministic=*/false, c.headSplit);
+                         /*deterministic=*/c.dqPass, c.headSplit);
 }

@@ -72,6 +72,8 @@ json::Value mlir::attn::toJSON(const TileCandidate &c) {
       {"only_on", stringsToJSON(c.onlyOn)},
       {"masks", masksToJSON(c.masks)},
       {"seqlen_min", c.seqlenMin},
+      {"head_split", c.headSplit},
+      {"dq_pass", c.dqPass},
       {"priority", c.priority},
   };
 }

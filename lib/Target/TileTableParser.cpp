@@ -65,6 +65,7 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
   c.priority = r.getInt("priority", false, 0);
   c.seqlenMin = r.getInt("seqlen_min", false, 0);
   c.headSplit = r.getInt("head_split", false, 1);
+  c.dqPass = r.getBool("dq_pass", false, false);
   r.finish();
   for (int64_t f : {c.blockM, c.blockN, c.warps, c.stages, c.headDimMax})
     if (f <= 0)
@@ -76,6 +77,9 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
       (c.headSplit > 1 && c.direction != Direction::Backward))
     r.fail("head_split must be in [1, 4], and 1 unless the direction is "
            "backward");
+  if (c.dqPass && (c.direction != Direction::Backward || c.headSplit > 1))
+    r.fail("dq_pass is for backward tiles without head_split (the dQ pass "
+           "keeps whole rows of dQ)");
   // Stash the flag in `aligned` for the caller to expand.
   c.aligned = alignedVariant;
   return c;

@@ -415,7 +415,20 @@ def bundle_error_paths(lib, res):
     with open(os.path.join(lib.bundle_dir, "bundle.json")) as f:
         original = json.load(f)
     major, _ = torch.cuda.get_device_capability()
-    variant = dict(original["variants"][0])
+    # The first variant that serves the small call below on its own: a
+    # size-specialized one (seqlen_*_min, grid fill) would refuse it for
+    # that reason instead (bundles built with --size-hints list them first).
+    def general(v):
+        c = v.get("conditions", {})
+        return (not c.get("seqlen_q_min") and not c.get("seqlen_k_min")
+                and not c.get("grid_min_blocks_per_sm")
+                and not v.get("dropout")
+                and v.get("layout", "dense") == "dense")
+    candidates = [v for v in original["variants"] if general(v)]
+    if not candidates:
+        res.skip("bundle-errors", "no variant without size conditions")
+        return
+    variant = dict(candidates[0])
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16,
              "f32": torch.float32}[variant["dtype"]]
     causal = {"none": False, "causal": True,

@@ -168,10 +168,17 @@ def no_plan_reason(message):
     return lines[0] if lines else message
 
 
-def check_grads(res, stats, group, name, got, ref, low, names, scales=None):
+def check_grads(res, stats, group, name, got, ref, low, names, scales=None,
+                rounded=()):
     """FlashAttention's criterion for each (ours, f32 reference, torch in
     the input dtype) triple; True when all pass. `scales` may give a label
-    the magnitude its floor is relative to (default: max |reference|)."""
+    the magnitude its floor is relative to (default: max |reference|).
+    Labels in `rounded` may also be one ulp of their 16-bit type off at the
+    reference's largest magnitude: a bias gradient summed over broadcast
+    dimensions is one rounding of a sum of f32 terms, which lands on either
+    neighbour of a value near a rounding midpoint (the mma.sync and wgmma
+    plans alike, 1 in 20 random 7 x 129 cases at D = 64), while torch's
+    bf16 sum may happen to round closer."""
     import torch
 
     worst = 0.0
@@ -198,7 +205,13 @@ def check_grads(res, stats, group, name, got, ref, low, names, scales=None):
         err = (ours.float() - want).abs().max().item()
         err_pt = (pt.float() - want).abs().max().item()
         magnitude = max(want.abs().max().item(), scales.get(label, 0.0))
-        budget = RATIO * err_pt + FLOOR * max(magnitude, MIN_MAGNITUDE)
+        floor = FLOOR * max(magnitude, MIN_MAGNITUDE)
+        largest = want.abs().max().item()
+        if label in rounded and ours.dtype != torch.float32 and largest > 0:
+            ulp = torch.finfo(ours.dtype).eps * 2.0 ** math.floor(
+                math.log2(largest))
+            floor = max(floor, ulp)
+        budget = RATIO * err_pt + floor
         worst = max(worst, err / budget)
         if err > budget:
             res.fail(name, f"{label}: error {err:.3e} > {RATIO} x torch's "
@@ -221,6 +234,11 @@ def make_bias(kind, batch, hq, sq, sk, tdtype, grad):
         "heads-f32": ((1, hq, sq, sk), torch.float32),
         "batch-f32": ((batch, 1, sq, sk), torch.float32),
         "rows": ((1, 1, sq, 1), tdtype),
+        # Key padding: dbias summed over query rows (deterministic plans sum
+        # the rows in main), and over heads or over batch and heads too.
+        "keypad-heads": ((batch, hq, 1, sk), tdtype),
+        "keypad": ((batch, 1, 1, sk), tdtype),
+        "keypad-shared": ((1, 1, 1, sk), tdtype),
     }[kind]
     return torch.randn(shape, dtype=dtype, device="cuda").requires_grad_(grad)
 
@@ -337,8 +355,12 @@ def run_case(lib, res, stats, group, name, *, dtype, d, dv=None, sq, sk,
     scales = {}
     if bias_grad:
         scales["dbias"] = dbias_scale(q, k, v, b, g, **ref_kw)
+    # dbias summed over the bias's broadcast dimensions.
+    summed = bias_grad and tuple(b.shape) != (q.shape[0], q.shape[1],
+                                              q.shape[2], k.shape[2])
     check_grads(res, stats, group, name, [plain] + got[:4], ref, low,
-                ["out", "dq", "dk", "dv", "dbias"], scales)
+                ["out", "dq", "dk", "dv", "dbias"], scales,
+                rounded=("dbias",) if summed else ())
 
 
 def cases(lib, quick):
@@ -424,12 +446,13 @@ def determinism(lib, res, stats):
     # With a bias that requires grad and without one. A full-shape bias
     # gradient is written directly by the deterministic plans; one summed
     # over broadcast dimensions (the 2-D bias over batch and heads, the
-    # key-padding bias over heads and query rows) goes through their
-    # dbias_full buffer, summed in a fixed order by the last stage.
+    # key-padding biases over query rows, with or without the heads) goes
+    # through their dbias_full buffer, summed in a fixed order by main (the
+    # query rows) and the last stage.
     for dtype, tdtype, with_bias in (
             (dt, tdt, wb) for dt, tdt in (("bf16", torch.bfloat16),
                                           ("f16", torch.float16))
-            for wb in ("full", "2d", "keypad", None)):
+            for wb in ("full", "2d", "keypad", "keypad-heads", None)):
         for d in (64, 128):
             name = (f"determinism-{dtype}-d{d}"
                     f"{'-bias-grad-' + with_bias if with_bias else ''}")
@@ -439,7 +462,8 @@ def determinism(lib, res, stats):
             v = torch.randn(2, 2, 1000, d, dtype=tdtype, device="cuda")
             g = torch.randn(2, 8, 129, d, dtype=tdtype, device="cuda")
             shape = {"full": (2, 8, 129, 1000), "2d": (129, 1000),
-                     "keypad": (2, 1, 1, 1000), None: None}[with_bias]
+                     "keypad": (2, 1, 1, 1000),
+                     "keypad-heads": (2, 8, 1, 1000), None: None}[with_bias]
             bias = (torch.randn(*shape, dtype=tdtype,
                                 device="cuda").requires_grad_()
                     if with_bias else None)

@@ -1,12 +1,13 @@
 // The backward plan's kernels through the whole attn-to-nvvm pipeline to
-// PTX, assembled by ptxas: the table's tiles for D = 64 (block_m 64) and
-// D = 128 (block_m 32), Q and dO double-buffered, fit in registers
+// PTX, assembled by ptxas: the table's mma.sync tiles (sm_80 to sm_89's;
+// sm_90a's own are wgmma, nvvm-ptxas-backward-wgmma.mlir) for D = 64
+// (block_m 64) and D = 128 (block_m 32), Q and dO double-buffered, fit in registers
 // without spills (ptxas 13.0; up to 16 bytes allowed for D = 128), the main kernel
 // adds dQ into the f32 workspace with atomics (sm_90's vector reduction
 // red.global.add.v2.f32, two floats per instruction) and
 // runs its products on mma.sync.
 // REQUIRES: ptxas
-// RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa" > %t.mlir
+// RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa select-config=false" > %t.mlir
 // RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 1p \
 // RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.64.ptx
 // RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 2p \
@@ -47,17 +48,21 @@
 // D128-NEXT: Function properties for bwd_bf16_d128_causal_m32n64w4s2_main
 // D128-NEXT: {{([0-9]|1[0-6])}} bytes stack frame, {{([0-9]|1[0-6])}} bytes spill stores
 
+#d64 = #attn.config<name = "bwd_d64_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
+#d128 = #attn.config<name = "bwd_d128_m32n64w4", block_m = 32, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
+#d256 = #attn.config<name = "bwd_d256_m32n64w4", block_m = 32, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16, head_split = 2>
+
 func.func @d64(%q: tensor<2x8x1000x64xbf16>, %k: tensor<2x2x1000x64xbf16>, %lse: tensor<2x8x1000xf32>) -> (tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>) {
-  %r:3 = attn.attention_grad q(%q : tensor<2x8x1000x64xbf16>) k(%k : tensor<2x2x1000x64xbf16>) v(%k : tensor<2x2x1000x64xbf16>) o(%q : tensor<2x8x1000x64xbf16>) do(%q : tensor<2x8x1000x64xbf16>) lse(%lse : tensor<2x8x1000xf32>) outs(%q, %k, %k : tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>) {mask = #attn.mask<causal>} -> tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>
+  %r:3 = attn.attention_grad q(%q : tensor<2x8x1000x64xbf16>) k(%k : tensor<2x2x1000x64xbf16>) v(%k : tensor<2x2x1000x64xbf16>) o(%q : tensor<2x8x1000x64xbf16>) do(%q : tensor<2x8x1000x64xbf16>) lse(%lse : tensor<2x8x1000xf32>) outs(%q, %k, %k : tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>) {mask = #attn.mask<causal>, config = #d64} -> tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>
   return %r#0, %r#1, %r#2 : tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>
 }
 
 func.func @d128(%q: tensor<2x8x1000x128xbf16>, %k: tensor<2x2x1000x128xbf16>, %lse: tensor<2x8x1000xf32>) -> (tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>) {
-  %r:3 = attn.attention_grad q(%q : tensor<2x8x1000x128xbf16>) k(%k : tensor<2x2x1000x128xbf16>) v(%k : tensor<2x2x1000x128xbf16>) o(%q : tensor<2x8x1000x128xbf16>) do(%q : tensor<2x8x1000x128xbf16>) lse(%lse : tensor<2x8x1000xf32>) outs(%q, %k, %k : tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>) {mask = #attn.mask<causal>} -> tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>
+  %r:3 = attn.attention_grad q(%q : tensor<2x8x1000x128xbf16>) k(%k : tensor<2x2x1000x128xbf16>) v(%k : tensor<2x2x1000x128xbf16>) o(%q : tensor<2x8x1000x128xbf16>) do(%q : tensor<2x8x1000x128xbf16>) lse(%lse : tensor<2x8x1000xf32>) outs(%q, %k, %k : tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>) {mask = #attn.mask<causal>, config = #d128} -> tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>
   return %r#0, %r#1, %r#2 : tensor<2x8x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>
 }
 
 func.func @d256(%q: tensor<2x8x1000x256xbf16>, %k: tensor<2x2x1000x256xbf16>, %lse: tensor<2x8x1000xf32>) -> (tensor<2x8x1000x256xbf16>, tensor<2x2x1000x256xbf16>, tensor<2x2x1000x256xbf16>) {
-  %r:3 = attn.attention_grad q(%q : tensor<2x8x1000x256xbf16>) k(%k : tensor<2x2x1000x256xbf16>) v(%k : tensor<2x2x1000x256xbf16>) o(%q : tensor<2x8x1000x256xbf16>) do(%q : tensor<2x8x1000x256xbf16>) lse(%lse : tensor<2x8x1000xf32>) outs(%q, %k, %k : tensor<2x8x1000x256xbf16>, tensor<2x2x1000x256xbf16>, tensor<2x2x1000x256xbf16>) {mask = #attn.mask<causal>} -> tensor<2x8x1000x256xbf16>, tensor<2x2x1000x256xbf16>, tensor<2x2x1000x256xbf16>
+  %r:3 = attn.attention_grad q(%q : tensor<2x8x1000x256xbf16>) k(%k : tensor<2x2x1000x256xbf16>) v(%k : tensor<2x2x1000x256xbf16>) o(%q : tensor<2x8x1000x256xbf16>) do(%q : tensor<2x8x1000x256xbf16>) lse(%lse : tensor<2x8x1000xf32>) outs(%q, %k, %k : tensor<2x8x1000x256xbf16>, tensor<2x2x1000x256xbf16>, tensor<2x2x1000x256xbf16>) {mask = #attn.mask<causal>, config = #d256} -> tensor<2x8x1000x256xbf16>, tensor<2x2x1000x256xbf16>, tensor<2x2x1000x256xbf16>
   return %r#0, %r#1, %r#2 : tensor<2x8x1000x256xbf16>, tensor<2x2x1000x256xbf16>, tensor<2x2x1000x256xbf16>
 }

@@ -1,11 +1,12 @@
 // Dropout kernels through the whole attn-to-nvvm pipeline, assembled by
 // ptxas for sm_90a: the forward (wgmma, D = 64: two workgroups an SM, so
-// 128 registers) and the backward plan's main stage fit without spills;
+// 128 registers) and the backward plan's main stages fit without spills;
 // dropout_p, the seed and the offset are kernel arguments 35-37 (after D
 // and Dv) and 55-57 of the backward; Philox4x32-10 runs once per four
 // probabilities a thread holds (its multiplier 0xD2511F53 =
 // -766435501 appears some 70 times per kernel, 10 rounds x 8 counters,
-// not 320 as with one generator call per element).
+// not 320 as with one generator call per element; the backward's main and
+// main_q, the dQ pass of sm_90a's wgmma plan, each draw the mask).
 // REQUIRES: ptxas
 // RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa" > %t.mlir
 // RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 1p \
@@ -15,7 +16,7 @@
 // RUN: FileCheck %s --check-prefix=FWD < %t.fwd.ptx
 // RUN: FileCheck %s --check-prefix=BWD < %t.bwd.ptx
 // RUN: grep -c 'mul.wide.u32.*-766435501' %t.fwd.ptx | FileCheck %s --check-prefix=CALLS
-// RUN: grep -c 'mul.wide.u32.*-766435501' %t.bwd.ptx | FileCheck %s --check-prefix=CALLS
+// RUN: grep -c 'mul.wide.u32.*-766435501' %t.bwd.ptx | FileCheck %s --check-prefix=CALLS2
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.fwd.ptx -o %t.fwd.cubin 2>&1 | FileCheck %s --check-prefix=FWDREGS
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.bwd.ptx -o %t.bwd.cubin 2>&1 | FileCheck %s --check-prefix=BWDREGS
 
@@ -27,21 +28,26 @@
 // FWD: .minnctapersm 2
 // FWD: wgmma.mma_async
 
-// BWD-LABEL: .entry bwd_bf16_d64_causal_dropout_m64n64w4s2_pre(
-// BWD-LABEL: .entry bwd_bf16_d64_causal_dropout_m64n64w4s2_main(
-// BWD: .param .f32 bwd_bf16_d64_causal_dropout_m64n64w4s2_main_param_55,
-// BWD-NEXT: .param .u64 bwd_bf16_d64_causal_dropout_m64n64w4s2_main_param_56,
-// BWD-NEXT: .param .u32 bwd_bf16_d64_causal_dropout_m64n64w4s2_main_param_57
-// BWD: mma.sync.aligned.m16n8k16
-// BWD-LABEL: .entry bwd_bf16_d64_causal_dropout_m64n64w4s2_dq(
+// BWD-LABEL: .entry bwd_bf16_d64_causal_det_dropout_m64n64w4s2_pre(
+// BWD-LABEL: .entry bwd_bf16_d64_causal_det_dropout_m64n64w4s2_main(
+// BWD: .param .f32 bwd_bf16_d64_causal_det_dropout_m64n64w4s2_main_param_55,
+// BWD-NEXT: .param .u64 bwd_bf16_d64_causal_det_dropout_m64n64w4s2_main_param_56,
+// BWD-NEXT: .param .u32 bwd_bf16_d64_causal_det_dropout_m64n64w4s2_main_param_57
+// BWD: wgmma.mma_async
+// BWD-LABEL: .entry bwd_bf16_d64_causal_det_dropout_m64n64w4s2_main_q(
+// BWD: wgmma.mma_async
 
 // CALLS: {{^[5-9][0-9]$}}
+// CALLS2: {{^1[0-9][0-9]$}}
 
 // FWDREGS: Compiling entry function 'fwd_bf16_d64_causal_dropout_m128n64w8s2'
 // FWDREGS-NEXT: Function properties
 // FWDREGS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // FWDREGS-NEXT: Used 128 registers
-// BWDREGS-LABEL: Compiling entry function 'bwd_bf16_d64_causal_dropout_m64n64w4s2_main'
+// BWDREGS-LABEL: Compiling entry function 'bwd_bf16_d64_causal_det_dropout_m64n64w4s2_main_q'
+// BWDREGS-NEXT: Function properties
+// BWDREGS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// BWDREGS-LABEL: Compiling entry function 'bwd_bf16_d64_causal_det_dropout_m64n64w4s2_main'
 // BWDREGS-NEXT: Function properties
 // BWDREGS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 

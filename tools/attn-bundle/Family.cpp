@@ -348,6 +348,10 @@ SmallVector<Variant> attn::enumerateVariants(
       continue;
     }
     v.tile = it->candidate;
+    // A dq_pass tile's plan is deterministic; it also serves calls that
+    // allow atomics (the runtime takes a deterministic plan for them where
+    // no plan with atomics matches).
+    v.deterministic = v.tile->dqPass;
     variants.push_back(v);
   }
   // A plan with a bias also comes computing its gradient (the runtime
@@ -364,6 +368,8 @@ SmallVector<Variant> attn::enumerateVariants(
   // for a deterministic plan. With the bias gradient it serves an unsummed
   // one only (the runtime checks).
   for (size_t i = firstPlan, e = variants.size(); i < e; ++i) {
+    if (variants[i].deterministic)
+      continue;
     Variant twin = variants[i];
     twin.deterministic = true;
     SmallVector<Verdict> verdicts =

@@ -66,20 +66,29 @@ int64_t registerEstimate(int64_t rowsPerWarp, int64_t warpSize, int64_t blockN,
 /// (block_m rows) that see it: K (block_n x D) and V (block_n x Dv), then Q
 /// (block_m x D) and dO (block_m x Dv), `stages` buffers of each (the next
 /// query block's load overlaps this one's products), then dS (block_m x
-/// block_n, the score gradient handed from the dK to the dQ product). Every
-/// row is padded by `padElems`; offsets are in bytes, strides in elements.
+/// block_n, the score gradient handed from the dK to the dQ product), then
+/// with `swizzled` per buffer the f32 lse and delta of the block's block_m
+/// query rows. Every row is padded by `padElems`; offsets are in bytes,
+/// strides in elements. With `swizzled` (operands read by matrix
+/// descriptors, wgmma) K, V, Q and dO are 128-byte-swizzled panels without
+/// padding, each 1024-byte aligned from a base rounded up within
+/// `alignSlack` bytes; dS, read and written by plain loads and stores,
+/// stays padded.
 struct BackwardSharedMemoryLayout {
   int64_t kRowStride = 0, vRowStride = 0, qRowStride = 0, doRowStride = 0,
           dsRowStride = 0;
   int64_t kOffset = 0, vOffset = 0, qOffset = 0, doOffset = 0, dsOffset = 0;
   /// Bytes of one Q and one dO buffer.
   int64_t qStageBytes = 0, doStageBytes = 0;
+  /// Buffer s holds lse at rowStatsOffset + s * rowStatsStageBytes and
+  /// delta block_m floats after it.
+  int64_t rowStatsOffset = 0, rowStatsStageBytes = 0;
+  int64_t alignSlack = 0;
   int64_t totalBytes = 0;
 };
-BackwardSharedMemoryLayout
-getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN, int64_t stages,
-                              int64_t elemBytes, int64_t headDim,
-                              int64_t headDimV, int64_t padElems);
+BackwardSharedMemoryLayout getBackwardSharedMemoryLayout(
+    int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
+    int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled = false);
 
 /// 32-bit registers per thread of a backward kernel: the f32 dK and dV
 /// accumulators (rowsPerWarp key rows x D and Dv), the transposed scores
@@ -93,11 +102,16 @@ getBackwardSharedMemoryLayout(int64_t blockM, int64_t blockN, int64_t stages,
 /// `headSplit` slices the accumulators hold one slice's columns (the widest,
 /// getHeadSlice with the instruction's `headDimMultiple`); the operand term
 /// stops at 128 columns (D = 256, block_m 32, two slices: 248 estimated, 253
-/// used, no spills).
+/// used, no spills). With `sharedOperands` (wgmma: both operands of every
+/// product but P^T's and dS^T's from shared memory, lse and delta too) the
+/// operand and column terms are 0: D = 64, block_m 64, 4 warps: 168
+/// estimated, 172 used (210 with atomic dQ); D = 128: 232 estimated, 239
+/// used (255 and 24 bytes spilled with atomic dQ), no spills.
 int64_t backwardRegisterEstimate(int64_t rowsPerWarp, int64_t warpSize,
                                  int64_t blockM, int64_t headDim,
                                  int64_t headDimV, int64_t overhead,
-                                 int64_t headSplit, int64_t headDimMultiple);
+                                 int64_t headSplit, int64_t headDimMultiple,
+                                 bool sharedOperands = false);
 
 /// Columns [offset, offset + width) of slice `index` of a (padded) head dim
 /// `tileDim` cut in `split` slices (head_split): each a multiple of

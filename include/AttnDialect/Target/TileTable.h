@@ -98,6 +98,11 @@ struct TileCandidate {
   /// Backward: dK, dV and dQ columns in this many slices, one main kernel
   /// each (ConfigAttr's head_split).
   int64_t headSplit = 1;
+  /// Backward: dQ by its own pass over query blocks (no atomics), for calls
+  /// that allow atomics too: the tile's plans are deterministic
+  /// (ConfigAttr's deterministic), as they measured faster than its atomic
+  /// ones.
+  bool dqPass = false;
   /// Lower first; ties keep table order.
   int64_t priority = 0;
   /// Position in the chip's list, for stable ordering.

@@ -28,12 +28,22 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+/// Whether the config's matrix instruction reads its operands from
+/// swizzled shared memory (wgmma), as the tables say.
+static bool readsSharedOperands(const KernelSpec &spec,
+                                const GPUTargetInfo &target) {
+  const MatrixInstr *instr =
+      target.getChipSpec().lookupInstr(spec.config.getMma());
+  return instr && instr->sharedOperands;
+}
+
 static BackwardSharedMemoryLayout getLayout(const KernelSpec &spec,
                                             const GPUTargetInfo &target) {
   return getBackwardSharedMemoryLayout(
       spec.blockM(), spec.blockN(), spec.stages(),
       spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
-      spec.tileHeadDimV, target.getSharedRowPadding());
+      spec.tileHeadDimV, target.getSharedRowPadding(),
+      readsSharedOperands(spec, target));
 }
 
 int64_t attn::getBackwardSharedMemoryBytes(const KernelSpec &spec,
@@ -160,6 +170,15 @@ protected:
     }
     return g;
   }
+  /// Deterministic plans: whether dbias is summed, and over query rows (or
+  /// Sq = 1), as a key-padding bias's is. main then sums each (b, h)'s rows
+  /// itself into row 0 of dbias_full, and reduce_dbias reads row 0 alone.
+  Value rowsSummed(const BiasGradShape &g) {
+    return arith::AndIOp::create(b, loc, g.summed,
+                                 arith::CmpIOp::create(b, loc,
+                                                       arith::CmpIPredicate::eq,
+                                                       g.ext[2], c64(1)));
+  }
   /// dbias_accum's element of the full position (b, h, i, j) (i32 each):
   /// the dimensions dbias is summed over index 0.
   Value accumIndex(const BiasGradShape &g, ArrayRef<Value> pos) {
@@ -255,9 +274,11 @@ public:
   /// kReduceShares threads share each column (adjacent j in a warp: loads
   /// are adjacent). With several rows of dbias (not summed over query rows)
   /// thread c of a column sums rows c, c + kReduceShares, ..., each in index
-  /// order over the summed batch and heads. With one row, the summed
-  /// positions in index order are cut into kReduceShares runs, one per
-  /// thread, whose sums thread 0 adds in run order.
+  /// order over the summed batch and heads. With one row (rowsSummed: main
+  /// has summed each (b, h)'s query rows into row 0 of dbias_full), the
+  /// summed (b, h) positions of row 0 in index order are cut into
+  /// kReduceShares runs, one per thread, whose sums thread 0 adds in run
+  /// order.
   void emitReduce(gpu::GPUFuncOp func) {
     OpBuilder::InsertionGuard guard(b);
     BiasGradShape g = biasGradShape();
@@ -323,12 +344,14 @@ public:
       storeOut(r, sumFrom(0, cf(0.0)));
     }
 
-    // One row: the summed (b, h, i) positions in index order, flattened and
-    // cut into runs; dbias is never summed over keys.
+    // One row: the summed (b, h) positions of row 0 (main summed the rows)
+    // in index order, flattened and cut into runs; dbias is never summed
+    // over keys.
     b.setInsertionPointToStart(mode.elseBlock());
     Value ext3[3];
-    for (int d = 0; d < 3; ++d)
+    for (int d = 0; d < 2; ++d)
       ext3[d] = select(summed[d], sizes[d], c32(1));
+    ext3[2] = c32(1);
     Value inner = mul(ext3[1], ext3[2]);
     Value count = mul(ext3[0], inner);
     Value run = arith::CeilDivUIOp::create(b, loc, count, c32(kReduceShares));
@@ -426,10 +449,16 @@ public:
     specs[0] = getProductSpec(spec, bn, bm, d, sliceDv.width);
     specs[1] = getProductSpec(spec, bn, bm, dv, dv);
     specs[2] = getProductSpec(spec, bn, bm, d, sliceD.width);
-    specs[3] = getProductSpec(spec, bn, bn, d, sliceD.width);
     scoresMma = target.createMmaEmitter(specs[0]);
     dpMma = target.createMmaEmitter(specs[1]);
     dkMma = target.createMmaEmitter(specs[2]);
+    // dQ's accumulators come on top of dK's and dV's: products of one
+    // matrix-descriptor panel (64 columns) at a time keep them to half of
+    // D = 128's (wgmma; the register-operand instructions take the slice).
+    dqChunk = sliceD.width;
+    if (scoresMma->getSharedTileLayout() == SharedTileLayout::Swizzle128B)
+      dqChunk = std::min<int64_t>(dqChunk, 128 / elemBytes);
+    specs[3] = getProductSpec(spec, bn, bn, d, dqChunk);
     dqMma = target.createMmaEmitter(specs[3]);
     threads = spec.warps() * target.getWarpSize();
   }
@@ -465,16 +494,32 @@ private:
       bias = arith::ExtFOp::create(b, loc, f32, bias);
     return math::FmaOp::create(b, loc, bias, cf(M_LOG2E), x);
   }
-  SharedTile tile(int64_t offset, int64_t rows, int64_t cols,
-                  int64_t rowStride) {
+  /// An operand tile of the matrix instructions (their layout), or with
+  /// `padded` one read by plain loads (dS).
+  SharedTile tile(int64_t offset, int64_t rows, int64_t cols, int64_t rowStride,
+                  bool padded = false) {
     return {gep(smemBase, b.getI8Type(), c32(offset)),
             rows,
             cols,
             rowStride,
             spec.elemType,
-            SharedTileLayout::Padded};
+            padded ? SharedTileLayout::Padded
+                   : scoresMma->getSharedTileLayout()};
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
+  /// Waits for this thread's copies to shared memory and publishes every
+  /// thread's to the workgroup (and to the matrix units' proxy).
+  void publishCopies() {
+    target.emitCopyWait(b, loc, 0);
+    scoresMma->emitSharedWritesVisible(b, loc);
+    barrier();
+  }
+  /// `acc` once the products writing it asynchronously (wgmma) completed.
+  SmallVector<Value> completed(MmaEmitter &mma, ArrayRef<Value> acc) {
+    if (!mma.hasAsyncOutput())
+      return SmallVector<Value>(acc);
+    return mma.waitOutput(b, loc, acc);
+  }
   /// Issues the copies of rows [rowStart, rowStart + tile.rows) of the
   /// `cols`-column operand `ptrArg` (head `h`) into `tile`, zeros at or past
   /// `rowLimit` and `cols`.
@@ -495,38 +540,109 @@ private:
     t.base = gep(t.base, b.getI8Type(), mul(stage, c32(smem.doStageBytes)));
     return t;
   }
+  /// Buffer `stage`'s lse of the block's rows; its delta follows block_m
+  /// floats on.
+  Value rowStats(Value stage) {
+    return gep(smemBase, b.getI8Type(),
+               add(c32(smem.rowStatsOffset),
+                   mul(stage, c32(smem.rowStatsStageBytes))));
+  }
   /// Issues (and commits) the copies of query block `m0` of head `h` into
-  /// buffer `stage`.
+  /// buffer `stage`: Q, dO, and where the layout has room for them
+  /// (wgmma) the rows' lse and delta.
   void loadQueryBlock(Value h, Value m0, Value stage) {
     copyRows(queryTile(stage), spec.headDim, kBwdQ, kBwdQStrideB, h, m0, sq);
     copyRows(gradOutputTile(stage), spec.headDimV, kBwdDO, kBwdDOStrideB, h, m0,
              sq);
+    if (smem.rowStatsStageBytes)
+      copyRowStats(h, m0, stage);
     target.emitCopyCommit(b, loc);
   }
+  /// The lse and delta of query block `m0`'s rows into buffer `stage`, one
+  /// float a thread (lse rows are only 4-byte aligned): the products' lanes
+  /// read them where they use them instead of holding each query column's
+  /// in registers (D = 128 on wgmma spills otherwise).
+  void copyRowStats(Value h, Value m0, Value stage) {
+    int64_t bm = spec.blockM();
+    Value stats = rowStats(stage), lastQ = sub(sq, c32(1));
+    Value lseBase = gep(arg(kBwdLse), f32,
+                        add(mul(ext(batch), arg(kBwdLseStrideB)),
+                            mul(ext(h), arg(kBwdLseStrideB + 1))));
+    Value deltaBase = gep(deltaPtr(), f32, workspaceRow(batch, h, c32(0)));
+    for (int64_t c = 0; c * threads < 2 * bm; ++c) {
+      OpBuilder::InsertionGuard guard(b);
+      Value i = add(tid, c32(c * threads));
+      if ((c + 1) * threads > 2 * bm) {
+        auto ifOp = scf::IfOp::create(b, loc, lt(i, c32(2 * bm)), false);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+      }
+      // Threads [0, bm) copy lse, [bm, 2 bm) delta; rows past Sq read
+      // nothing and land as zeros.
+      Value isDelta =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, i, c32(bm));
+      Value r = arith::SelectOp::create(b, loc, isDelta, sub(i, c32(bm)), i);
+      Value q = add(m0, r);
+      Value qc = ext(arith::MinSIOp::create(b, loc, q, lastQ));
+      Value src = arith::SelectOp::create(
+          b, loc, isDelta, gep(deltaBase, f32, qc), gep(lseBase, f32, qc));
+      target.emitCopyToShared(b, loc, gep(stats, f32, i), src, 4, 4, lt(q, sq));
+    }
+  }
   /// One query block of head `h`, its Q and dO in buffer `stage`: updates
-  /// dK and dV in `acc`.
+  /// dK and dV in `acc`. With `first` and `last` (deterministic plans with
+  /// the bias gradient: whether the block is its head's first or last) this
+  /// thread's elements of dS^T (before the softcap's derivative) are also
+  /// added up per key row slot (sLayout's row slots are key rows) in layout
+  /// order, for emitRowSums when the rows are summed (biasRowsSummed;
+  /// emitBiasGrad then stores nothing).
   void emitQueryBlock(Value h, Value m0, Value stage,
-                      MutableArrayRef<Value> acc);
+                      MutableArrayRef<Value> acc, Value first = {},
+                      Value last = {});
   /// The loop over (query head of the group, query block) pairs, flattened
-  /// so that the next pair's loads overlap this one's products.
+  /// so that the next pair's loads overlap this one's products. With
+  /// `sumRows` each block says whether it is its head's first or last, for
+  /// the bias gradient's row sums (emitQueryBlock).
   scf::ForOp emitBlockLoop(Value hLo, Value group, Value iLo, Value iHi,
-                           ValueRange init);
+                           ValueRange init, bool sumRows = false);
   /// P^T and (with a softcap) the derivative factor 1 - t^2 per element of
   /// the transposed scores `s`.
   void emitProbabilities(Value h, Value m0, MutableArrayRef<Value> s,
                          SmallVectorImpl<Value> &dsc);
   /// dq_accum += scale * dS K for the query rows of this block.
   void emitDq(Value h, Value m0);
+  /// dS of this warp's rows from `rowBase` of the block (shared memory), in
+  /// the score layout of the dQ product.
+  SmallVector<Value> loadScoreGrad(Value rowBase);
+  /// Adds `dq` (dqLayout, columns `chunk` of the rows from `rowBase` of
+  /// query block `m0`) times the scale to dq_accum.
+  void emitDqAtomics(Value h, Value m0, Value rowBase, HeadSlice chunk,
+                     ArrayRef<Value> dq);
   /// Element e of this thread's dS (key row, query column) into the bias
   /// gradient: added to dbias_accum when dbias is summed over a dimension,
   /// else written to dbias (each (b, h, i, j) is visited once).
   void emitBiasGrad(Value h, Value m0, unsigned e, Value ds);
+  /// One query block's sums of dS over its query rows, per key row slot of
+  /// this thread (`sums`), into the sum over head `h`'s rows: added over the
+  /// lanes that hold the row's query columns (sLayout.rowReduceXor, a fixed
+  /// butterfly), then by one of them to the head's running sum in shared
+  /// memory (restarted at the head's `first` block), which at its `last`
+  /// goes to row 0 of dbias_full. `first` and `last` are uniform.
+  void emitRowSums(Value h, Value first, Value last, ArrayRef<Value> sums);
   void emitEpilogue(ArrayRef<Value> acc);
 
-  /// Columns `offset`.. of `tile`, `width` of them: a slice's operand.
+  /// Columns `offset`.. of `tile`, `width` of them: a slice's operand. In
+  /// a swizzled tile slices start at a panel (the instruction's head-dim
+  /// multiple is the panel's 64 columns).
   SharedTile columns(const SharedTile &tile, HeadSlice s) {
     SharedTile t = tile;
-    t.base = gep(tile.base, spec.elemType, c32(s.offset));
+    if (tile.layout == SharedTileLayout::Swizzle128B) {
+      int64_t panelCols = 128 / elemBytes;
+      assert(s.offset % panelCols == 0 && "slice inside a swizzled panel");
+      t.base = gep(tile.base, b.getI8Type(),
+                   c32(s.offset / panelCols * tile.rows * 128));
+    } else {
+      t.base = gep(tile.base, spec.elemType, c32(s.offset));
+    }
     t.cols = s.width;
     return t;
   }
@@ -536,14 +652,20 @@ private:
   HeadSlice sliceD, sliceDv;
   std::array<KernelSpec, 4> specs;
   std::unique_ptr<MmaEmitter> scoresMma, dpMma, dkMma, dqMma;
+  /// Columns of dQ per product (a divisor of the slice's width).
+  int64_t dqChunk;
   int64_t rowsPerWarp, threads;
 
   Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase, dqAccum;
+  /// The current query block's lse and delta (rowStats), when staged.
+  Value statsBase;
   ScoreParams score;
   /// With the bias gradient: its shape and dbias_accum (deterministic
   /// plans: dbias_full).
   std::optional<BiasGradShape> biasGrad;
   Value dbiasAccum;
+  /// Deterministic plans with the bias gradient: rowsSummed (i1, uniform).
+  Value biasRowsSummed;
   SharedTile kTile, vTile, qTile, doTile, dsTile;
   AccLayout sLayout, dkLayout, dvLayout, pLayout, dqLayout;
 };
@@ -630,6 +752,15 @@ void RowStageEmitter::emitPre() {
   if (!spec.deterministic)
     return;
   b.setInsertionPointToStart(direct.elseBlock());
+  // With the rows summed in main, only row 0 is used: zeros for the key
+  // blocks no query row sees, which main does not write.
+  Value used = arith::OrIOp::create(
+      b, loc,
+      arith::XOrIOp::create(b, loc, rowsSummed(g),
+                            arith::ConstantIntOp::create(b, loc, 1, 1)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, row, c32(0)));
+  auto ifUsed = scf::IfOp::create(b, loc, used, /*withElse=*/false);
+  b.setInsertionPointToStart(ifUsed.thenBlock());
   Value full = dbiasFullPtr();
   zeroRow(f32, [&](Value j) {
     return gep(full, f32, fullIndex({batch, head, row, j}));
@@ -682,9 +813,11 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
     auto it = columns.find(off);
     if (it != columns.end())
       return it->second;
-    Value q = add(add(m0, sLayout.laneCol), c32(off));
+    Value col = add(sLayout.laneCol, c32(off));
+    Value q = add(m0, col);
     Value qc = arith::MinSIOp::create(b, loc, q, lastQ);
-    Value lse = load(f32, gep(lseBase, f32, ext(qc)), 4);
+    Value lse = statsBase ? load(f32, gep(statsBase, f32, col), 4)
+                          : load(f32, gep(lseBase, f32, ext(qc)), 4);
     // Rows that saw no key have lse = -inf and contribute nothing.
     return columns[off] = {q, qc, fmul(lse, log2e)};
   };
@@ -742,6 +875,12 @@ void MainStageEmitter::emitBiasGrad(Value h, Value m0, unsigned e, Value ds) {
       add(sLayout.laneRow, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]])));
   Value q = add(add(m0, sLayout.laneCol), c32(sLayout.colOffsets[e]));
   Value inside = arith::AndIOp::create(b, loc, lt(key, sk), lt(q, sq));
+  // Rows summed: main sums them itself (emitRowSums).
+  if (biasRowsSummed)
+    inside = arith::AndIOp::create(
+        b, loc, inside,
+        arith::XOrIOp::create(b, loc, biasRowsSummed,
+                              arith::ConstantIntOp::create(b, loc, 1, 1)));
   OpBuilder::InsertionGuard guard(b);
   auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
   SmallVector<Value> pos = {batch, h, q, key};
@@ -764,10 +903,113 @@ void MainStageEmitter::emitBiasGrad(Value h, Value m0, unsigned e, Value ds) {
   direct();
 }
 
+SmallVector<Value> MainStageEmitter::loadScoreGrad(Value rowBase) {
+  // Adjacent columns of a row in one load (even column, even row stride:
+  // aligned to the pair).
+  SmallVector<Value> p;
+  Value first = add(rowBase, pLayout.laneRow);
+  bool evenStride =
+      dsTile.rowStride % 2 == 0 && pLayout.laneColMultiple % 2 == 0;
+  for (unsigned e = 0, ne = pLayout.getNumElements(); e < ne;) {
+    Value r = add(first, c32(pLayout.rowSlotOffsets[pLayout.rowSlot[e]]));
+    Value c = add(pLayout.laneCol, c32(pLayout.colOffsets[e]));
+    Value ptr =
+        gep(dsTile.base, spec.elemType, add(mul(r, c32(dsTile.rowStride)), c));
+    bool pair = evenStride && e + 1 < ne &&
+                pLayout.rowSlot[e + 1] == pLayout.rowSlot[e] &&
+                pLayout.colOffsets[e + 1] == pLayout.colOffsets[e] + 1 &&
+                pLayout.colOffsets[e] % 2 == 0;
+    if (!pair) {
+      p.push_back(arith::ExtFOp::create(b, loc, f32,
+                                        load(spec.elemType, ptr, elemBytes)));
+      ++e;
+      continue;
+    }
+    auto pairType = VectorType::get({2}, spec.elemType);
+    Value v = load(pairType, ptr, 2 * elemBytes);
+    for (int64_t i = 0; i < 2; ++i) {
+      Value x = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
+      p.push_back(arith::ExtFOp::create(b, loc, f32, x));
+    }
+    e += 2;
+  }
+  return p;
+}
+
+void MainStageEmitter::emitRowSums(Value h, Value first, Value last,
+                                   ArrayRef<Value> sums) {
+  // The running sums live in the dS tile, which a deterministic main leaves
+  // unused (no dQ here): one f32 per key row of the block, each only ever
+  // touched by the lane that owns its row, so no barrier. (As loop-carried
+  // registers they made D = 64 spill more on sm_90a and sm_80.)
+  assert(spec.blockN() * 4 <= dsTile.rows * dsTile.rowStride * elemBytes &&
+         "the dS tile holds a float per key row");
+  // The lanes of a key row differ in the bits of rowReduceXor; the one with
+  // none set adds. fadd commutes, so every lane ends with the same sum.
+  int32_t groupBits = 0;
+  for (int32_t off : sLayout.rowReduceXor)
+    groupBits |= off;
+  SmallVector<Value> rowSums;
+  for (Value sum : sums) {
+    for (int32_t off : sLayout.rowReduceXor)
+      sum = fadd(sum, target.emitShuffleXor(b, loc, sum, off));
+    rowSums.push_back(sum);
+  }
+  Value leader = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::AndIOp::create(b, loc, lane, c32(groupBits)), c32(0));
+  OpBuilder::InsertionGuard guard(b);
+  auto ifLeader = scf::IfOp::create(b, loc, leader, /*withElse=*/false);
+  b.setInsertionPointToStart(ifLeader.thenBlock());
+  Value rowFirst = add(warpRow, sLayout.laneRow);
+  for (unsigned slot = 0, ns = rowSums.size(); slot < ns; ++slot) {
+    Value row = add(rowFirst, c32(sLayout.rowSlotOffsets[slot]));
+    Value at = gep(dsTile.base, f32, row);
+    Value sum = fadd(select(first, cf(0.0), load(f32, at, 4)), rowSums[slot]);
+    store(sum, at, 4);
+    Value key = add(n0, row);
+    OpBuilder::InsertionGuard inSlot(b);
+    auto ifLast = scf::IfOp::create(
+        b, loc, arith::AndIOp::create(b, loc, last, lt(key, sk)),
+        /*withElse=*/false);
+    b.setInsertionPointToStart(ifLast.thenBlock());
+    store(sum, gep(dbiasAccum, f32, fullIndex({batch, h, c32(0), key})), 4);
+  }
+}
+
 void MainStageEmitter::emitDq(Value h, Value m0) {
-  Value scale = arg(kBwdScale);
-  Value accumRow0 = workspaceRow(batch, h, c32(0));
-  int64_t bm = spec.blockM(), rowsPerPass = rowsPerWarp * spec.warps();
+  int64_t bm = spec.blockM();
+  if (dqMma->hasAsyncOutput()) {
+    // Warpgroup products (wgmma): items of 64 query rows x dqChunk columns,
+    // each over all block_n keys of dS, dealt to the warpgroups in turn, so
+    // that two warpgroups split D = 128 where block_m is one warpgroup's
+    // rows. Each starts from zero and is waited for before its atomics.
+    int64_t groups = spec.warps() / 4, groupRows = 4 * rowsPerWarp;
+    int64_t chunks = sliceD.width / dqChunk;
+    Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
+    Value rowInGroup =
+        mul(arith::RemUIOp::create(b, loc, warp, c32(4)), c32(rowsPerWarp));
+    for (int64_t i = 0, n = bm / groupRows * chunks; i < n; ++i) {
+      OpBuilder::InsertionGuard guard(b);
+      if (groups > 1) {
+        // Uniform per warpgroup.
+        auto ifOp = scf::IfOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group,
+                                  c32(i % groups)),
+            false);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+      }
+      Value rowBase = add(c32(i / chunks * groupRows), rowInGroup);
+      HeadSlice chunk{sliceD.offset + i % chunks * dqChunk, dqChunk};
+      SmallVector<Value> dq = completed(
+          *dqMma, dqMma->accumulateOutput(b, loc, lane, loadScoreGrad(rowBase),
+                                          columns(kTile, chunk), {}));
+      emitDqAtomics(h, m0, rowBase, chunk, dq);
+    }
+    return;
+  }
+  int64_t rowsPerPass = rowsPerWarp * spec.warps();
   for (int64_t pass = 0; pass * rowsPerPass < bm; ++pass) {
     OpBuilder::InsertionGuard guard(b);
     Value rowBase = add(c32(pass * rowsPerPass), warpRow);
@@ -776,82 +1018,62 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       auto ifOp = scf::IfOp::create(b, loc, lt(rowBase, c32(bm)), false);
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
-    // This warp's rows of dS, read back in the score layout of dS K;
-    // adjacent columns of a row in one load (even column, even row stride:
-    // aligned to the pair).
-    SmallVector<Value> p;
-    Value first = add(rowBase, pLayout.laneRow);
-    bool evenStride =
-        dsTile.rowStride % 2 == 0 && pLayout.laneColMultiple % 2 == 0;
-    for (unsigned e = 0, ne = pLayout.getNumElements(); e < ne;) {
-      Value r = add(first, c32(pLayout.rowSlotOffsets[pLayout.rowSlot[e]]));
-      Value c = add(pLayout.laneCol, c32(pLayout.colOffsets[e]));
-      Value ptr = gep(dsTile.base, spec.elemType,
-                      add(mul(r, c32(dsTile.rowStride)), c));
-      bool pair = evenStride && e + 1 < ne &&
-                  pLayout.rowSlot[e + 1] == pLayout.rowSlot[e] &&
-                  pLayout.colOffsets[e + 1] == pLayout.colOffsets[e] + 1 &&
-                  pLayout.colOffsets[e] % 2 == 0;
-      if (!pair) {
-        p.push_back(arith::ExtFOp::create(b, loc, f32,
-                                          load(spec.elemType, ptr, elemBytes)));
+    // This warp's rows of dS, read back in the score layout of dS K.
+    SmallVector<Value> zero(dqLayout.getNumElements(), cf(0.0));
+    SmallVector<Value> dq = dqMma->accumulateOutput(
+        b, loc, lane, loadScoreGrad(rowBase), columns(kTile, sliceD), zero);
+    emitDqAtomics(h, m0, rowBase, sliceD, dq);
+  }
+}
+
+void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
+                                     HeadSlice chunk, ArrayRef<Value> dq) {
+  Value scale = arg(kBwdScale);
+  Value accumRow0 = workspaceRow(batch, h, c32(0));
+  Value qFirst = add(add(m0, rowBase), dqLayout.laneRow);
+  for (unsigned slot = 0; slot < dqLayout.getNumRowSlots(); ++slot) {
+    Value q = add(qFirst, c32(dqLayout.rowSlotOffsets[slot]));
+    OpBuilder::InsertionGuard g(b);
+    auto ifOp = scf::IfOp::create(b, loc, lt(q, sq), false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value rowPtr = dqAccumRow(dqAccum, add(accumRow0, ext(q)));
+    // Adjacent columns of a row go out as one atomic where the target
+    // has vector atomics (the pair starts at an even column: 8 bytes).
+    // dq_accum rows are D floats: a padded tile's columns past D are
+    // skipped, and pairs need an even D to stay within a row.
+    int64_t d = spec.headDim;
+    bool tail = d < chunk.offset + chunk.width;
+    for (unsigned e = 0, ne = dq.size(); e < ne;) {
+      if (dqLayout.rowSlot[e] != slot) {
         ++e;
         continue;
       }
-      auto pairType = VectorType::get({2}, spec.elemType);
-      Value v = load(pairType, ptr, 2 * elemBytes);
-      for (int64_t i = 0; i < 2; ++i) {
-        Value x = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
-        p.push_back(arith::ExtFOp::create(b, loc, f32, x));
+      bool pair = e + 1 < ne && dqLayout.rowSlot[e + 1] == slot &&
+                  dqLayout.colOffsets[e + 1] == dqLayout.colOffsets[e] + 1 &&
+                  dqLayout.colOffsets[e] % 2 == 0 && d % 2 == 0;
+      Value c =
+          add(dqLayout.laneCol, c32(chunk.offset + dqLayout.colOffsets[e]));
+      SmallVector<Value, 2> vals = {fmul(dq[e], scale)};
+      if (pair)
+        vals.push_back(fmul(dq[e + 1], scale));
+      OpBuilder::InsertionGuard inColumn(b);
+      if (tail) {
+        auto colIf = scf::IfOp::create(b, loc, lt(c, c32(d)), false);
+        b.setInsertionPointToStart(colIf.thenBlock());
       }
-      e += 2;
-    }
-    SmallVector<Value> zero(dqLayout.getNumElements(), cf(0.0));
-    SmallVector<Value> dq =
-        dqMma->accumulateOutput(b, loc, lane, p, columns(kTile, sliceD), zero);
-    Value qFirst = add(add(m0, rowBase), dqLayout.laneRow);
-    for (unsigned slot = 0; slot < dqLayout.getNumRowSlots(); ++slot) {
-      Value q = add(qFirst, c32(dqLayout.rowSlotOffsets[slot]));
-      OpBuilder::InsertionGuard g(b);
-      auto ifOp = scf::IfOp::create(b, loc, lt(q, sq), false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value rowPtr = dqAccumRow(dqAccum, add(accumRow0, ext(q)));
-      // Adjacent columns of a row go out as one atomic where the target
-      // has vector atomics (the pair starts at an even column: 8 bytes).
-      // dq_accum rows are D floats: a padded tile's columns past D are
-      // skipped, and pairs need an even D to stay within a row.
-      int64_t d = spec.headDim;
-      bool tail = d < sliceD.offset + sliceD.width;
-      for (unsigned e = 0, ne = dq.size(); e < ne;) {
-        if (dqLayout.rowSlot[e] != slot) {
-          ++e;
-          continue;
-        }
-        bool pair = e + 1 < ne && dqLayout.rowSlot[e + 1] == slot &&
-                    dqLayout.colOffsets[e + 1] == dqLayout.colOffsets[e] + 1 &&
-                    dqLayout.colOffsets[e] % 2 == 0 && d % 2 == 0;
-        Value c =
-            add(dqLayout.laneCol, c32(sliceD.offset + dqLayout.colOffsets[e]));
-        SmallVector<Value, 2> vals = {fmul(dq[e], scale)};
-        if (pair)
-          vals.push_back(fmul(dq[e + 1], scale));
-        OpBuilder::InsertionGuard inColumn(b);
-        if (tail) {
-          auto colIf = scf::IfOp::create(b, loc, lt(c, c32(d)), false);
-          b.setInsertionPointToStart(colIf.thenBlock());
-        }
-        target.emitAtomicAddF32(b, loc, gep(rowPtr, f32, ext(c)), vals);
-        e += pair ? 2 : 1;
-      }
+      target.emitAtomicAddF32(b, loc, gep(rowPtr, f32, ext(c)), vals);
+      e += pair ? 2 : 1;
     }
   }
 }
 
 void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
-                                      MutableArrayRef<Value> acc) {
+                                      MutableArrayRef<Value> acc, Value first,
+                                      Value last) {
   unsigned nk = dkLayout.getNumElements();
   MutableArrayRef<Value> dk = acc.take_front(nk), dv = acc.drop_front(nk);
   SharedTile qTile = queryTile(stage), doTile = gradOutputTile(stage);
+  statsBase = smem.rowStatsStageBytes ? rowStats(stage) : Value();
 
   SmallVector<Value> s = scoresMma->computeScores(
       b, loc, lane, scoresMma->loadQuery(b, loc, lane, kTile, warpRow), qTile);
@@ -878,10 +1100,16 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   Value deltaBase = gep(deltaPtr(), f32, workspaceRow(batch, h, c32(0)));
   Value lastQ = sub(sq, c32(1));
   llvm::DenseMap<int64_t, Value> deltas;
+  SmallVector<Value> rowSums(first ? sLayout.getNumRowSlots() : 0);
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
     int64_t off = sLayout.colOffsets[e];
     Value &delta = deltas[off];
-    if (!delta) {
+    if (!delta && statsBase) {
+      delta = load(
+          f32,
+          gep(statsBase, f32, add(sLayout.laneCol, c32(spec.blockM() + off))),
+          4);
+    } else if (!delta) {
       Value q = arith::MinSIOp::create(
           b, loc, add(add(m0, sLayout.laneCol), c32(off)), lastQ);
       delta = load(f32, gep(deltaBase, f32, ext(q)), 4);
@@ -891,31 +1119,48 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     s[e] = fmul(s[e], fsub(dpe, delta));
     // The bias is added after the cap: its gradient is dS before the cap's
     // derivative.
-    // One slice writes the bias gradient.
+    // One slice writes the bias gradient. Masked and out-of-range elements
+    // add 0 to the row sums: P is 0 there, and for rows past Sq dP too
+    // (their dO rows are zeros).
+    if (!rowSums.empty()) {
+      Value &sum = rowSums[sLayout.rowSlot[e]];
+      sum = sum ? fadd(sum, s[e]) : s[e];
+    }
     if (biasGrad && slice == 0)
       emitBiasGrad(h, m0, e, s[e]);
     if (spec.softcap)
       s[e] = fmul(s[e], dsc[e]);
+  }
+  if (first) {
+    OpBuilder::InsertionGuard guard(b);
+    auto ifSummed =
+        scf::IfOp::create(b, loc, biasRowsSummed, /*withElse=*/false);
+    b.setInsertionPointToStart(ifSummed.thenBlock());
+    emitRowSums(h, first, last, rowSums);
   }
   next = dkMma->accumulateOutput(b, loc, lane, s, columns(qTile, sliceD),
                                  SmallVector<Value>(dk));
   llvm::copy(next, dk.begin());
 
   // A deterministic plan computes dQ in its own pass (emitQueryPass).
-  if (spec.deterministic)
-    return;
-  // dS^T -> dS in shared memory (query rows, key columns) for dQ = dS K.
-  Value keyFirst = add(warpRow, sLayout.laneRow);
-  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
-    Value key = add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
-    Value q = add(sLayout.laneCol, c32(sLayout.colOffsets[e]));
-    store(arith::TruncFOp::create(b, loc, spec.elemType, s[e]),
-          gep(dsTile.base, spec.elemType,
-              add(mul(q, c32(dsTile.rowStride)), key)),
-          elemBytes);
+  if (!spec.deterministic) {
+    // dS^T -> dS in shared memory (query rows, key columns) for dQ = dS K.
+    Value keyFirst = add(warpRow, sLayout.laneRow);
+    for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+      Value key =
+          add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
+      Value q = add(sLayout.laneCol, c32(sLayout.colOffsets[e]));
+      store(arith::TruncFOp::create(b, loc, spec.elemType, s[e]),
+            gep(dsTile.base, spec.elemType,
+                add(mul(q, c32(dsTile.rowStride)), key)),
+            elemBytes);
+    }
+    barrier();
+    emitDq(h, m0);
   }
-  barrier();
-  emitDq(h, m0);
+  // The next block's copies overwrite the Q buffer the dK product reads
+  // (already complete where this warpgroup waited for a dQ product).
+  llvm::copy(completed(*dkMma, SmallVector<Value>(dk)), dk.begin());
 }
 
 void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
@@ -972,15 +1217,18 @@ void MainStageEmitter::emit() {
   if (spec.dbiasType) {
     biasGrad = biasGradShape();
     dbiasAccum = spec.deterministic ? dbiasFullPtr() : dbiasAccumPtr();
+    if (spec.deterministic)
+      biasRowsSummed = rowsSummed(*biasGrad);
   }
 
-  smemBase = getDynamicSharedMemoryBase(b, loc, func, 16);
+  smemBase = getDynamicSharedMemoryBase(b, loc, func,
+                                        smem.alignSlack ? smem.alignSlack : 16);
   int64_t bm = spec.blockM(), bn = spec.blockN();
   kTile = tile(smem.kOffset, bn, spec.tileHeadDim, smem.kRowStride);
   vTile = tile(smem.vOffset, bn, spec.tileHeadDimV, smem.vRowStride);
   qTile = tile(smem.qOffset, bm, spec.tileHeadDim, smem.qRowStride);
   doTile = tile(smem.doOffset, bm, spec.tileHeadDimV, smem.doRowStride);
-  dsTile = tile(smem.dsOffset, bm, bn, smem.dsRowStride);
+  dsTile = tile(smem.dsOffset, bm, bn, smem.dsRowStride, /*padded=*/true);
 
   sLayout = scoresMma->getScoreLayout(b, loc, lane);
   dvLayout = scoresMma->getOutputLayout(b, loc, lane);
@@ -993,6 +1241,7 @@ void MainStageEmitter::emit() {
   copyRows(vTile, spec.headDimV, kBwdV, kBwdVStrideB, headKV, n0, sk);
   target.emitCopyCommit(b, loc);
   target.emitCopyWait(b, loc, 0);
+  scoresMma->emitSharedWritesVisible(b, loc);
 
   // Query blocks that see a key of this block (the same for every head).
   Value n1 = arith::MinSIOp::create(b, loc, add(n0, c32(bn)), sk);
@@ -1004,7 +1253,8 @@ void MainStageEmitter::emit() {
                           cf(0.0));
   Value group =
       arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV));
-  scf::ForOp loop = emitBlockLoop(mul(headKV, group), group, iLo, iHi, init);
+  scf::ForOp loop = emitBlockLoop(mul(headKV, group), group, iLo, iHi, init,
+                                  /*sumRows=*/bool(biasRowsSummed));
   emitEpilogue(SmallVector<Value>(loop.getResults()));
 }
 
@@ -1060,7 +1310,8 @@ void MainStageEmitter::emitQueryPass() {
   // The main stage's shared memory: K and V in theirs, Q and dO in their
   // buffers (block_m x stages rows each, at least qRows: checked when the
   // plan is made).
-  smemBase = getDynamicSharedMemoryBase(b, loc, func, 16);
+  smemBase = getDynamicSharedMemoryBase(b, loc, func,
+                                        smem.alignSlack ? smem.alignSlack : 16);
   SharedTile k = tile(smem.kOffset, bn, d, smem.kRowStride);
   SharedTile v = tile(smem.vOffset, bn, dv, smem.vRowStride);
   SharedTile q = tile(smem.qOffset, qRows, d, smem.qRowStride);
@@ -1074,8 +1325,7 @@ void MainStageEmitter::emitQueryPass() {
     copyRows(dvTile, spec.headDimV, dvArg,
              dvArg == kBwdDO ? kBwdDOStrideB : kBwdVStrideB, head, row0, limit);
     target.emitCopyCommit(b, loc);
-    target.emitCopyWait(b, loc, 0);
-    barrier();
+    publishCopies();
   };
   copyBoth(q, kBwdQ, dO, kBwdDO, h, m0, sq);
   SmallVector<Value> query = sMma->loadQuery(b, loc, lane, q, warpRow);
@@ -1109,17 +1359,72 @@ void MainStageEmitter::emitQueryPass() {
   auto [lo, hi] = emitVisibleKeyRange(b, loc, score.mask, m0, qEnd, sq, sk);
   Value jLo = arith::DivUIOp::create(b, loc, lo, c32(bn));
   Value jHi = arith::DivUIOp::create(b, loc, add(hi, c32(bn - 1)), c32(bn));
+  // Key blocks double-buffered where main's second Q and dO buffers are
+  // free (this pass's rows fit the first) and hold a K and a V block: block
+  // j + 1 is copied while block j computes.
+  bool prefetch = spec.stages() >= 2 && qRows <= spec.blockM() &&
+                  bn <= spec.blockM() && smem.qRowStride == smem.kRowStride &&
+                  smem.doRowStride == smem.vRowStride;
+  SharedTile kNext =
+                 tile(smem.qOffset + smem.qStageBytes, bn, d, smem.qRowStride),
+             vNext = tile(smem.doOffset + smem.doStageBytes, bn, dv,
+                          smem.doRowStride);
+  auto copyKeys = [&](const SharedTile &kt, const SharedTile &vt, Value j) {
+    Value row0 = mul(j, c32(bn));
+    copyRows(kt, spec.headDim, kBwdK, kBwdKStrideB, headKV, row0, sk);
+    copyRows(vt, spec.headDimV, kBwdV, kBwdVStrideB, headKV, row0, sk);
+  };
+  if (prefetch) {
+    OpBuilder::InsertionGuard guard(b);
+    auto any = scf::IfOp::create(b, loc, lt(jLo, jHi), false);
+    b.setInsertionPointToStart(any.thenBlock());
+    copyKeys(k, v, jLo);
+    target.emitCopyCommit(b, loc);
+  }
   SmallVector<Value> init(ol.getNumElements(), cf(0.0));
   auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
   {
     OpBuilder::InsertionGuard inLoop(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value n = mul(loop.getInductionVar(), c32(bn));
+    Value j = loop.getInductionVar();
+    Value n = mul(j, c32(bn));
     // Every warp is done with the previous block's K and V.
     barrier();
-    copyBoth(k, kBwdK, v, kBwdV, headKV, n, sk);
-    SmallVector<Value> s = sMma->computeScores(b, loc, lane, query, k);
-    SmallVector<Value> dp = pMma->computeScores(b, loc, lane, gradOut, v);
+    SharedTile kb = k, vb = v;
+    if (prefetch) {
+      // Block j's buffer by its parity; block j + 1 into the other one
+      // (block j - 1's), then at most that group still in flight (one is
+      // committed, empty after the last block, so the count holds).
+      Value odd = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(b, loc, sub(j, jLo), c32(1)), c32(0));
+      auto pick = [&](const SharedTile &even, const SharedTile &other,
+                      Value first) {
+        SharedTile t = even;
+        t.base = arith::SelectOp::create(b, loc, first, other.base, even.base);
+        return t;
+      };
+      kb = pick(k, kNext, odd);
+      vb = pick(v, vNext, odd);
+      Value next = add(j, c32(1));
+      {
+        OpBuilder::InsertionGuard g(b);
+        auto more = scf::IfOp::create(b, loc, lt(next, jHi), false);
+        b.setInsertionPointToStart(more.thenBlock());
+        Value notOdd = arith::XOrIOp::create(
+            b, loc, odd,
+            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+        copyKeys(pick(k, kNext, notOdd), pick(v, vNext, notOdd), next);
+      }
+      target.emitCopyCommit(b, loc);
+      target.emitCopyWait(b, loc, 1);
+      scoresMma->emitSharedWritesVisible(b, loc);
+      barrier();
+    } else {
+      copyBoth(k, kBwdK, v, kBwdV, headKV, n, sk);
+    }
+    SmallVector<Value> s = sMma->computeScores(b, loc, lane, query, kb);
+    SmallVector<Value> dp = pMma->computeScores(b, loc, lane, gradOut, vb);
     SmallVector<Value> z;
     if (score.dropout) {
       bool aligned = qRows % 16 == 0 && bn % 16 == 0 && rows0 % 16 == 0;
@@ -1148,8 +1453,11 @@ void MainStageEmitter::emitQueryPass() {
       Value ds = fmul(p, fsub(dpe, deltas[slot]));
       s[e] = spec.softcap ? fmul(ds, dsc) : ds;
     }
-    SmallVector<Value> acc = sMma->accumulateOutput(
-        b, loc, lane, s, k, SmallVector<Value>(loop.getRegionIterArgs()));
+    // Completed before the next block's copies overwrite K.
+    SmallVector<Value> acc = completed(
+        *sMma,
+        sMma->accumulateOutput(b, loc, lane, s, kb,
+                               SmallVector<Value>(loop.getRegionIterArgs())));
     scf::YieldOp::create(b, loc, acc);
   }
   // dq = scale * acc, rows past Sq and columns past D not stored.
@@ -1171,7 +1479,8 @@ void MainStageEmitter::emitQueryPass() {
 }
 
 scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
-                                           Value iHi, ValueRange init) {
+                                           Value iHi, ValueRange init,
+                                           bool sumRows) {
   // Pair t is query block iLo + t % blocks of head hLo + t / blocks.
   Value blocks = sub(iHi, iLo);
   Value total = mul(group, blocks);
@@ -1197,8 +1506,7 @@ scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
   if (prefetch) {
     // Pair t's tiles have landed; after the barrier every warp is done with
     // pair t - 1, so its buffer takes pair t + 1.
-    target.emitCopyWait(b, loc, 0);
-    barrier();
+    publishCopies();
     stage = arith::AndIOp::create(b, loc, t, c32(1));
     Value next = add(t, c32(1));
     OpBuilder::InsertionGuard g(b);
@@ -1210,11 +1518,18 @@ scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
     // The previous pair is done with the tiles.
     barrier();
     loadQueryBlock(h, m0, stage);
-    target.emitCopyWait(b, loc, 0);
-    barrier();
+    publishCopies();
   }
   SmallVector<Value> acc(loop.getRegionIterArgs());
-  emitQueryBlock(h, m0, stage, acc);
+  Value first, last;
+  if (sumRows) {
+    // Heads are outer: a head's blocks are consecutive pairs.
+    Value i = arith::RemUIOp::create(b, loc, t, blocks);
+    first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i, c32(0));
+    last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i,
+                                 sub(blocks, c32(1)));
+  }
+  emitQueryBlock(h, m0, stage, acc, first, last);
   scf::YieldOp::create(b, loc, acc);
   return loop;
 }
@@ -1238,6 +1553,7 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
     return op.emitOpError("has a dynamic head dim; backward plans need "
                           "static D and Dv");
   spec->dropout = op.hasDropout();
+  spec->backward = true;
   if (Value gradBias = op.getGradBias())
     spec->dbiasType = cast<ShapedType>(gradBias.getType()).getElementType();
   spec->deterministic = spec->config.getDeterministic();

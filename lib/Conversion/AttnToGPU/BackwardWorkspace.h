@@ -5,10 +5,11 @@
 // dq_accum [B, Hq, Sq, D] in the plans that add dQ by atomics; with the bias
 // gradient, dbias_accum in its summed shape (atomic plans), or dbias_full
 // [B, Hq, Sq, Sk] when it is summed at all (deterministic plans: main writes
-// every element once, a last stage sums them in a fixed order; an unsummed
-// dbias is written directly and the buffer is empty). The plan's
-// metadata lists them (the runtime sizes the workspace from that list,
-// docs/BundleFormat.md), the kernels address them and the IR launcher
+// every element once, or, when dbias is summed over query rows, row 0 alone
+// with each (b, h)'s sum over its rows; a last stage sums them in a fixed
+// order; an unsummed dbias is written directly and the buffer is empty).
+// The plan's metadata lists them (the runtime sizes the workspace from that
+// list, docs/BundleFormat.md), the kernels address them and the IR launcher
 // allocates them through this one description.
 //
 //===----------------------------------------------------------------------===//

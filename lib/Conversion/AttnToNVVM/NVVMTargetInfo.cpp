@@ -2,6 +2,7 @@
 //-*-===//
 
 #include "NVVMTargetInfo.h"
+#include "AttnDialect/Conversion/AttnToGPU/AttentionGradKernel.h"
 #include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
 #include "AttnDialect/Target/Constraints.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -147,8 +148,11 @@ void NVVMTargetInfo::emitCopyToShared(OpBuilder &b, Location loc, Value dst,
                  : arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes);
   Value none = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
   Value size = arith::SelectOp::create(b, loc, valid, full, none);
+  // .cg (L2 only) takes 16-byte copies alone; smaller ones go through L1.
   NVVM::CpAsyncOp::create(b, loc, dst, src, bytes,
-                          NVVM::LoadCacheModifierKind::CG, size);
+                          bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                      : NVVM::LoadCacheModifierKind::CA,
+                          size);
 }
 
 void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
@@ -166,6 +170,10 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
                   Builder(func.getContext()).getI32IntegerAttr(1));
     return;
   }
+  if (spec.backward) {
+    annotateBackwardKernel(func, spec);
+    return;
+  }
   if (!spec.dynamicHeadDim() && !spec.dropout)
     return;
   int64_t smem = getDynamicSharedMemoryBytes(spec, *this);
@@ -174,6 +182,37 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
       2 * threads * 128 <= chip.regsPerBlockMax)
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   Builder(func.getContext()).getI32IntegerAttr(2));
+}
+
+void NVVMTargetInfo::annotateBackwardKernel(gpu::GPUFuncOp func,
+                                            const KernelSpec &spec) const {
+  // As many workgroups per SM as shared memory holds, while the register
+  // cap that count sets stays at or above the tables' estimate; only a cap
+  // below the per-thread maximum is asked for. On the H100 the D = 64 wgmma
+  // main then fits three workgroups at 168 registers (ptxas took 172 and
+  // fitted two): 1.03-1.08x the backward (bench/RESULTS.md). The estimate
+  // leaves out what dropout, a softcap and the bias gradient hold (the
+  // D = 64 main with dropout takes 227 and spilled 212 bytes at 168).
+  const MatrixInstr *instr = chip.lookupInstr(spec.config.getMma());
+  if (!instr || chip.regsPerBlockMax <= 0 || chip.smemMaxBytes <= 0 ||
+      spec.dropout || spec.softcap || spec.dbiasType)
+    return;
+  int64_t threads = spec.warps() * getWarpSize();
+  int64_t smem = getBackwardSharedMemoryBytes(spec, *this);
+  int64_t regs = backwardRegisterEstimate(
+      instr->rowsPerWarp, getWarpSize(), spec.blockM(), spec.tileHeadDim,
+      spec.tileHeadDimV, chip.regsOverhead, spec.config.getHeadSplit(),
+      instr->headDimMultiple, instr->sharedOperands);
+  // Registers are allocated per thread in multiples of 8.
+  auto cap = [&](int64_t n) {
+    return chip.regsPerBlockMax / (n * threads) / 8 * 8;
+  };
+  int64_t n = 1;
+  while ((n + 1) * smem <= chip.smemMaxBytes && cap(n + 1) >= regs)
+    ++n;
+  if (n > 1 && cap(n) < chip.regsPerThreadMax)
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  Builder(func.getContext()).getI32IntegerAttr(n));
 }
 
 void NVVMTargetInfo::emitCopyCommit(OpBuilder &b, Location loc) const {

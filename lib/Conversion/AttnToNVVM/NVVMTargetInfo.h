@@ -53,6 +53,10 @@ public:
                           ValueRange coords, Value bar) const override;
 
 private:
+  /// The backward plan's main kernels: a minimum of workgroups per SM where
+  /// it lowers the register cap to what the tables estimate.
+  void annotateBackwardKernel(gpu::GPUFuncOp func,
+                              const KernelSpec &spec) const;
   LogicalResult
   checkWgmmaSupported(const KernelSpec &spec,
                       function_ref<InFlightDiagnostic()> emitError) const;

@@ -19,11 +19,18 @@
 //    (LBO), a k16 step (16 keys) is 2048 bytes on.
 //
 // Each product is one inline-asm statement: wgmma.fence, the chain of
-// wgmmas, commit, and for S = Q K^T wait 0. Keeping the wait inside the
-// statement that defines the accumulators means no instruction can read them
-// early. O += P V is left in flight (hasAsyncOutput): the next S chain's
-// wait 0 completes it before the softmax rescales O, and waitOutput's
-// statement passes O through itself after its wait, for the epilogue.
+// wgmmas, commit, and for S = Q K^T wait 0. A step's descriptors are
+// inputs of the statement in the forward; the backward's statements take
+// each operand's descriptor once and add a step's offset next to its wgmma:
+// a descriptor input per step keeps every step's 64-bit descriptor live at
+// the statement, 32 registers for a D = 128 chain, and the backward's
+// D = 128 kernels spilled. The forward's kernels use 1-10 registers fewer
+// that way but ran 2-4% slower at D = 128 on the H100 (bench/RESULTS.md).
+// Keeping the wait inside the statement that defines the accumulators means no
+// instruction can read them early. O += P V is left in flight (hasAsyncOutput):
+// the next S chain's wait 0 completes it before the softmax rescales O, and
+// waitOutput's statement passes O through itself after its wait, for the
+// epilogue.
 //
 // Why inline PTX and not MLIR's nvvm.wgmma.* ops:
 //  * O += P V takes A from registers; nvvm.wgmma.mma_async reads A only
@@ -66,7 +73,8 @@ constexpr int64_t kPanelCols = 64;
 
 class WgmmaM64NNK16 : public MmaEmitter {
 public:
-  explicit WgmmaM64NNK16(const KernelSpec &spec) : spec(spec) {}
+  explicit WgmmaM64NNK16(const KernelSpec &spec)
+      : spec(spec), addOffsetsInChain(spec.backward) {}
 
   int64_t getRowsPerWarp() const override { return 16; }
   SharedTileLayout getSharedTileLayout() const override {
@@ -99,20 +107,31 @@ public:
                                 ArrayRef<Value> acc) override;
 
 private:
+  /// An operand's descriptor at each step of a chain: `base` moved on by a
+  /// step's bytes, either computed before the statement (`values`) or, with
+  /// addOffsetsInChain, inside it (`offsets`).
+  struct StepDescs {
+    Value base;
+    SmallVector<Value> values;
+    SmallVector<int64_t> offsets;
+  };
   /// Matrix descriptor of a 128-byte-swizzled operand starting at `base`
   /// with the given leading/stride byte offsets.
   Value descriptor(OpBuilder &b, Location loc, Value base, int64_t lbo,
                    int64_t sbo);
   /// `desc` with its start address moved on by `bytes` (a multiple of 16).
   Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes);
+  /// Appends the step `bytes` on from `d.base` to `d`.
+  void addStep(OpBuilder &b, Location loc, StepDescs &d, int64_t bytes);
   /// One asm statement: fence, `steps` wgmmas m64n`n`k16 accumulating into
   /// `n / 2` f32 registers per thread, commit, and wait 0 when `wait`.
-  /// `aOperands` are per step either one descriptor (i64) or four 32-bit
-  /// registers; `acc` empty means start from zero.
+  /// `aOperands` are per step either four 32-bit registers or none, and
+  /// then A is read through `aDescs`' step; B through `bDescs`' step. `acc`
+  /// empty means start from zero.
   SmallVector<Value> emitChain(OpBuilder &b, Location loc, int64_t n,
                                ArrayRef<SmallVector<Value>> aOperands,
-                               ArrayRef<Value> bDescs, bool transB,
-                               ArrayRef<Value> acc, bool wait);
+                               const StepDescs &aDescs, const StepDescs &bDescs,
+                               bool transB, ArrayRef<Value> acc, bool wait);
   /// A side-effecting asm statement `body` whose f32 results are `tied`
   /// (read and written in place) plus `inputs` with `inputConstraints`.
   SmallVector<Value> emitAsm(OpBuilder &b, Location loc, StringRef body,
@@ -124,6 +143,8 @@ private:
   }
 
   const KernelSpec &spec;
+  /// Descriptors advanced inside each chain statement (see the top).
+  bool addOffsetsInChain;
   Value queryDesc; // this warpgroup's Q rows, k step 0
   int64_t queryPanelBytes = 0;
 };
@@ -157,6 +178,14 @@ Value WgmmaM64NNK16::advance(OpBuilder &b, Location loc, Value desc,
   return arith::AddIOp::create(b, loc, desc, cst64(b, loc, bytes >> 4));
 }
 
+void WgmmaM64NNK16::addStep(OpBuilder &b, Location loc, StepDescs &d,
+                            int64_t bytes) {
+  if (addOffsetsInChain)
+    d.offsets.push_back(bytes);
+  else
+    d.values.push_back(advance(b, loc, d.base, bytes));
+}
+
 SmallVector<Value>
 WgmmaM64NNK16::emitAsm(OpBuilder &b, Location loc, StringRef body,
                        ArrayRef<Value> tied, int64_t numResults,
@@ -187,8 +216,8 @@ WgmmaM64NNK16::emitAsm(OpBuilder &b, Location loc, StringRef body,
 SmallVector<Value>
 WgmmaM64NNK16::emitChain(OpBuilder &b, Location loc, int64_t n,
                          ArrayRef<SmallVector<Value>> aOperands,
-                         ArrayRef<Value> bDescs, bool transB,
-                         ArrayRef<Value> acc, bool wait) {
+                         const StepDescs &aDescs, const StepDescs &bDescs,
+                         bool transB, ArrayRef<Value> acc, bool wait) {
   int64_t nAcc = n / 2;
   bool zeroInit = acc.empty();
   StringRef type = spec.elemType.isF16() ? "f16" : "bf16";
@@ -209,23 +238,40 @@ WgmmaM64NNK16::emitChain(OpBuilder &b, Location loc, int64_t n,
     dList += (i ? ",$" : "$") + std::to_string(i);
   dList += "}";
 
+  // A step's descriptor: an input of its own, or its operand's base plus
+  // the step's offset (16-byte units) added inside the statement.
   std::string body = "{\n";
+  if (addOffsetsInChain)
+    body += ".reg .b64 da, db;\n";
+  std::string aBase =
+      addOffsetsInChain && aDescs.base ? inputRef(aDescs.base, "l") : "";
+  std::string bBase = addOffsetsInChain ? inputRef(bDescs.base, "l") : "";
+  auto stepDesc = [&](StringRef reg, const std::string &base,
+                      const StepDescs &d, size_t step) -> std::string {
+    if (!addOffsetsInChain)
+      return inputRef(d.values[step], "l");
+    if (d.offsets[step] == 0)
+      return base;
+    body += llvm::formatv("add.s64 {0}, {1}, {2};\n", reg, base,
+                          d.offsets[step] >> 4);
+    return reg.str();
+  };
   if (zeroInit)
     body += ".reg .pred p;\nsetp.ne.b32 p, " + inputRef(cst32(b, loc, 0), "r") +
             ", 0;\n";
   body += "wgmma.fence.sync.aligned;\n";
-  for (size_t step = 0; step < bDescs.size(); ++step) {
-    bool aInRegs = aOperands[step].size() != 1;
+  for (size_t step = 0; step < aOperands.size(); ++step) {
+    bool aInRegs = !aOperands[step].empty();
     std::string aRef;
     if (!aInRegs) {
-      aRef = inputRef(aOperands[step][0], "l");
+      aRef = stepDesc("da", aBase, aDescs, step);
     } else {
       aRef = "{";
       for (auto [i, v] : llvm::enumerate(aOperands[step]))
         aRef += (i ? "," : "") + inputRef(v, "r");
       aRef += "}";
     }
-    std::string bRef = inputRef(bDescs[step], "l");
+    std::string bRef = stepDesc("db", bBase, bDescs, step);
     // The first step of a zero-initialized chain ignores D (scale-d false).
     std::string scaleD = zeroInit && step == 0 ? "p" : "1";
     std::string imms = aInRegs ? llvm::formatv("1, 1, {0}", transB ? 1 : 0)
@@ -266,18 +312,17 @@ SmallVector<Value> WgmmaM64NNK16::computeScores(OpBuilder &b, Location loc,
                                                 Value lane,
                                                 ArrayRef<Value> query,
                                                 const SharedTile &k) {
-  Value kDesc = descriptor(b, loc, k.base, /*lbo=*/16, /*sbo=*/kAtomBytes);
+  StepDescs aDescs{queryDesc}, bDescs{descriptor(b, loc, k.base, /*lbo=*/16,
+                                                 /*sbo=*/kAtomBytes)};
   SmallVector<SmallVector<Value>> a;
-  SmallVector<Value> bDescs;
   for (int64_t ks = 0; ks < spec.tileHeadDim / 16; ++ks) {
     int64_t panel = ks / (kPanelCols / 16), inPanel = ks % (kPanelCols / 16);
-    a.push_back(
-        {advance(b, loc, queryDesc, panel * queryPanelBytes + inPanel * 32)});
-    bDescs.push_back(
-        advance(b, loc, kDesc, panel * k.rows * kRowBytes + inPanel * 32));
+    a.push_back({});
+    addStep(b, loc, aDescs, panel * queryPanelBytes + inPanel * 32);
+    addStep(b, loc, bDescs, panel * k.rows * kRowBytes + inPanel * 32);
   }
-  return emitChain(b, loc, spec.blockN(), a, bDescs, /*transB=*/false, {},
-                   /*wait=*/true);
+  return emitChain(b, loc, spec.blockN(), a, aDescs, bDescs,
+                   /*transB=*/false, {}, /*wait=*/true);
 }
 
 SmallVector<Value> WgmmaM64NNK16::accumulateOutput(OpBuilder &b, Location loc,
@@ -287,17 +332,17 @@ SmallVector<Value> WgmmaM64NNK16::accumulateOutput(OpBuilder &b, Location loc,
                                                    ArrayRef<Value> acc) {
   Value vDesc = descriptor(b, loc, v.base, /*lbo=*/v.rows * kRowBytes,
                            /*sbo=*/kAtomBytes);
+  StepDescs aDescs, bDescs{vDesc};
   SmallVector<SmallVector<Value>> a;
-  SmallVector<Value> bDescs;
   for (int64_t kk = 0; kk < spec.blockN() / 16; ++kk) {
     // S tiles 2kk and 2kk + 1 (row g pair, row g + 8 pair each).
     ArrayRef<Value> pt = p.slice(8 * kk, 8);
     a.push_back({pack(b, loc, pt[0], pt[1]), pack(b, loc, pt[2], pt[3]),
                  pack(b, loc, pt[4], pt[5]), pack(b, loc, pt[6], pt[7])});
-    bDescs.push_back(advance(b, loc, vDesc, kk * 16 * kRowBytes));
+    addStep(b, loc, bDescs, kk * 16 * kRowBytes);
   }
-  return emitChain(b, loc, spec.tileHeadDimV, a, bDescs, /*transB=*/true, acc,
-                   /*wait=*/false);
+  return emitChain(b, loc, spec.tileHeadDimV, a, aDescs, bDescs,
+                   /*transB=*/true, acc, /*wait=*/false);
 }
 
 std::unique_ptr<MmaEmitter>

@@ -11,12 +11,12 @@ func.func @unaligned(%q: memref<1x4x128x64xf16>, %lse: memref<1x4x128xf32>) {
 
 // -----
 
-// wgmma reads its operands from shared memory; the backward kernel's
-// products take theirs from registers.
+// wgmma's dQ product takes the block's query rows a warpgroup (64 rows) at
+// a time.
 
-#bwd = #attn.config<name = "wg", block_m = 64, block_n = 64, warps = 4, stages = 1, pipeline = simple, acc_in_registers = true, mma = wgmma.m64nNk16>
+#bwd = #attn.config<name = "wg", block_m = 32, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @wgmma(%q: memref<1x4x128x64xf16>, %lse: memref<1x4x128xf32>) {
-  // expected-error @below {{config 'wg' is not supported on sm_90a: backward: the backward kernel takes its operands from registers; wgmma.m64nNk16 reads them from shared memory}}
+  // expected-error @below {{config 'wg' is not supported on sm_90a: tile: block_m 32 is not a multiple of the 64 rows of a wgmma.m64nNk16 warpgroup (the dQ product)}}
   attn.attention_grad q(%q : memref<1x4x128x64xf16>) k(%q : memref<1x4x128x64xf16>) v(%q : memref<1x4x128x64xf16>) o(%q : memref<1x4x128x64xf16>) do(%q : memref<1x4x128x64xf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x64xf16>, memref<1x4x128x64xf16>, memref<1x4x128x64xf16>) {config = #bwd}
   return
 }

@@ -57,7 +57,8 @@ struct BackwardKernels {
   /// With the bias gradient: zero dbias_accum, and dbias = dbias_accum
   /// (both do nothing when dbias is summed over no dimension: main then
   /// writes it directly). Deterministic plans: no zeroDbias; convertDbias
-  /// sums dbias_full in a fixed order (reduce_dbias).
+  /// sums dbias_full in a fixed order (reduce_dbias; only row 0 when dbias
+  /// is summed over query rows, which main then sums itself).
   gpu::GPUFuncOp zeroDbias, convertDbias;
   /// Deterministic plans: dQ by a pass over query blocks (no dq_accum, no
   /// convert_dq).

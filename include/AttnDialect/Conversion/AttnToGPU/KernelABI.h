@@ -164,6 +164,8 @@ struct KernelSpec {
   /// Backward plans without atomics (bit-reproducible): dQ by a pass over
   /// query blocks (`_main_q`) instead of atomic adds from `_main`.
   bool deterministic = false;
+  /// The kernels of a backward plan (attn.attention_grad), not a forward.
+  bool backward = false;
   ConfigAttr config;
   /// Where the sequences live (attn.attention's serving operands).
   SeqLayout layout = SeqLayout::Dense;

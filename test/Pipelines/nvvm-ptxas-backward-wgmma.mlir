@@ -1,0 +1,79 @@
+// sm_90a's backward plans through the whole attn-to-nvvm pipeline, with
+// the tiles the tables select (bwd_wgmma_d64_m64n64w4 and
+// bwd_wgmma_d128_m64n64w4, dq_pass): deterministic plans of three stages
+// (pre, main, main_q; no dq_accum, no convert), whose products are wgmma
+// chains reading K, V, Q and dO from 128-byte-swizzled tiles, each query
+// block's lse and delta copied to shared memory beside them (4-byte
+// cp.async through L1), main_q's key blocks double-buffered, no atomics,
+// and no spills.
+// REQUIRES: ptxas
+// RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa" > %t.mlir
+// RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 1p \
+// RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.64.ptx
+// RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 2p \
+// RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.128.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t.64.ptx
+// RUN: FileCheck %s --check-prefix=PTX128 < %t.128.ptx
+// RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.64.ptx -o %t.64.cubin 2>&1 | FileCheck %s --check-prefix=D64
+// RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.128.ptx -o %t.128.cubin 2>&1 | FileCheck %s --check-prefix=D128
+// RUN: %wgmma-check %t.64.ptx | FileCheck %s --check-prefix=ASYNC
+// RUN: %wgmma-check %t.128.ptx | FileCheck %s --check-prefix=ASYNC128
+
+// PTX-LABEL: .entry bwd_bf16_d64_causal_det_m64n64w4s2_pre(
+// PTX-NOT: .entry
+// PTX-LABEL: .entry bwd_bf16_d64_causal_det_m64n64w4s2_main(
+// Three workgroups an SM (60 KiB of shared memory each) at the tables'
+// 168 registers.
+// PTX: .minnctapersm 3
+// PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
+// PTX: cp.async.cg.shared.global
+// PTX: cp.async.ca.shared.global {{.*}}, 4,
+// PTX: fence.proxy.async.shared::cta
+// S^T = K Q^T (N = block_m = 64 query columns), both from descriptors,
+// each step's advanced inside the chain (registers: D = 128 spilled with a
+// descriptor input per step).
+// PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PTX-NEXT: add.s64 da, %rd{{[0-9]+}}, 2;
+// PTX-NEXT: add.s64 db, %rd{{[0-9]+}}, 2;
+// PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
+// PTX-LABEL: .entry bwd_bf16_d64_causal_det_m64n64w4s2_main_q(
+// PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
+// Key block j + 1 is copied (into main's second Q and dO buffers, or its
+// K and V) while block j computes: one group left in flight.
+// PTX: cp.async.wait_group{{[[:space:]]+}}1;
+// PTX: wgmma.mma_async.sync.aligned
+// PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
+// PTX-NOT: .entry
+// PTX128: .entry bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main(
+// dV += P^T dO and dK += dS^T Q: A from registers, B transposed, N = 128.
+// PTX128: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}}, {%r{{[0-9]+}},%r{{[0-9]+}},%r{{[0-9]+}},%r{{[0-9]+}}}, {{.*}}, 1, 1, 1, 1;
+
+// D64-NOT: warning
+// D64-DAG: Function properties for bwd_bf16_d64_causal_det_m64n64w4s2_main{{$}}
+// D64-DAG: Function properties for bwd_bf16_d64_causal_det_m64n64w4s2_main_q{{$}}
+// D64-NOT: {{[1-9][0-9]* bytes spill}}
+// D64-NOT: Used {{(169|1[7-9][0-9]|2[0-9][0-9])}} registers
+// D128-NOT: warning
+// D128: Compiling entry function 'bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main_q'
+// D128-NEXT: Function properties
+// D128-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// D128: Compiling entry function 'bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main'
+// D128-NEXT: Function properties
+// D128-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// ASYNC: bwd_bf16_d64_causal_det_m64n64w4s2_main: 2 async wgmma chains, no hazard
+// ASYNC: bwd_bf16_d64_causal_det_m64n64w4s2_main_q: 1 async wgmma chains, no hazard
+// ASYNC128: bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main: 2 async wgmma chains, no hazard
+// ASYNC128: bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main_q: 1 async wgmma chains, no hazard
+
+func.func @d64(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>, %lse: memref<?x8x?xf32>, %dq: memref<?x8x?x64xbf16>, %dk: memref<?x2x?x64xbf16>, %dv: memref<?x2x?x64xbf16>) {
+  attn.attention_grad q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x?x64xbf16>) v(%k : memref<?x2x?x64xbf16>) o(%q : memref<?x8x?x64xbf16>) do(%q : memref<?x8x?x64xbf16>) lse(%lse : memref<?x8x?xf32>) outs(%dq, %dk, %dv : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16>) {mask = #attn.mask<causal>}
+  return
+}
+
+// -----
+
+func.func @d128(%q: memref<?x8x?x128xf16>, %k: memref<?x2x?x128xf16>, %lse: memref<?x8x?xf32>, %dq: memref<?x8x?x128xf16>, %dk: memref<?x2x?x128xf16>, %dv: memref<?x2x?x128xf16>) {
+  attn.attention_grad q(%q : memref<?x8x?x128xf16>) k(%k : memref<?x2x?x128xf16>) v(%k : memref<?x2x?x128xf16>) o(%q : memref<?x8x?x128xf16>) do(%q : memref<?x8x?x128xf16>) lse(%lse : memref<?x8x?xf32>) outs(%dq, %dk, %dv : memref<?x8x?x128xf16>, memref<?x2x?x128xf16>, memref<?x2x?x128xf16>) {mask = #attn.mask<causal_bottom_right>}
+  return
+}
