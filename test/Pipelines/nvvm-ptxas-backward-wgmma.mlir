@@ -16,6 +16,11 @@
 // RUN: FileCheck %s --check-prefix=PTX128 < %t.128.ptx
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.64.ptx -o %t.64.cubin 2>&1 | FileCheck %s --check-prefix=D64
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.128.ptx -o %t.128.cubin 2>&1 | FileCheck %s --check-prefix=D128
+// RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 3p \
+// RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.atomic.ptx
+// RUN: FileCheck %s --check-prefix=ATOMIC < %t.atomic.ptx
+// RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.atomic.ptx -o %t.atomic.cubin 2>&1 | FileCheck %s --check-prefix=ATOMICREGS
+// RUN: %wgmma-check %t.atomic.ptx | FileCheck %s --check-prefix=ATOMICASYNC
 // RUN: %wgmma-check %t.64.ptx | FileCheck %s --check-prefix=ASYNC
 // RUN: %wgmma-check %t.128.ptx | FileCheck %s --check-prefix=ASYNC128
 
@@ -61,6 +66,15 @@
 // D128-NEXT: Function properties
 // D128-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
+// ATOMIC-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s2_main(
+// ATOMIC: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// ATOMIC: red.relaxed.gpu.global.add.v2.f32
+// ATOMIC-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s2_dq(
+// ATOMICREGS-NOT: warning
+// ATOMICREGS: Function properties for bwd_bf16_d64_causal_m64n64w4s2_main
+// ATOMICREGS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// ATOMICASYNC: bwd_bf16_d64_causal_m64n64w4s2_main: {{[0-9]+}} async wgmma chains, no hazard
+
 // ASYNC: bwd_bf16_d64_causal_det_m64n64w4s2_main: 2 async wgmma chains, no hazard
 // ASYNC: bwd_bf16_d64_causal_det_m64n64w4s2_main_q: 1 async wgmma chains, no hazard
 // ASYNC128: bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main: 2 async wgmma chains, no hazard
@@ -75,5 +89,17 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>, %lse: memre
 
 func.func @d128(%q: memref<?x8x?x128xf16>, %k: memref<?x2x?x128xf16>, %lse: memref<?x8x?xf32>, %dq: memref<?x8x?x128xf16>, %dk: memref<?x2x?x128xf16>, %dv: memref<?x2x?x128xf16>) {
   attn.attention_grad q(%q : memref<?x8x?x128xf16>) k(%k : memref<?x2x?x128xf16>) v(%k : memref<?x2x?x128xf16>) o(%q : memref<?x8x?x128xf16>) do(%q : memref<?x8x?x128xf16>) lse(%lse : memref<?x8x?xf32>) outs(%dq, %dk, %dv : memref<?x8x?x128xf16>, memref<?x2x?x128xf16>, memref<?x2x?x128xf16>) {mask = #attn.mask<causal_bottom_right>}
+  return
+}
+
+// -----
+
+// A wgmma config without dq_pass (written by hand; the tables' tiles carry
+// it): main adds dQ into dq_accum itself, a warpgroup's 64 query rows x 64
+// columns at a time (dS read back from shared memory, one wgmma chain,
+// waited for, then sm_90's vector reductions), and convert_dq follows.
+#atomic = #attn.config<name = "wg_atomic", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
+func.func @atomic(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>, %lse: memref<?x8x?xf32>, %dq: memref<?x8x?x64xbf16>, %dk: memref<?x2x?x64xbf16>, %dv: memref<?x2x?x64xbf16>) {
+  attn.attention_grad q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x?x64xbf16>) v(%k : memref<?x2x?x64xbf16>) o(%q : memref<?x8x?x64xbf16>) do(%q : memref<?x8x?x64xbf16>) lse(%lse : memref<?x8x?xf32>) outs(%dq, %dk, %dv : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16>) {mask = #attn.mask<causal>, config = #atomic}
   return
 }

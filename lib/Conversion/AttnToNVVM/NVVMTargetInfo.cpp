@@ -191,11 +191,13 @@ void NVVMTargetInfo::annotateBackwardKernel(gpu::GPUFuncOp func,
   // below the per-thread maximum is asked for. On the H100 the D = 64 wgmma
   // main then fits three workgroups at 168 registers (ptxas took 172 and
   // fitted two): 1.03-1.08x the backward (bench/RESULTS.md). The estimate
-  // leaves out what dropout, a softcap and the bias gradient hold (the
-  // D = 64 main with dropout takes 227 and spilled 212 bytes at 168).
+  // leaves out what dropout, a softcap, the bias gradient and dQ's product
+  // in main hold (at 168 the D = 64 main spilled 212 bytes with dropout,
+  // needing 227, and 100 with atomic dQ, needing 210): deterministic plans
+  // without those only.
   const MatrixInstr *instr = chip.lookupInstr(spec.config.getMma());
   if (!instr || chip.regsPerBlockMax <= 0 || chip.smemMaxBytes <= 0 ||
-      spec.dropout || spec.softcap || spec.dbiasType)
+      !spec.deterministic || spec.dropout || spec.softcap || spec.dbiasType)
     return;
   int64_t threads = spec.warps() * getWarpSize();
   int64_t smem = getBackwardSharedMemoryBytes(spec, *this);
