@@ -21,6 +21,13 @@
 // RUN: FileCheck %s --check-prefix=ATOMIC < %t.atomic.ptx
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.atomic.ptx -o %t.atomic.cubin 2>&1 | FileCheck %s --check-prefix=ATOMICREGS
 // RUN: %wgmma-check %t.atomic.ptx | FileCheck %s --check-prefix=ATOMICASYNC
+// RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 4p \
+// RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.256.ptx
+// RUN: FileCheck %s --check-prefix=D256 < %t.256.ptx
+// RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.256.ptx -o %t.256.cubin > %t.256.log 2>&1
+// RUN: FileCheck %s --check-prefix=D256REGS < %t.256.log
+// RUN: not grep -E ' [0-9]{3,} bytes spill' %t.256.log
+// RUN: %wgmma-check %t.256.ptx | FileCheck %s --check-prefix=D256ASYNC
 // RUN: %wgmma-check %t.64.ptx | FileCheck %s --check-prefix=ASYNC
 // RUN: %wgmma-check %t.128.ptx | FileCheck %s --check-prefix=ASYNC128
 
@@ -75,6 +82,18 @@
 // ATOMICREGS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // ATOMICASYNC: bwd_bf16_d64_causal_m64n64w4s2_main: {{[0-9]+}} async wgmma chains, no hazard
 
+// D256-LABEL: .entry bwd_bf16_d256_causal_m64n64w4s2h2_main(
+// D256: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// D256: red.relaxed.gpu.global.add.v2.f32
+// D256-LABEL: .entry bwd_bf16_d256_causal_m64n64w4s2h2_main_1(
+// D256-LABEL: .entry bwd_bf16_d256_causal_m64n64w4s2h2_dq(
+// A few registers' worth spilled (68 bytes with ptxas 13.0).
+// D256REGS-NOT: warning
+// D256REGS-DAG: Function properties for bwd_bf16_d256_causal_m64n64w4s2h2_main{{$}}
+// D256REGS-DAG: Function properties for bwd_bf16_d256_causal_m64n64w4s2h2_main_1{{$}}
+// D256ASYNC: bwd_bf16_d256_causal_m64n64w4s2h2_main: {{[0-9]+}} async wgmma chains, no hazard
+// D256ASYNC: bwd_bf16_d256_causal_m64n64w4s2h2_main_1: {{[0-9]+}} async wgmma chains, no hazard
+
 // ASYNC: bwd_bf16_d64_causal_det_m64n64w4s2_main: 2 async wgmma chains, no hazard
 // ASYNC: bwd_bf16_d64_causal_det_m64n64w4s2_main_q: 1 async wgmma chains, no hazard
 // ASYNC128: bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main: 2 async wgmma chains, no hazard
@@ -101,5 +120,14 @@ func.func @d128(%q: memref<?x8x?x128xf16>, %k: memref<?x2x?x128xf16>, %lse: memr
 #atomic = #attn.config<name = "wg_atomic", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @atomic(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>, %lse: memref<?x8x?xf32>, %dq: memref<?x8x?x64xbf16>, %dk: memref<?x2x?x64xbf16>, %dv: memref<?x2x?x64xbf16>) {
   attn.attention_grad q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x?x64xbf16>) v(%k : memref<?x2x?x64xbf16>) o(%q : memref<?x8x?x64xbf16>) do(%q : memref<?x8x?x64xbf16>) lse(%lse : memref<?x8x?xf32>) outs(%dq, %dk, %dv : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16>) {mask = #attn.mask<causal>, config = #atomic}
+  return
+}
+
+// -----
+
+// D = 256: bwd_wgmma_d256_m64n64w4, two column slices (main and main_1,
+// each 128 columns of dK, dV and dQ) with dQ by atomics, then convert_dq.
+func.func @d256(%q: memref<?x1x?x256xbf16>, %k: memref<?x1x?x256xbf16>, %lse: memref<?x1x?xf32>, %dq: memref<?x1x?x256xbf16>, %dk: memref<?x1x?x256xbf16>, %dv: memref<?x1x?x256xbf16>) {
+  attn.attention_grad q(%q : memref<?x1x?x256xbf16>) k(%k : memref<?x1x?x256xbf16>) v(%k : memref<?x1x?x256xbf16>) o(%q : memref<?x1x?x256xbf16>) do(%q : memref<?x1x?x256xbf16>) lse(%lse : memref<?x1x?xf32>) outs(%dq, %dk, %dv : memref<?x1x?x256xbf16>, memref<?x1x?x256xbf16>, memref<?x1x?x256xbf16>) {mask = #attn.mask<causal>}
   return
 }
