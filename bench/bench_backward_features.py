@@ -56,19 +56,15 @@ def main():
             if feature in ("bias-keypad", "all"):
                 kw["bias"] = torch.randn(B, 1, 1, S, device="cuda",
                                          dtype=torch.bfloat16)
+            # The backward computes dbias for a bias that requires grad.
+            bwd = dict(kw)
             if "bias" in kw:
-                kw["bias"].requires_grad_(True)
+                bwd["bias"] = kw["bias"].detach().requires_grad_()
             cells, first = [], None
             for lib in libs:
                 try:
-                    fwd = dict(kw)
-                    if "bias" in fwd:
-                        fwd["bias"] = fwd["bias"].detach()
                     out, lse = lib.attention(q, k, v, causal=True,
-                                             return_lse=True, **fwd)
-                    bwd = dict(kw)
-                    if "bias" in bwd:
-                        bwd["bias"] = bwd["bias"].detach().requires_grad_()
+                                             return_lse=True, **kw)
 
                     def run():
                         lib.attention_backward(do, q, k, v, out, lse,

@@ -514,6 +514,18 @@ private:
     scoresMma->emitSharedWritesVisible(b, loc);
     barrier();
   }
+  /// Runs `body(slot, row)` for each row slot of `layout` (row = `first` +
+  /// the slot's offset), inside a guard row < `limit`.
+  void forEachRowBelow(const AccLayout &layout, Value first, Value limit,
+                       function_ref<void(unsigned, Value)> body) {
+    for (unsigned slot = 0; slot < layout.getNumRowSlots(); ++slot) {
+      Value row = add(first, c32(layout.rowSlotOffsets[slot]));
+      OpBuilder::InsertionGuard guard(b);
+      auto ifOp = scf::IfOp::create(b, loc, lt(row, limit), false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      body(slot, row);
+    }
+  }
   /// `acc` once the products writing it asynchronously (wgmma) completed.
   SmallVector<Value> completed(MmaEmitter &mma, ArrayRef<Value> acc) {
     if (!mma.hasAsyncOutput())
@@ -1031,11 +1043,7 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
   Value scale = arg(kBwdScale);
   Value accumRow0 = workspaceRow(batch, h, c32(0));
   Value qFirst = add(add(m0, rowBase), dqLayout.laneRow);
-  for (unsigned slot = 0; slot < dqLayout.getNumRowSlots(); ++slot) {
-    Value q = add(qFirst, c32(dqLayout.rowSlotOffsets[slot]));
-    OpBuilder::InsertionGuard g(b);
-    auto ifOp = scf::IfOp::create(b, loc, lt(q, sq), false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
+  forEachRowBelow(dqLayout, qFirst, sq, [&](unsigned slot, Value q) {
     Value rowPtr = dqAccumRow(dqAccum, add(accumRow0, ext(q)));
     // Adjacent columns of a row go out as one atomic where the target
     // has vector atomics (the pair starts at an even column: 8 bytes).
@@ -1064,7 +1072,7 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
       target.emitAtomicAddF32(b, loc, gep(rowPtr, f32, ext(c)), vals);
       e += pair ? 2 : 1;
     }
-  }
+  });
 }
 
 void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
@@ -1171,11 +1179,7 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
                        int64_t cols, HeadSlice s, unsigned ptrArg,
                        unsigned strideArg, bool scaled) {
     Value keyFirst = add(add(n0, warpRow), layout.laneRow);
-    for (unsigned slot = 0; slot < layout.getNumRowSlots(); ++slot) {
-      Value key = add(keyFirst, c32(layout.rowSlotOffsets[slot]));
-      OpBuilder::InsertionGuard guard(b);
-      auto ifOp = scf::IfOp::create(b, loc, lt(key, sk), false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
+    forEachRowBelow(layout, keyFirst, sk, [&](unsigned slot, Value key) {
       Value rowBase = rowPtr(ptrArg, strideArg, batch, headKV, key);
       for (unsigned e = 0, ne = vals.size(); e < ne; ++e) {
         if (layout.rowSlot[e] != slot)
@@ -1190,7 +1194,7 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
         store(arith::TruncFOp::create(b, loc, spec.elemType, x),
               gep(rowBase, spec.elemType, ext(c)), elemBytes);
       }
-    }
+    });
   };
   storeRows(dkLayout, acc.take_front(nk), spec.headDim, sliceD, kBwdDK,
             kBwdDKStrideB, true);
@@ -1316,18 +1320,10 @@ void MainStageEmitter::emitQueryPass() {
   SharedTile v = tile(smem.vOffset, bn, dv, smem.vRowStride);
   SharedTile q = tile(smem.qOffset, qRows, d, smem.qRowStride);
   SharedTile dO = tile(smem.doOffset, qRows, dv, smem.doRowStride);
-  // Rows [row0, limit) of the D-wide operand `dArg` into `dTile` and of the
-  // Dv-wide one `dvArg` into `dvTile`, landed and visible to every warp.
-  auto copyBoth = [&](SharedTile dTile, unsigned dArg, SharedTile dvTile,
-                      unsigned dvArg, Value head, Value row0, Value limit) {
-    copyRows(dTile, spec.headDim, dArg,
-             dArg == kBwdQ ? kBwdQStrideB : kBwdKStrideB, head, row0, limit);
-    copyRows(dvTile, spec.headDimV, dvArg,
-             dvArg == kBwdDO ? kBwdDOStrideB : kBwdVStrideB, head, row0, limit);
-    target.emitCopyCommit(b, loc);
-    publishCopies();
-  };
-  copyBoth(q, kBwdQ, dO, kBwdDO, h, m0, sq);
+  copyRows(q, spec.headDim, kBwdQ, kBwdQStrideB, h, m0, sq);
+  copyRows(dO, spec.headDimV, kBwdDO, kBwdDOStrideB, h, m0, sq);
+  target.emitCopyCommit(b, loc);
+  publishCopies();
   SmallVector<Value> query = sMma->loadQuery(b, loc, lane, q, warpRow);
   SmallVector<Value> gradOut = pMma->loadQuery(b, loc, lane, dO, warpRow);
   AccLayout sl = sMma->getScoreLayout(b, loc, lane);
@@ -1398,30 +1394,30 @@ void MainStageEmitter::emitQueryPass() {
       Value odd = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ne,
           arith::AndIOp::create(b, loc, sub(j, jLo), c32(1)), c32(0));
-      auto pick = [&](const SharedTile &even, const SharedTile &other,
-                      Value first) {
-        SharedTile t = even;
-        t.base = arith::SelectOp::create(b, loc, first, other.base, even.base);
+      // `whenOdd` for odd blocks, else `whenEven`.
+      auto pick = [&](const SharedTile &whenEven, const SharedTile &whenOdd) {
+        SharedTile t = whenEven;
+        t.base =
+            arith::SelectOp::create(b, loc, odd, whenOdd.base, whenEven.base);
         return t;
       };
-      kb = pick(k, kNext, odd);
-      vb = pick(v, vNext, odd);
+      kb = pick(k, kNext);
+      vb = pick(v, vNext);
       Value next = add(j, c32(1));
       {
         OpBuilder::InsertionGuard g(b);
         auto more = scf::IfOp::create(b, loc, lt(next, jHi), false);
         b.setInsertionPointToStart(more.thenBlock());
-        Value notOdd = arith::XOrIOp::create(
-            b, loc, odd,
-            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-        copyKeys(pick(k, kNext, notOdd), pick(v, vNext, notOdd), next);
+        copyKeys(pick(kNext, k), pick(vNext, v), next);
       }
       target.emitCopyCommit(b, loc);
       target.emitCopyWait(b, loc, 1);
       scoresMma->emitSharedWritesVisible(b, loc);
       barrier();
     } else {
-      copyBoth(k, kBwdK, v, kBwdV, headKV, n, sk);
+      copyKeys(k, v, j);
+      target.emitCopyCommit(b, loc);
+      publishCopies();
     }
     SmallVector<Value> s = sMma->computeScores(b, loc, lane, query, kb);
     SmallVector<Value> dp = pMma->computeScores(b, loc, lane, gradOut, vb);
