@@ -3,6 +3,7 @@
 
 Usage: sanitize_backward.py BUNDLE_DIR [--dtype bf16] [--d 64] [--mask causal]
                             [--sq 300] [--sk 300] [--hq 4] [--hkv 2]
+                            [--deterministic]
 
 Meant to run under
 
@@ -34,6 +35,8 @@ def main():
     ap.add_argument("--sk", type=int, default=300)
     ap.add_argument("--hq", type=int, default=4)
     ap.add_argument("--hkv", type=int, default=2)
+    ap.add_argument("--deterministic", action="store_true",
+                    help="the deterministic plan (no atomics)")
     a = ap.parse_args()
     dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float16
     causal = {"none": False, "causal": True,
@@ -45,7 +48,8 @@ def main():
     lib = attn_runtime.load(a.bundle)
     out, lse = lib.attention(q, k, v, causal=causal, return_lse=True)
     dq, dk, dv = lib.attention_backward(torch.randn_like(out), q, k, v, out,
-                                        lse, causal=causal)
+                                        lse, causal=causal,
+                                        deterministic=a.deterministic)
     torch.cuda.synchronize()
     print(f"ok: |dq| {dq.float().abs().max().item():.3g} "
           f"|dk| {dk.float().abs().max().item():.3g} "

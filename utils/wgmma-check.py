@@ -9,8 +9,10 @@ registers being written by the tensor cores until a later
 wgmma.wait_group. Reading or writing one of them before that is undefined
 behaviour, and ptxas does not diagnose it. A register copy that the
 compiler puts on a loop's back edge would do exactly that, so this walks
-every control-flow path from each such block to the next wait and reports
-any instruction that names one of its accumulators.
+every control-flow path from each such block to the wait that completes it
+and reports any instruction that names one of its accumulators. Groups
+complete in commit order: `wgmma.wait_group N` completes a chain once N
+groups were committed after it on the path.
 
 Prints one line per kernel ("<entry>: N async wgmma chains, no hazard") or
 one line per hazard, and exits 1 if any hazard (or no kernel) was found.
@@ -90,6 +92,25 @@ def successors(units, k, labels):
     return nxt
 
 
+WAIT_OR_COMMIT = re.compile(
+    r"wgmma\.commit_group|wgmma\.wait_group\.sync\.aligned\s+(\d+)")
+# Commits after a chain beyond this many are all alike (no wait waits for
+# fewer than this many pending).
+MAX_PENDING = 8
+
+
+def scan_asm(text, after):
+    """Walks one asm block with `after` groups committed since the chain:
+    (whether a wait in it completes the chain, the text before that wait,
+    the commits since the chain at its end)."""
+    for m in WAIT_OR_COMMIT.finditer(text):
+        if m.group(1) is None:
+            after = min(after + 1, MAX_PENDING)
+        elif after >= int(m.group(1)):
+            return True, text[:m.start()], after
+    return False, text, after
+
+
 def check(name, body):
     units = instructions(body)
     labels = {u[2]: k for k, u in enumerate(units) if u[0] == "label"}
@@ -97,33 +118,39 @@ def check(name, body):
     for k, (kind, no, text) in enumerate(units):
         if kind != "asm" or "wgmma.mma_async" not in text:
             continue
-        if "wgmma.commit_group" not in text or "wgmma.wait_group" in text:
+        if "wgmma.commit_group" not in text:
+            continue
+        # From the chain's own commit: a wait of its own completes it.
+        done, _, after = scan_asm(text[text.rindex("wgmma.commit_group"):], -1)
+        if done:
             continue
         chains += 1
         accs = set()
         for d in re.findall(r"wgmma\.mma_async[^{]*\{([^}]*)\}", text):
             accs |= set(REG.findall(d))
-        seen, work = set(), successors(units, k, labels)
+        seen = set()
+        work = [(j, after) for j in successors(units, k, labels)]
         while work:
-            j = work.pop()
-            if j in seen:
+            j, n = work.pop()
+            if (j, n) in seen:
                 continue
-            seen.add(j)
+            seen.add((j, n))
             jkind, jno, jtext = units[j]
-            if jkind == "asm" and "wgmma.wait_group" in jtext:
-                before = jtext.split("wgmma.wait_group")[0]
+            if jkind == "asm" and "wgmma." in jtext:
+                done, before, n = scan_asm(jtext, n)
                 # A statement that waits first and then uses the registers
                 # (the epilogue's wait) is fine; one that uses them before
-                # its wait is not.
+                # the wait that completes them is not.
                 used = accs & set(REG.findall(before))
                 if used:
                     hazards.append((jno, no, sorted(used)))
-                continue
-            if jkind != "label":
+                if done:
+                    continue
+            elif jkind != "label":
                 used = accs & set(REG.findall(jtext))
                 if used:
                     hazards.append((jno, no, sorted(used)))
-            work.extend(successors(units, j, labels))
+            work.extend((s, n) for s in successors(units, j, labels))
     return chains, hazards
 
 

@@ -47,6 +47,15 @@
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // PTX-NEXT: add.s64 da, %rd{{[0-9]+}}, 2;
 // PTX-NEXT: add.s64 db, %rd{{[0-9]+}}, 2;
+// dP^T = V dO^T is issued before S^T is waited for: S^T alone completes
+// (one group left running) while P^T is computed.
+// PTX: wgmma.commit_group.sync.aligned;
+// PTX-NOT: wgmma.wait_group
+// PTX: wgmma.commit_group.sync.aligned;
+// PTX-NEXT: }
+// PTX-NEXT: // end inline asm
+// PTX-NEXT: // begin inline asm
+// PTX-NEXT: wgmma.wait_group.sync.aligned 1;
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
 // PTX-LABEL: .entry bwd_bf16_d64_causal_det_m64n64w4s2_main_q(
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
@@ -94,10 +103,12 @@
 // D256ASYNC: bwd_bf16_d256_causal_m64n64w4s2h2_main: {{[0-9]+}} async wgmma chains, no hazard
 // D256ASYNC: bwd_bf16_d256_causal_m64n64w4s2h2_main_1: {{[0-9]+}} async wgmma chains, no hazard
 
-// ASYNC: bwd_bf16_d64_causal_det_m64n64w4s2_main: 2 async wgmma chains, no hazard
-// ASYNC: bwd_bf16_d64_causal_det_m64n64w4s2_main_q: 1 async wgmma chains, no hazard
-// ASYNC128: bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main: 2 async wgmma chains, no hazard
-// ASYNC128: bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main_q: 1 async wgmma chains, no hazard
+// S^T and dP^T (main; S and dP in main_q) are issued together and waited
+// for one at a time (wait_group 1), beside dV and dK (dQ) in flight.
+// ASYNC: bwd_bf16_d64_causal_det_m64n64w4s2_main: 4 async wgmma chains, no hazard
+// ASYNC: bwd_bf16_d64_causal_det_m64n64w4s2_main_q: 3 async wgmma chains, no hazard
+// ASYNC128: bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main: 4 async wgmma chains, no hazard
+// ASYNC128: bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main_q: 3 async wgmma chains, no hazard
 
 func.func @d64(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>, %lse: memref<?x8x?xf32>, %dq: memref<?x8x?x64xbf16>, %dk: memref<?x2x?x64xbf16>, %dv: memref<?x2x?x64xbf16>) {
   attn.attention_grad q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x?x64xbf16>) v(%k : memref<?x2x?x64xbf16>) o(%q : memref<?x8x?x64xbf16>) do(%q : memref<?x8x?x64xbf16>) lse(%lse : memref<?x8x?xf32>) outs(%dq, %dk, %dv : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16>) {mask = #attn.mask<causal>}

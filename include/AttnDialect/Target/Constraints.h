@@ -106,7 +106,8 @@ BackwardSharedMemoryLayout getBackwardSharedMemoryLayout(
 /// product but P^T's and dS^T's from shared memory, lse and delta too) the
 /// operand and column terms are 0: D = 64, block_m 64, 4 warps: 168
 /// estimated, 172 used (210 with atomic dQ); D = 128: 232 estimated, 239
-/// used (255 and 24 bytes spilled with atomic dQ), no spills.
+/// used (255 and 24 bytes spilled with atomic dQ), no spills; 254 since S
+/// and dP are in flight together.
 int64_t backwardRegisterEstimate(int64_t rowsPerWarp, int64_t warpSize,
                                  int64_t blockM, int64_t headDim,
                                  int64_t headDimV, int64_t overhead,

@@ -526,6 +526,14 @@ private:
       body(slot, row);
     }
   }
+  /// Whether S and dP are issued together and waited for one at a time
+  /// (asynchronous products). Not in the head_split slices nor under a
+  /// softcap: with dP in flight they spill more (D = 256: 104-112 bytes
+  /// instead of 68) and ran 2-5% slower (bench/RESULTS.md).
+  bool overlapsScoreGrad() const {
+    return scoresMma->hasAsyncOutput() && spec.config.getHeadSplit() <= 1 &&
+           !spec.softcap;
+  }
   /// `acc` once the products writing it asynchronously (wgmma) completed.
   SmallVector<Value> completed(MmaEmitter &mma, ArrayRef<Value> acc) {
     if (!mma.hasAsyncOutput())
@@ -1083,8 +1091,22 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   SharedTile qTile = queryTile(stage), doTile = gradOutputTile(stage);
   statsBase = smem.rowStatsStageBytes ? rowStats(stage) : Value();
 
-  SmallVector<Value> s = scoresMma->computeScores(
-      b, loc, lane, scoresMma->loadQuery(b, loc, lane, kTile, warpRow), qTile);
+  // With asynchronous products dP^T = V dO^T runs while P^T is computed
+  // (S^T is waited for alone), and dV's product while dS^T is.
+  bool overlap = overlapsScoreGrad();
+  SmallVector<Value> s, dp;
+  if (overlap) {
+    s = scoresMma->issueScores(
+        b, loc, lane, scoresMma->loadQuery(b, loc, lane, kTile, warpRow),
+        qTile);
+    dp = dpMma->issueScores(
+        b, loc, lane, dpMma->loadQuery(b, loc, lane, vTile, warpRow), doTile);
+    s = scoresMma->waitOutput(b, loc, s, /*pending=*/1);
+  } else {
+    s = scoresMma->computeScores(
+        b, loc, lane, scoresMma->loadQuery(b, loc, lane, kTile, warpRow),
+        qTile);
+  }
   SmallVector<Value> dsc;
   emitProbabilities(h, m0, s, dsc);
   // With dropout the forward's O used P * Z: dV takes P * Z, and dP is
@@ -1103,8 +1125,11 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       b, loc, lane, pv, columns(doTile, sliceDv), SmallVector<Value>(dv));
   llvm::copy(next, dv.begin());
 
-  SmallVector<Value> dp = dpMma->computeScores(
-      b, loc, lane, dpMma->loadQuery(b, loc, lane, vTile, warpRow), doTile);
+  if (overlap)
+    dp = dpMma->waitOutput(b, loc, dp, /*pending=*/1);
+  else
+    dp = dpMma->computeScores(
+        b, loc, lane, dpMma->loadQuery(b, loc, lane, vTile, warpRow), doTile);
   Value deltaBase = gep(deltaPtr(), f32, workspaceRow(batch, h, c32(0)));
   Value lastQ = sub(sq, c32(1));
   llvm::DenseMap<int64_t, Value> deltas;
@@ -1419,8 +1444,17 @@ void MainStageEmitter::emitQueryPass() {
       target.emitCopyCommit(b, loc);
       publishCopies();
     }
-    SmallVector<Value> s = sMma->computeScores(b, loc, lane, query, kb);
-    SmallVector<Value> dp = pMma->computeScores(b, loc, lane, gradOut, vb);
+    // With asynchronous products dP runs while P is computed.
+    bool overlap = overlapsScoreGrad();
+    SmallVector<Value> s, dp;
+    if (overlap) {
+      s = sMma->issueScores(b, loc, lane, query, kb);
+      dp = pMma->issueScores(b, loc, lane, gradOut, vb);
+      s = sMma->waitOutput(b, loc, s, /*pending=*/1);
+    } else {
+      s = sMma->computeScores(b, loc, lane, query, kb);
+      dp = pMma->computeScores(b, loc, lane, gradOut, vb);
+    }
     SmallVector<Value> z;
     if (score.dropout) {
       bool aligned = qRows % 16 == 0 && bn % 16 == 0 && rows0 % 16 == 0;
@@ -1429,13 +1463,19 @@ void MainStageEmitter::emitQueryPass() {
                              add(m0, warpRow), n, aligned,
                              /*transposed=*/false);
     }
+    // dS from P (in s[e]) once dP is there.
+    SmallVector<Value> capDerivative(s.size());
+    auto scoreGrad = [&](unsigned e) {
+      Value dpe = score.dropout ? fmul(dp[e], z[e]) : dp[e];
+      Value ds = fmul(s[e], fsub(dpe, deltas[sl.rowSlot[e]]));
+      s[e] = spec.softcap ? fmul(ds, capDerivative[e]) : ds;
+    };
     for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
       unsigned slot = sl.rowSlot[e];
       Value key = add(add(n, sl.laneCol), c32(sl.colOffsets[e]));
-      Value dsc;
-      Value x = scoreExp2(s[e], biasBase,
-                          arith::MinSIOp::create(b, loc, rowQ[slot], lastQ),
-                          arith::MinSIOp::create(b, loc, key, lastK), dsc);
+      Value x = scoreExp2(
+          s[e], biasBase, arith::MinSIOp::create(b, loc, rowQ[slot], lastQ),
+          arith::MinSIOp::create(b, loc, key, lastK), capDerivative[e]);
       Value visible = arith::AndIOp::create(
           b, loc,
           arith::AndIOp::create(
@@ -1443,11 +1483,15 @@ void MainStageEmitter::emitQueryPass() {
               emitKeyVisible(b, loc, score.mask, rowQ[slot], key, sq, sk)),
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lse2[slot],
                                 negInf));
-      Value p = select(visible, target.emitExp2(b, loc, fsub(x, lse2[slot])),
-                       cf(0.0));
-      Value dpe = score.dropout ? fmul(dp[e], z[e]) : dp[e];
-      Value ds = fmul(p, fsub(dpe, deltas[slot]));
-      s[e] = spec.softcap ? fmul(ds, dsc) : ds;
+      s[e] = select(visible, target.emitExp2(b, loc, fsub(x, lse2[slot])),
+                    cf(0.0));
+      if (!overlap)
+        scoreGrad(e);
+    }
+    if (overlap) {
+      dp = pMma->waitOutput(b, loc, dp, /*pending=*/0);
+      for (unsigned e = 0, ne = s.size(); e < ne; ++e)
+        scoreGrad(e);
     }
     // Completed before the next block's copies overwrite K.
     SmallVector<Value> acc = completed(

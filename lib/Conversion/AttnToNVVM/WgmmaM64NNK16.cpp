@@ -103,8 +103,13 @@ public:
                                       ArrayRef<Value> p, const SharedTile &v,
                                       ArrayRef<Value> acc) override;
   bool hasAsyncOutput() const override { return true; }
-  SmallVector<Value> waitOutput(OpBuilder &b, Location loc,
-                                ArrayRef<Value> acc) override;
+  SmallVector<Value> waitOutput(OpBuilder &b, Location loc, ArrayRef<Value> acc,
+                                int64_t pending) override;
+  SmallVector<Value> issueScores(OpBuilder &b, Location loc, Value lane,
+                                 ArrayRef<Value> query,
+                                 const SharedTile &k) override {
+    return emitScores(b, loc, k, /*wait=*/false);
+  }
 
 private:
   /// An operand's descriptor at each step of a chain: `base` moved on by a
@@ -138,6 +143,9 @@ private:
                              ArrayRef<Value> tied, int64_t numResults,
                              ArrayRef<Value> inputs,
                              ArrayRef<std::string> inputConstraints);
+  /// S = Q K^T as one statement, waited for inside it when `wait`.
+  SmallVector<Value> emitScores(OpBuilder &b, Location loc, const SharedTile &k,
+                                bool wait);
   Value pack(OpBuilder &b, Location loc, Value lo, Value hi) {
     return packPair(b, loc, spec.elemType, lo, hi);
   }
@@ -289,9 +297,12 @@ WgmmaM64NNK16::emitChain(OpBuilder &b, Location loc, int64_t n,
 }
 
 SmallVector<Value> WgmmaM64NNK16::waitOutput(OpBuilder &b, Location loc,
-                                             ArrayRef<Value> acc) {
-  return emitAsm(b, loc, "wgmma.wait_group.sync.aligned 0;", acc, acc.size(),
-                 {}, {});
+                                             ArrayRef<Value> acc,
+                                             int64_t pending) {
+  return emitAsm(
+      b, loc,
+      llvm::formatv("wgmma.wait_group.sync.aligned {0};", pending).str(), acc,
+      acc.size(), {}, {});
 }
 
 SmallVector<Value> WgmmaM64NNK16::loadQuery(OpBuilder &b, Location loc,
@@ -312,6 +323,11 @@ SmallVector<Value> WgmmaM64NNK16::computeScores(OpBuilder &b, Location loc,
                                                 Value lane,
                                                 ArrayRef<Value> query,
                                                 const SharedTile &k) {
+  return emitScores(b, loc, k, /*wait=*/true);
+}
+
+SmallVector<Value> WgmmaM64NNK16::emitScores(OpBuilder &b, Location loc,
+                                             const SharedTile &k, bool wait) {
   StepDescs aDescs{queryDesc}, bDescs{descriptor(b, loc, k.base, /*lbo=*/16,
                                                  /*sbo=*/kAtomBytes)};
   SmallVector<SmallVector<Value>> a;
@@ -322,7 +338,7 @@ SmallVector<Value> WgmmaM64NNK16::computeScores(OpBuilder &b, Location loc,
     addStep(b, loc, bDescs, panel * k.rows * kRowBytes + inPanel * 32);
   }
   return emitChain(b, loc, spec.blockN(), a, aDescs, bDescs,
-                   /*transB=*/false, {}, /*wait=*/true);
+                   /*transB=*/false, {}, wait);
 }
 
 SmallVector<Value> WgmmaM64NNK16::accumulateOutput(OpBuilder &b, Location loc,

@@ -137,11 +137,21 @@ public:
   /// only after a barrier that follows computeScores; after the loop it
   /// calls waitOutput before reading O.
   virtual bool hasAsyncOutput() const { return false; }
-  /// Waits for the outstanding products; returns `acc` as values that are
-  /// only read after the wait.
+  /// Waits until at most `pending` of the products issued last are still
+  /// running (0: all done); returns `acc`, which those before them wrote, as
+  /// values that are only read after the wait.
   virtual SmallVector<Value> waitOutput(OpBuilder &b, Location loc,
-                                        ArrayRef<Value> acc) {
+                                        ArrayRef<Value> acc,
+                                        int64_t pending = 0) {
     return SmallVector<Value>(acc);
+  }
+  /// computeScores, left in flight where products are asynchronous
+  /// (hasAsyncOutput): the scores may only be read through waitOutput.
+  /// Issuing another product before that wait overlaps the two.
+  virtual SmallVector<Value> issueScores(OpBuilder &b, Location loc, Value lane,
+                                         ArrayRef<Value> query,
+                                         const SharedTile &k) {
+    return computeScores(b, loc, lane, query, k);
   }
 };
 
