@@ -25,6 +25,28 @@
 // PTX: _param_41
 // PTX-LABEL: .entry fwd_bf16_d128_none_kvcache_{{[a-z0-9]+}}_combine(
 // PTX: _param_41
+// The combine: 256 threads, 8 per group of four columns, each loading
+// eight splits' lse and outputs before it computes a weight (two round
+// trips to memory for a decode row's 128 splits); the phases meet in a
+// static shared buffer (8 phases x (128 sums + max + weight sum) floats).
+// PTX: .maxntid 256, 1, 1
+// PTX: .shared .align 16 .b8 fwd_bf16_d128_none_kvcache_{{[a-z0-9]+}}_combine_smem[4160];
+// PTX: ld.global.v4.b32
+// PTX-NOT: ex2.approx
+// PTX: ld.global.v4.b32
+// PTX-NOT: ex2.approx
+// PTX: ld.global.v4.b32
+// PTX-NOT: ex2.approx
+// PTX: ld.global.v4.b32
+// PTX-NOT: ex2.approx
+// PTX: ld.global.v4.b32
+// PTX-NOT: ex2.approx
+// PTX: ld.global.v4.b32
+// PTX-NOT: ex2.approx
+// PTX: ld.global.v4.b32
+// PTX-NOT: ex2.approx
+// PTX: ld.global.v4.b32
+// PTX: ex2.approx
 // PTX-LABEL: .entry fwd_f16_d64_causal_bottom_right_paged_{{[a-z0-9]+}}(
 // PTX: _param_41
 // PTX-LABEL: .entry fwd_f16_d64_causal_bottom_right_paged_{{[a-z0-9]+}}_combine(

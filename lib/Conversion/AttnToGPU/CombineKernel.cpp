@@ -8,8 +8,15 @@
 //   lse = max_s lse_s + log(sum_s w_s)
 //
 // (a split that saw no key has lse_s = -inf and weight 0; a row no split
-// saw gets zeros and -inf, as the op defines). One workgroup per row; its
-// threads stride over the head dimension.
+// saw gets zeros and -inf, as the op defines). One workgroup per row. Each
+// thread takes a group of four columns (one 16-byte load a split) and every
+// `phases`-th split, issues all loads of kCombineUnroll splits before their
+// first use and keeps a running max, weight sum and weighted sum of its own
+// (the forward's online softmax), so that a decode row's up to 128 splits
+// cost two round trips to memory; the phases then meet in shared memory.
+// Rows of one query each had a thread per column walk every split, its
+// weight's load waited for before the next: 9-26 us for 32-128 splits on
+// the H100, longer than the split kernel itself (bench/RESULTS.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +25,7 @@
 #include "SplitWorkspace.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include <cmath>
 #include <limits>
 
@@ -70,7 +78,23 @@ Value attn::getSplitRowIndex(OpBuilder &b, Location loc, Block &entry,
       arg(kArgSeqQ));
 }
 
+/// Splits whose loads one thread issues together.
+static constexpr int64_t kCombineUnroll = 8;
+
 namespace {
+/// The combine workgroup's split of a row: `vec` columns per load, `groups`
+/// column groups, `phases` threads per group (each every phases-th split).
+struct CombineShape {
+  int64_t vec, groups, phases;
+};
+
+/// A thread's (or a phase's) share of the row: the largest lse it saw, its
+/// weights' sum and weighted sum relative to that.
+struct Partial {
+  Value max, sum;
+  SmallVector<Value> acc;
+};
+
 class CombineEmitter : KernelBuilder {
 public:
   CombineEmitter(OpBuilder &b, Location loc, Block &entry,
@@ -81,44 +105,98 @@ public:
 
 private:
   Value arg(unsigned i) { return entry.getArgument(i); }
-  /// for (i = lo; i < hi; i += step) with one carried f32, built by `body`.
-  Value loop(Value lo, Value hi, Value step, Value init,
-             function_ref<Value(Value i, Value acc)> body);
-  /// This row's index in split `s` of the workspace, and its lse there.
+  /// This row's index in split `s` of the workspace.
   Value partialRow(Value s);
-  Value lseOf(Value s);
-  /// The weight of split `s`: exp(lse_s - m), 0 when m = -inf.
-  Value weight(Value s);
+  /// exp(x - m) for the running max `m`; 0 while m = -inf (nothing seen).
+  Value expFrom(Value x, Value m);
+  /// `p` with splits phase + (j .. j + count - 1) * phases added.
+  Partial addSplits(const Partial &p, Value j, int64_t count, Value phase,
+                    int64_t phases, Value col);
+  /// Float `i` of the workgroup's shared buffer.
+  Value shared(Value i) { return gep(smem, f32, i); }
 
   Block &entry;
   const KernelSpec &spec;
   const GPUTargetInfo &target;
   SplitWorkspace ws;
-  Value numSplits, row0, maxLse, empty;
+  CombineShape shape;
+  Value numSplits, row0, smem;
 };
 } // namespace
 
-Value CombineEmitter::loop(Value lo, Value hi, Value step, Value init,
-                           function_ref<Value(Value, Value)> body) {
-  auto forOp = scf::ForOp::create(b, loc, lo, hi, step, ValueRange{init});
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(forOp.getBody());
-  Value next = body(forOp.getInductionVar(), forOp.getRegionIterArgs()[0]);
-  scf::YieldOp::create(b, loc, next);
-  return forOp.getResult(0);
+static CombineShape getCombineShape(int64_t headDimV) {
+  int64_t vec = headDimV % 4 == 0 ? 4 : 1, groups = headDimV / vec;
+  assert(groups <= kCombineThreads && "a thread per column group");
+  return {vec, groups, kCombineThreads / groups};
+}
+
+/// The combine kernel's shared buffer (f32): per phase its max, its sum and
+/// its Dv weighted sums; a static global of the module.
+static Value getCombineSharedMemory(OpBuilder &b, Location loc, Block &entry,
+                                    const KernelSpec &spec,
+                                    const GPUTargetInfo &target) {
+  auto func = cast<gpu::GPUFuncOp>(entry.getParentOp());
+  int64_t floats = getCombineShape(spec.headDimV).phases * (spec.headDimV + 2);
+  LLVM::GlobalOp global;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(
+        func->getParentOfType<gpu::GPUModuleOp>().getBody());
+    global = LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(b.getF32Type(), floats),
+        /*isConstant=*/false, LLVM::Linkage::Internal,
+        (func.getName() + "_smem").str(), Attribute(), /*alignment=*/16,
+        target.getSharedAddressSpace());
+  }
+  return LLVM::AddressOfOp::create(b, loc, global);
 }
 
 Value CombineEmitter::partialRow(Value s) {
   return add(mul(ext(s), ws.rowsPerSplit), row0);
 }
 
-Value CombineEmitter::lseOf(Value s) {
-  return LLVM::LoadOp::create(b, loc, f32, gep(ws.lse, f32, partialRow(s)), 4);
+Value CombineEmitter::expFrom(Value x, Value m) {
+  Value negInf = cf(-std::numeric_limits<double>::infinity());
+  Value none =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+  Value e = target.emitExp2(b, loc, fmul(fsub(x, m), cf(M_LOG2E)));
+  return select(none, cf(0.0), e);
 }
 
-Value CombineEmitter::weight(Value s) {
-  Value w = target.emitExp2(b, loc, fmul(fsub(lseOf(s), maxLse), cf(M_LOG2E)));
-  return select(empty, cf(0.0), w);
+Partial CombineEmitter::addSplits(const Partial &p, Value j, int64_t count,
+                                  Value phase, int64_t phases, Value col) {
+  int64_t dv = spec.headDimV, vec = shape.vec;
+  auto vecType = VectorType::get({vec}, f32);
+  SmallVector<Value> lse, o;
+  for (int64_t u = 0; u < count; ++u) {
+    Value s = add(phase, mul(add(j, c32(u)), c32(phases)));
+    Value row = partialRow(s);
+    lse.push_back(LLVM::LoadOp::create(b, loc, f32, gep(ws.lse, f32, row), 4));
+    Value at = gep(ws.outputs, f32, add(mul(row, c64(dv)), ext(col)));
+    o.push_back(
+        vec == 1
+            ? LLVM::LoadOp::create(b, loc, f32, at, 4)
+            : LLVM::LoadOp::create(b, loc, vecType, at, 4 * vec).getResult());
+  }
+  Partial next = p;
+  for (Value x : lse)
+    next.max = fmax(next.max, x);
+  Value rescale = expFrom(p.max, next.max);
+  next.sum = fmul(p.sum, rescale);
+  for (Value &a : next.acc)
+    a = fmul(a, rescale);
+  for (int64_t u = 0; u < count; ++u) {
+    Value w = expFrom(lse[u], next.max);
+    next.sum = fadd(next.sum, w);
+    for (int64_t i = 0; i < vec; ++i) {
+      Value x = vec == 1 ? o[u]
+                         : vector::ExtractOp::create(b, loc, o[u],
+                                                     ArrayRef<int64_t>{i})
+                               .getResult();
+      next.acc[i] = math::FmaOp::create(b, loc, w, x, next.acc[i]);
+    }
+  }
+  return next;
 }
 
 void CombineEmitter::emit() {
@@ -131,39 +209,105 @@ void CombineEmitter::emit() {
   // Rows per split, and this row's index in split 0.
   ws = getSplitWorkspace(b, loc, entry, dv, numSplits);
   row0 = add(getSplitRowIndex(b, loc, entry, c32(0), batch, head), ext(row));
+  shape = getCombineShape(dv);
+  smem = getCombineSharedMemory(b, loc, entry, spec, target);
+  int64_t vec = shape.vec, groups = shape.groups, phases = shape.phases;
+  Value phase = arith::DivUIOp::create(b, loc, tid, c32(groups));
+  Value group = arith::RemUIOp::create(b, loc, tid, c32(groups));
+  Value col = mul(group, c32(vec));
+  // Phase p's max and sum at floats 2p, 2p + 1; its sums from 2 phases.
+  auto sumsAt = [&](Value p, Value c) {
+    return add(add(mul(p, c32(dv)), c), c32(2 * phases));
+  };
 
   Value negInf = cf(-std::numeric_limits<double>::infinity());
-  maxLse = loop(c32(0), numSplits, c32(1), negInf,
-                [&](Value s, Value m) { return fmax(m, lseOf(s)); });
-  empty =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, maxLse, negInf);
-  Value sum = loop(c32(0), numSplits, c32(1), cf(0.0),
-                   [&](Value s, Value acc) { return fadd(acc, weight(s)); });
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto active =
+        scf::IfOp::create(b, loc, lt(tid, c32(phases * groups)), false);
+    b.setInsertionPointToStart(active.thenBlock());
+    // This thread's splits phase, phase + phases, ...: kCombineUnroll at a
+    // time, then one at a time.
+    Value mine = arith::DivSIOp::create(
+        b, loc,
+        arith::MaxSIOp::create(b, loc, c32(0),
+                               add(sub(numSplits, phase), c32(phases - 1))),
+        c32(phases));
+    Value full = mul(arith::DivSIOp::create(b, loc, mine, c32(kCombineUnroll)),
+                     c32(kCombineUnroll));
+    Partial p{negInf, cf(0.0), SmallVector<Value>(vec, cf(0.0))};
+    auto walk = [&](Value lo, Value hi, int64_t step) {
+      SmallVector<Value> init = {p.max, p.sum};
+      llvm::append_range(init, p.acc);
+      auto forOp = scf::ForOp::create(b, loc, lo, hi, c32(step), init);
+      OpBuilder::InsertionGuard inLoop(b);
+      b.setInsertionPointToStart(forOp.getBody());
+      ValueRange args = forOp.getRegionIterArgs();
+      Partial next =
+          addSplits({args[0], args[1], SmallVector<Value>(args.drop_front(2))},
+                    forOp.getInductionVar(), step, phase, phases, col);
+      SmallVector<Value> yield = {next.max, next.sum};
+      llvm::append_range(yield, next.acc);
+      scf::YieldOp::create(b, loc, yield);
+      ValueRange r = forOp.getResults();
+      p = {r[0], r[1], SmallVector<Value>(r.drop_front(2))};
+    };
+    walk(c32(0), full, kCombineUnroll);
+    walk(full, mine, 1);
+    // Every thread of a phase has its max and sum; the first group's stores
+    // them.
+    {
+      OpBuilder::InsertionGuard inFirst(b);
+      auto first = scf::IfOp::create(b, loc, eq(group, c32(0)), false);
+      b.setInsertionPointToStart(first.thenBlock());
+      Value at = mul(phase, c32(2));
+      LLVM::StoreOp::create(b, loc, p.max, shared(at), 4);
+      LLVM::StoreOp::create(b, loc, p.sum, shared(add(at, c32(1))), 4);
+    }
+    for (auto [i, a] : llvm::enumerate(p.acc))
+      LLVM::StoreOp::create(b, loc, a, shared(sumsAt(phase, add(col, c32(i)))),
+                            4);
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  // The phases' shares, rescaled to the row's max, by the first phase.
+  OpBuilder::InsertionGuard guard(b);
+  auto first = scf::IfOp::create(b, loc, lt(tid, c32(groups)), false);
+  b.setInsertionPointToStart(first.thenBlock());
+  SmallVector<Value> maxes, sums;
+  Value max = negInf;
+  for (int64_t q = 0; q < phases; ++q) {
+    maxes.push_back(LLVM::LoadOp::create(b, loc, f32, shared(c32(2 * q)), 4));
+    sums.push_back(
+        LLVM::LoadOp::create(b, loc, f32, shared(c32(2 * q + 1)), 4));
+    max = fmax(max, maxes.back());
+  }
+  Value sum = cf(0.0);
+  SmallVector<Value> scales, acc(vec, cf(0.0));
+  for (int64_t q = 0; q < phases; ++q) {
+    scales.push_back(expFrom(maxes[q], max));
+    sum = math::FmaOp::create(b, loc, sums[q], scales[q], sum);
+    for (int64_t i = 0; i < vec; ++i)
+      acc[i] = math::FmaOp::create(
+          b, loc,
+          LLVM::LoadOp::create(b, loc, f32,
+                               shared(sumsAt(c32(q), add(col, c32(i)))), 4),
+          scales[q], acc[i]);
+  }
   Value has =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, cf(0.0));
   Value inv = select(has, arith::DivFOp::create(b, loc, cf(1.0), sum), cf(0.0));
-
   Value out = gep(arg(kArgO), spec.elemType,
                   add(add(mul(ext(batch), arg(kArgOStrideB)),
                           mul(ext(head), arg(kArgOStrideB + 1))),
                       mul(ext(row), arg(kArgOStrideB + 2))));
-  int64_t threads = kCombineThreads;
-  auto cols = scf::ForOp::create(b, loc, tid, c32(dv), c32(threads));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(cols.getBody());
-    Value d = cols.getInductionVar();
-    Value acc = loop(c32(0), numSplits, c32(1), cf(0.0), [&](Value s, Value a) {
-      Value o = LLVM::LoadOp::create(
-          b, loc, f32,
-          gep(ws.outputs, f32, add(mul(partialRow(s), c64(dv)), ext(d))), 4);
-      return arith::AddFOp::create(b, loc, a, fmul(weight(s), o)).getResult();
-    });
+  for (auto [i, a] : llvm::enumerate(acc)) {
     // f32 outputs take the sum as it is.
-    Value v = fmul(acc, inv);
+    Value v = fmul(a, inv);
     if (spec.elemType != v.getType())
       v = arith::TruncFOp::create(b, loc, spec.elemType, v);
-    LLVM::StoreOp::create(b, loc, v, gep(out, spec.elemType, ext(d)),
+    LLVM::StoreOp::create(b, loc, v,
+                          gep(out, spec.elemType, ext(add(col, c32(i)))),
                           spec.elemType.getIntOrFloatBitWidth() / 8);
   }
 
@@ -173,13 +317,12 @@ void CombineEmitter::emit() {
   Value write = arith::AndIOp::create(
       b, loc,
       LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, lsePtr, null),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c32(0)));
+      eq(tid, c32(0)));
   auto ifOp = scf::IfOp::create(b, loc, write, /*withElse=*/false);
-  OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  Value lse = select(
-      has, fadd(maxLse, fmul(math::Log2Op::create(b, loc, sum), cf(M_LN2))),
-      negInf);
+  Value lse =
+      select(has, fadd(max, fmul(math::Log2Op::create(b, loc, sum), cf(M_LN2))),
+             negInf);
   Value at = add(add(mul(ext(batch), arg(kArgLseStrideB)),
                      mul(ext(head), arg(kArgLseStrideB + 1))),
                  ext(row));

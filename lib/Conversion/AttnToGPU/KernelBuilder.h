@@ -35,6 +35,9 @@ protected:
   Value lt(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
   }
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  }
   Value toI32(Value index) {
     return arith::IndexCastUIOp::create(b, loc, i32, index);
   }

@@ -47,8 +47,11 @@ gpu::GPUFuncOp buildAttentionKernel(OpBuilder &b, Location loc,
                                     const KernelSpec &spec,
                                     const GPUTargetInfo &target);
 
-/// Threads of a split-KV combine workgroup (one query row each).
-inline constexpr int32_t kCombineThreads = 128;
+/// Threads of a split-KV combine workgroup (one query row each): 8 per
+/// column group of a Dv = 128 row, so that 128 splits are two rounds of
+/// eight loads a thread (512 threads, one round, held one workgroup an SM
+/// and ran B = 64 rows 1.5x slower; bench/RESULTS.md).
+inline constexpr int32_t kCombineThreads = 256;
 
 /// Emits `name`, the kernel that merges the partial outputs of a split-KV
 /// kernel of `spec` (spec.splitKV()) into the output and lse; it takes the
