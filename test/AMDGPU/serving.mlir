@@ -15,6 +15,9 @@ func.func @varlen(%q: memref<1x8x?x128xbf16>, %k: memref<1x2x?x128xbf16>, %v: me
 }
 
 // CHECK: fwd_f16_d64_none_paged_{{.*}}: chip={{gfx[0-9a-f]+}} {{.*}} spills=0/0 scratch=0 dynamic_lds=
+// The split-KV combine: no dynamic LDS, its own static buffer (16 phases x
+// (64 sums + max + weight sum) floats).
+// CHECK-NEXT: fwd_f16_d64_none_paged_{{.*}}_combine: chip={{gfx[0-9a-f]+}} {{.*}} lds=4224 spills=0/0 scratch=0
 // CHECK: args: attn-fwd-v1-serving ok
 // CHECK: hsaco-check: 2 object(s), all within limits
 func.func @paged(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: memref<?x2x?x64xf16>, %n: memref<?xi32>, %t: memref<?x?xi32>, %o: memref<?x8x?x64xf16>) {
