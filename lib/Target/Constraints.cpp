@@ -612,6 +612,24 @@ WarpRoleRegisters mlir::attn::getWarpRoleRegisters(int64_t warps,
 
 CheckResult mlir::attn::checkLayout(const TileCandidate &cand,
                                     const AttentionProblem &problem) {
+  if (int64_t most = cand.kvCacheSeqlenQMax) {
+    if (!problem.kvCache)
+      return formatv("layout: a decode tile, for KV-cache calls with Sq <= "
+                     "{0}; the op has no KV cache",
+                     most)
+          .str();
+    if (!problem.seqQ)
+      return formatv("layout: a decode tile, for KV-cache calls with Sq <= "
+                     "{0}; the op's Sq is dynamic (attn-bundle adds it for "
+                     "that range)",
+                     most)
+          .str();
+    if (*problem.seqQ > most)
+      return formatv("layout: a decode tile, for KV-cache calls with Sq <= "
+                     "{0}; the op's Sq is {1}",
+                     most, *problem.seqQ)
+          .str();
+  }
   if (!problem.servingLayout || !isWarpSpecialized(cand.pipeline))
     return std::nullopt;
   return formatv("layout: pipeline {0} serves dense batches only (packed and "

@@ -54,10 +54,10 @@ const TileCandidate *ChipSpec::lookupCopyForm(const TileCandidate &cand,
   if (cand.pipeline == pipeline)
     return &cand;
   auto tile = [](const TileCandidate &c) {
-    return std::make_tuple(c.direction, c.blockM, c.blockN, c.warps, c.stages,
-                           c.accInRegisters, c.mma, c.dtypes, c.headDimMax,
-                           c.aligned, c.supportsBias, c.onlyOn, c.masks,
-                           c.seqlenMin, c.headSplit, c.dqPass);
+    return std::make_tuple(
+        c.direction, c.blockM, c.blockN, c.warps, c.stages, c.accInRegisters,
+        c.mma, c.dtypes, c.headDimMax, c.aligned, c.supportsBias, c.onlyOn,
+        c.masks, c.seqlenMin, c.kvCacheSeqlenQMax, c.headSplit, c.dqPass);
   };
   auto it = llvm::find_if(candidates, [&](const TileCandidate &c) {
     return c.pipeline == pipeline && c.implemented && tile(c) == tile(cand);
@@ -135,6 +135,7 @@ FailureOr<AttentionProblem> mlir::attn::getAttentionProblem(Operation *op) {
     p.direction = Direction::Forward;
     p.servingLayout =
         static_cast<bool>(fwd.getCuSeqlensQ()) || fwd.getSeqlensK();
+    p.kvCache = static_cast<bool>(fwd.getSeqlensK());
   } else if (auto bwd = dyn_cast<AttentionGradOp>(op)) {
     query = bwd.getQuery();
     key = bwd.getKey();

@@ -64,6 +64,7 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
   }
   c.priority = r.getInt("priority", false, 0);
   c.seqlenMin = r.getInt("seqlen_min", false, 0);
+  c.kvCacheSeqlenQMax = r.getInt("kv_cache_seqlen_q_max", false, 0);
   c.headSplit = r.getInt("head_split", false, 1);
   c.dqPass = r.getBool("dq_pass", false, false);
   r.finish();
@@ -73,6 +74,10 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
              "positive");
   if (c.seqlenMin < 0)
     r.fail("seqlen_min must not be negative");
+  if (c.kvCacheSeqlenQMax < 0 ||
+      (c.kvCacheSeqlenQMax && c.direction != Direction::Forward))
+    r.fail("kv_cache_seqlen_q_max must not be negative, and 0 unless the "
+           "direction is forward");
   if (c.headSplit < 1 || c.headSplit > 4 ||
       (c.headSplit > 1 && c.direction != Direction::Backward))
     r.fail("head_split must be in [1, 4], and 1 unless the direction is "

@@ -51,6 +51,8 @@ std::string Variant::describe() const {
          (seqlenMax ? std::to_string(seqlenMax) : std::string());
   if (minBlocksPerSm)
     d += " fill>=" + std::to_string(minBlocksPerSm);
+  if (seqlenQMax)
+    d += " Sq<=" + std::to_string(seqlenQMax);
   return llvm::formatv("{0}{1} D={2} mask={3} bias={4}{5}{6}{7}{8}",
                        direction == Direction::Backward ? "backward " : "",
                        stringifyElementType(dtype).lower(), d,
@@ -314,10 +316,24 @@ SmallVector<Variant> attn::enumerateVariants(
       // tables' pick for the layout.
       AttentionProblem serving = getProblem(v);
       serving.servingLayout = true;
+      serving.kvCache = layout != SeqLayout::Varlen;
       if (checkLayout(*v.tile, serving))
         v.tile = selectCandidate(*request.chip, serving, request.profile);
       if (!v.tile)
         continue;
+      // A decode tile for the calls of a few query rows, ahead of it.
+      if (serving.kvCache) {
+        AttentionProblem decode = serving;
+        decode.seqQ = 1;
+        const TileCandidate *tile =
+            selectCandidate(*request.chip, decode, request.profile);
+        if (tile && tile->kvCacheSeqlenQMax) {
+          Variant d = v;
+          d.tile = tile;
+          d.seqlenQMax = tile->kvCacheSeqlenQMax;
+          variants.push_back(d);
+        }
+      }
       variants.push_back(v);
     }
   }

@@ -97,6 +97,9 @@ struct Variant {
   /// [seqlenMin, seqlenMax] (0: no bound), ahead of the general one.
   int64_t seqlenMin = 0;
   int64_t seqlenMax = 0;
+  /// A decode variant (the tile's kv_cache_seqlen_q_max): for KV-cache calls
+  /// whose Sq is at most this, ahead of the general one.
+  int64_t seqlenQMax = 0;
   /// And whose grid fills the GPU with at least this many workgroups per
   /// multiprocessor (0: any), as measured (docs/Tuning.md).
   int64_t minBlocksPerSm = 0;

@@ -386,9 +386,12 @@ compileChip(DialectRegistry &registry, const ChipSpec &chip,
   // A size-specialized variant's lengths are dispatch conditions (one
   // kernel per job, in order).
   for (auto [v, k] : llvm::zip(variants, *kernels)) {
+    llvm::json::Object *c = k.variant.getObject("conditions");
+    if (c && v.seqlenQMax)
+      (*c)["seqlen_q_max"] = v.seqlenQMax;
     if (!v.seqlenMin)
       continue;
-    if (llvm::json::Object *c = k.variant.getObject("conditions")) {
+    if (c) {
       (*c)["seqlen_q_min"] = v.seqlenMin;
       (*c)["seqlen_k_min"] = v.seqlenMin;
       if (v.seqlenMax) {

@@ -204,7 +204,8 @@ CheckResult checkRegisters(const ChipSpec &chip, const TileCandidate &cand,
                            const AttentionProblem &problem, int64_t &regs);
 /// Aligned variants need static sequence lengths that are multiples of the
 /// block sizes.
-/// Warp-specialized pipelines serve dense layouts only.
+/// Warp-specialized pipelines serve dense layouts only; a decode tile
+/// (kv_cache_seqlen_q_max) KV-cache calls of a static Sq up to its bound.
 CheckResult checkLayout(const TileCandidate &cand,
                         const AttentionProblem &problem);
 CheckResult checkAlignment(const TileCandidate &cand,

@@ -95,6 +95,10 @@ struct TileCandidate {
   /// (a kernel tuned for long sequences; attn-bundle adds it ahead of the
   /// general tile with that dispatch condition); 0: any length.
   int64_t seqlenMin = 0;
+  /// A decode tile: for KV-cache calls whose Sq is at most this (attn-bundle
+  /// adds it ahead of the general KV-cache tile with that dispatch
+  /// condition); 0: for any call.
+  int64_t kvCacheSeqlenQMax = 0;
   /// Backward: dK, dV and dQ columns in this many slices, one main kernel
   /// each (ConfigAttr's head_split).
   int64_t headSplit = 1;
@@ -258,6 +262,8 @@ struct AttentionProblem {
   /// Packed variable-length batches or a KV cache (attn.attention's serving
   /// operands) instead of dense [B, H, S, D] tensors.
   bool servingLayout = false;
+  /// A KV cache (seqlens_k, with or without a block table).
+  bool kvCache = false;
 };
 
 /// The problem an attn.attention / attn.attention_grad op poses, or failure
