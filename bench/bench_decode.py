@@ -14,7 +14,8 @@ that refuse GQA get n/a); the paged rows time our kernels only (torch SDPA
 has no paged form). Prints a table and writes it to $OUT/decode.md when OUT
 is set. "attn" is lib.attention_kvcache per call; "attn prepared" relaunches
 one lib.prepare_kvcache call (checks and workspace done once, as a serving
-loop or a CUDA graph would); the x-columns compare "attn" with each backend.
+loop or a CUDA graph would), and "paged prepared" the same for the paged
+cache; the x-columns compare "attn" with each backend.
 """
 
 import argparse
@@ -109,10 +110,10 @@ def main():
     lines = [f"# Decode, bf16, D = {D}, Sq = 1; {dev}",
              "",
              "| B | Sk | Hq:Hkv | KV MB | attn GB/s | attn prepared GB/s | "
-             "attn paged GB/s | "
+             "attn paged GB/s | paged prepared GB/s | "
              + " | ".join(f"{n} GB/s" for n, _ in backends) + " | "
              + " | ".join(f"x {n}" for n, _ in backends) + " |",
-             "|" + "---|" * (7 + 2 * len(backends))]
+             "|" + "---|" * (8 + 2 * len(backends))]
     print("\n".join(lines), flush=True)
     for hq, hkv in groups:
         for b in batches:
@@ -144,12 +145,15 @@ def main():
                                      device="cuda").view(b, per)
                 paged = bench_ms(lambda: lib.attention_kvcache(
                     q, kp, vp, lens, block_table=table))
+                paged_bound = bench_ms(lib.prepare_kvcache(
+                    q, kp, vp, lens, block_table=table).run)
                 del kp, vp
                 theirs = [torch_ms(be, q, k, v) for _, be in backends]
                 gbs = lambda ms: kv_bytes / (ms * 1e-3) / 1e9  # noqa: E731
                 cells = [str(b), str(sk), f"{hq}:{hkv}",
                          f"{kv_bytes / 1e6:.0f}", f"{gbs(ours):.0f}",
-                         f"{gbs(bound):.0f}", f"{gbs(paged):.0f}"]
+                         f"{gbs(bound):.0f}", f"{gbs(paged):.0f}",
+                         f"{gbs(paged_bound):.0f}"]
                 cells += [f"{gbs(t):.0f}" if t else "n/a" for t in theirs]
                 cells += [f"{t / ours:.2f}" if t else "n/a" for t in theirs]
                 line = "| " + " | ".join(cells) + " |"
