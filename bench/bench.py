@@ -151,7 +151,7 @@ def main():
         backends.append(("math", SDPBackend.MATH))
     device = torch.cuda.get_device_name()
     rows = []
-    header = (f"| D | S | B | H | causal | ours TFLOP/s | "
+    header = ("| D | S | B | H | causal | ours TFLOP/s | "
               + " | ".join(f"{n} TFLOP/s | ours/{n}" for n, _ in backends)
               + " |")
     print(f"device: {device}; bundle: {args.bundle}"
@@ -212,7 +212,7 @@ def main():
                        + " | ".join(cells) + " |")
                 print(row, flush=True)
                 rows.append(row)
-                del q, k, v, oq, ok, ov, bias, mask
+                q = k = v = oq = ok = ov = bias = mask = None
     write_table("bench-bias.md" if args.bias else f"bench-{args.dtype}.md"
                 if args.dtype != "bf16" else "bench.md",
                 f"Device: {device}. Bundle: `{args.bundle}`. {args.dtype}, "

@@ -144,7 +144,7 @@ def main():
                 bwd = measure(lambda saved=saved: torch.autograd.grad(
                     saved, leaves, g, retain_graph=True), bwd_flops,
                     60.0)
-                del saved
+                saved = None
             cells += [cell(both), cell(bwd), ratio(mine[0], both),
                       ratio(mine[1], bwd)]
         row = (f"| {d} | {s} | {batch} | {heads} | "
@@ -152,7 +152,7 @@ def main():
                + " |")
         print(row, flush=True)
         rows.append(row)
-        del q, k, v, g, leaves
+        q = k = v = g = leaves = None
     out_dir = os.environ.get("OUT")
     if out_dir:
         with open(os.path.join(out_dir, "bench-backward.md"), "w") as f:

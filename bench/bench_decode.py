@@ -147,7 +147,7 @@ def main():
                     q, kp, vp, lens, block_table=table))
                 paged_bound = bench_ms(lib.prepare_kvcache(
                     q, kp, vp, lens, block_table=table).run)
-                del kp, vp
+                kp = vp = None
                 theirs = [torch_ms(be, q, k, v) for _, be in backends]
                 gbs = lambda ms: kv_bytes / (ms * 1e-3) / 1e9  # noqa: E731
                 cells = [str(b), str(sk), f"{hq}:{hkv}",
@@ -159,7 +159,7 @@ def main():
                 line = "| " + " | ".join(cells) + " |"
                 lines.append(line)
                 print(line, flush=True)
-                del q, k, v
+                q = k = v = None
                 torch.cuda.empty_cache()
     lines += prefill_rows(lib)
     out = os.environ.get("OUT")

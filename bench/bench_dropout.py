@@ -88,7 +88,7 @@ def main():
                    f"{label} | " + " | ".join(cells) + " |")
             print(row, flush=True)
             rows.append(row)
-        del q, k, v, g, leaves
+        q = k = v = g = leaves = None
     write_table("bench-dropout.md",
                 f"Device: {device}. Bundle: `{args.bundle}`. bf16, "
                 f"batch*seqlen={TOKENS}, hidden {HIDDEN}, dropout_p {p}; "

@@ -134,7 +134,7 @@ def main():
                         row(f"{name} ({mma.get(name, '?')})", tflops(ours))
                     finally:
                         lib.force_variant(None)
-                del q, k, v, oq, ok, ov
+                q = k = v = oq = ok = ov = None
     write_table("bench-head-dims.md",
                 f"Device: {device}. Bundle: `{args.bundle}`. bf16, "
                 f"batch*seqlen={TOKENS}, {HEADS} heads; median of "

@@ -208,7 +208,7 @@ def run_timing(bundle, out, all_variants, dtypes=("bf16", "f16")):
                               f"cudnn={ref['cudnn']:6.1f} eff={ref['efficient']:6.1f} "
                               f"ratio_flash={ours / ref['flash']:.2f} [{var['name']}]",
                               flush=True)
-                    del q, k, v, o, lse
+                    q = k = v = o = lse = None
     if out:
         with open(out, "w") as f:
             json.dump(rows, f, indent=1)

@@ -3,6 +3,8 @@
 
 import os
 import shutil
+import subprocess
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -66,6 +68,11 @@ if config.cmake_generator == "Ninja":
     config.substitutions.append(("%ninja", config.cmake_make_program))
 if shutil.which("nvidia-smi") and os.environ.get("ATTN_GPU_TESTS", "1") != "0":
     config.available_features.add("cuda-gpu")
+# The Python scripts' static check (utils/install-deps.sh installs it for
+# the system Python, which runs lit and is %python).
+if subprocess.run([sys.executable, "-c", "import pyflakes"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("pyflakes")
 
 # Static check of the Hopper kernels' PTX: nothing touches an in-flight
 # wgmma accumulator.

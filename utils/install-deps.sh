@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PKGS=(
-  cmake ninja-build g++ python3 git
+  cmake ninja-build g++ python3 python3-pyflakes git
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22
   libgtest-dev
   rocm-device-libs libamdhip64-dev
