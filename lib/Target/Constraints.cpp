@@ -139,6 +139,17 @@ int64_t mlir::attn::backwardRegisterEstimate(
   return acc + scores + frags + columns + overhead;
 }
 
+int64_t mlir::attn::backwardRegisterEstimate(const ChipSpec &chip,
+                                             const MatrixInstr &instr,
+                                             int64_t blockM, int64_t headDim,
+                                             int64_t headDimV,
+                                             int64_t headSplit) {
+  return backwardRegisterEstimate(instr.rowsPerWarp, chip.warpSize, blockM,
+                                  headDim, headDimV, chip.regsOverhead,
+                                  headSplit, instr.headDimMultiple,
+                                  instr.sharedOperands);
+}
+
 HeadSlice mlir::attn::getHeadSlice(int64_t tileDim, int64_t split,
                                    int64_t multiple, int64_t index) {
   int64_t width = llvm::alignTo(llvm::divideCeil(tileDim, split), multiple);
@@ -546,10 +557,8 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   if (chip.regsPerThreadMax <= 0 || instr.rowsPerWarp <= 0)
     return std::nullopt;
   if (isGPUBackward(chip, cand)) {
-    regs = backwardRegisterEstimate(
-        instr.rowsPerWarp, chip.warpSize, cand.blockM, problem.headDim,
-        problem.headDimV, chip.regsOverhead, cand.headSplit,
-        instr.headDimMultiple, instr.sharedOperands);
+    regs = backwardRegisterEstimate(chip, instr, cand.blockM, problem.headDim,
+                                    problem.headDimV, cand.headSplit);
   } else {
     int64_t warps =
         std::max<int64_t>(getComputeWarps(cand.pipeline, cand.warps), 1);

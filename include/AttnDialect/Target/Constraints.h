@@ -113,6 +113,12 @@ int64_t backwardRegisterEstimate(int64_t rowsPerWarp, int64_t warpSize,
                                  int64_t headDimV, int64_t overhead,
                                  int64_t headSplit, int64_t headDimMultiple,
                                  bool sharedOperands = false);
+/// The same for a backward tile of `chip` on `instr` (its rows per warp,
+/// head-dim multiple and operand source, the chip's warp size and register
+/// overhead): what the tables check and the NVVM lowering caps registers by.
+int64_t backwardRegisterEstimate(const ChipSpec &chip, const MatrixInstr &instr,
+                                 int64_t blockM, int64_t headDim,
+                                 int64_t headDimV, int64_t headSplit);
 
 /// Columns [offset, offset + width) of slice `index` of a (padded) head dim
 /// `tileDim` cut in `split` slices (head_split): each a multiple of

@@ -201,10 +201,9 @@ void NVVMTargetInfo::annotateBackwardKernel(gpu::GPUFuncOp func,
     return;
   int64_t threads = spec.warps() * getWarpSize();
   int64_t smem = getBackwardSharedMemoryBytes(spec, *this);
-  int64_t regs = backwardRegisterEstimate(
-      instr->rowsPerWarp, getWarpSize(), spec.blockM(), spec.tileHeadDim,
-      spec.tileHeadDimV, chip.regsOverhead, spec.config.getHeadSplit(),
-      instr->headDimMultiple, instr->sharedOperands);
+  int64_t regs =
+      backwardRegisterEstimate(chip, *instr, spec.blockM(), spec.tileHeadDim,
+                               spec.tileHeadDimV, spec.config.getHeadSplit());
   // Registers are allocated per thread in multiples of 8.
   auto cap = [&](int64_t n) {
     return chip.regsPerBlockMax / (n * threads) / 8 * 8;
