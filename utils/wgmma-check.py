@@ -94,8 +94,8 @@ def successors(units, k, labels):
 
 WAIT_OR_COMMIT = re.compile(
     r"wgmma\.commit_group|wgmma\.wait_group\.sync\.aligned\s+(\d+)")
-# Commits after a chain beyond this many are all alike (no wait waits for
-# fewer than this many pending).
+# Commits counted after a chain stop here: the kernels' waits leave at most
+# one group pending, so larger counts would only multiply the walk's states.
 MAX_PENDING = 8
 
 

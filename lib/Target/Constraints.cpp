@@ -622,21 +622,17 @@ WarpRoleRegisters mlir::attn::getWarpRoleRegisters(int64_t warps,
 CheckResult mlir::attn::checkLayout(const TileCandidate &cand,
                                     const AttentionProblem &problem) {
   if (int64_t most = cand.kvCacheSeqlenQMax) {
-    if (!problem.kvCache)
+    std::string why =
+        !problem.kvCache ? "the op has no KV cache"
+        : !problem.seqQ
+            ? "the op's Sq is dynamic (attn-bundle adds it for that range)"
+        : *problem.seqQ > most
+            ? formatv("the op's Sq is {0}", *problem.seqQ).str()
+            : "";
+    if (!why.empty())
       return formatv("layout: a decode tile, for KV-cache calls with Sq <= "
-                     "{0}; the op has no KV cache",
-                     most)
-          .str();
-    if (!problem.seqQ)
-      return formatv("layout: a decode tile, for KV-cache calls with Sq <= "
-                     "{0}; the op's Sq is dynamic (attn-bundle adds it for "
-                     "that range)",
-                     most)
-          .str();
-    if (*problem.seqQ > most)
-      return formatv("layout: a decode tile, for KV-cache calls with Sq <= "
-                     "{0}; the op's Sq is {1}",
-                     most, *problem.seqQ)
+                     "{0}; {1}",
+                     most, why)
           .str();
   }
   if (!problem.servingLayout || !isWarpSpecialized(cand.pipeline))

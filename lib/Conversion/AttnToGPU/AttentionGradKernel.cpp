@@ -1094,18 +1094,15 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   // With asynchronous products dP^T = V dO^T runs while P^T is computed
   // (S^T is waited for alone), and dV's product while dS^T is.
   bool overlap = overlapsScoreGrad();
+  SmallVector<Value> keys = scoresMma->loadQuery(b, loc, lane, kTile, warpRow);
   SmallVector<Value> s, dp;
   if (overlap) {
-    s = scoresMma->issueScores(
-        b, loc, lane, scoresMma->loadQuery(b, loc, lane, kTile, warpRow),
-        qTile);
+    s = scoresMma->issueScores(b, loc, lane, keys, qTile);
     dp = dpMma->issueScores(
         b, loc, lane, dpMma->loadQuery(b, loc, lane, vTile, warpRow), doTile);
     s = scoresMma->waitOutput(b, loc, s, /*pending=*/1);
   } else {
-    s = scoresMma->computeScores(
-        b, loc, lane, scoresMma->loadQuery(b, loc, lane, kTile, warpRow),
-        qTile);
+    s = scoresMma->computeScores(b, loc, lane, keys, qTile);
   }
   SmallVector<Value> dsc;
   emitProbabilities(h, m0, s, dsc);

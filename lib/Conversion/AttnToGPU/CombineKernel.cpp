@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttnDialect/Conversion/AttnToGPU/AttentionKernel.h"
+#include "AttnDialect/Conversion/AttnToGPU/SharedMemory.h"
 #include "KernelBuilder.h"
 #include "SplitWorkspace.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -130,27 +131,6 @@ static CombineShape getCombineShape(int64_t headDimV) {
   return {vec, groups, kCombineThreads / groups};
 }
 
-/// The combine kernel's shared buffer (f32): per phase its max, its sum and
-/// its Dv weighted sums; a static global of the module.
-static Value getCombineSharedMemory(OpBuilder &b, Location loc, Block &entry,
-                                    const KernelSpec &spec,
-                                    const GPUTargetInfo &target) {
-  auto func = cast<gpu::GPUFuncOp>(entry.getParentOp());
-  int64_t floats = getCombineShape(spec.headDimV).phases * (spec.headDimV + 2);
-  LLVM::GlobalOp global;
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(
-        func->getParentOfType<gpu::GPUModuleOp>().getBody());
-    global = LLVM::GlobalOp::create(
-        b, loc, LLVM::LLVMArrayType::get(b.getF32Type(), floats),
-        /*isConstant=*/false, LLVM::Linkage::Internal,
-        (func.getName() + "_smem").str(), Attribute(), /*alignment=*/16,
-        target.getSharedAddressSpace());
-  }
-  return LLVM::AddressOfOp::create(b, loc, global);
-}
-
 Value CombineEmitter::partialRow(Value s) {
   return add(mul(ext(s), ws.rowsPerSplit), row0);
 }
@@ -210,7 +190,10 @@ void CombineEmitter::emit() {
   ws = getSplitWorkspace(b, loc, entry, dv, numSplits);
   row0 = add(getSplitRowIndex(b, loc, entry, c32(0), batch, head), ext(row));
   shape = getCombineShape(dv);
-  smem = getCombineSharedMemory(b, loc, entry, spec, target);
+  // Per phase its max, its sum and its Dv weighted sums.
+  smem =
+      getStaticSharedMemory(b, loc, cast<gpu::GPUFuncOp>(entry.getParentOp()),
+                            f32, shape.phases * (dv + 2), target);
   int64_t vec = shape.vec, groups = shape.groups, phases = shape.phases;
   Value phase = arith::DivUIOp::create(b, loc, tid, c32(groups));
   Value group = arith::RemUIOp::create(b, loc, tid, c32(groups));
@@ -283,16 +266,16 @@ void CombineEmitter::emit() {
     max = fmax(max, maxes.back());
   }
   Value sum = cf(0.0);
-  SmallVector<Value> scales, acc(vec, cf(0.0));
+  SmallVector<Value> acc(vec, cf(0.0));
   for (int64_t q = 0; q < phases; ++q) {
-    scales.push_back(expFrom(maxes[q], max));
-    sum = math::FmaOp::create(b, loc, sums[q], scales[q], sum);
+    Value scale = expFrom(maxes[q], max);
+    sum = math::FmaOp::create(b, loc, sums[q], scale, sum);
     for (int64_t i = 0; i < vec; ++i)
       acc[i] = math::FmaOp::create(
           b, loc,
           LLVM::LoadOp::create(b, loc, f32,
                                shared(sumsAt(c32(q), add(col, c32(i)))), 4),
-          scales[q], acc[i]);
+          scale, acc[i]);
   }
   Value has =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, cf(0.0));

@@ -29,6 +29,23 @@ void attn::declareDynamicSharedMemory(OpBuilder &builder, Location loc,
                          target.getSharedAddressSpace());
 }
 
+Value attn::getStaticSharedMemory(OpBuilder &b, Location loc,
+                                  gpu::GPUFuncOp kernel, Type elemType,
+                                  int64_t count, const GPUTargetInfo &target) {
+  LLVM::GlobalOp global;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(
+        kernel->getParentOfType<gpu::GPUModuleOp>().getBody());
+    global = LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(elemType, count),
+        /*isConstant=*/false, LLVM::Linkage::Internal,
+        (kernel.getName() + "_smem").str(), Attribute(), /*alignment=*/16,
+        target.getSharedAddressSpace());
+  }
+  return LLVM::AddressOfOp::create(b, loc, global);
+}
+
 Value attn::getDynamicSharedMemoryBase(OpBuilder &b, Location loc,
                                        gpu::GPUFuncOp kernel,
                                        int64_t alignment) {

@@ -22,6 +22,13 @@ void declareDynamicSharedMemory(OpBuilder &b, Location loc,
                                 gpu::GPUModuleOp gpuModule,
                                 const GPUTargetInfo &target);
 
+/// A static shared-memory buffer of `count` elements of `elemType`, private
+/// to `kernel` (named after it), declared in the kernel's module; returns
+/// its base (16-byte aligned) inside the kernel.
+Value getStaticSharedMemory(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
+                            Type elemType, int64_t count,
+                            const GPUTargetInfo &target);
+
 /// The buffer's base inside a kernel of that module, rounded up to
 /// `alignment` bytes when `alignment` > 16 (the base is only 16-byte
 /// aligned: the kernel reserves alignment slack for it).
