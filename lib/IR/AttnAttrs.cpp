@@ -20,7 +20,7 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  PipelineKind pipeline, bool accInRegisters,
                                  MatrixInstrKind mma, int64_t alignBytes,
                                  int64_t maxHeadDim, bool deterministic,
-                                 int64_t headSplit) {
+                                 int64_t headSplit, bool persistent) {
   // Tiles are powers of two or multiples of `multiple` (block_m = 192 is
   // three warpgroups of 64 rows, warps = 12 three warpgroups); the caps keep
   // shared-memory and register footprints (products of these) far from
@@ -53,6 +53,11 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (headSplit < 1 || headSplit > 4)
     return emitError() << "#attn.config: head_split must be in [1, 4], got "
                        << headSplit;
+  // The producer loads each tile's Q and K/V by tensor maps.
+  if (persistent && pipeline != PipelineKind::TmaWarpSpecialized)
+    return emitError() << "#attn.config: persistent needs pipeline = tma_ws, "
+                          "got "
+                       << stringifyPipelineKind(pipeline);
   return success();
 }
 

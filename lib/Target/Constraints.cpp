@@ -44,7 +44,7 @@ static llvm::StringRef lowering(Vendor vendor) {
 SharedMemoryLayout mlir::attn::getSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled,
-    bool ringBarriers) {
+    bool ringBarriers, bool queryBarriers) {
   // The table's padding counts 16-bit elements: the same bytes for f32
   // (16 bytes keeps the f32 kernel's 16-byte row loads of eight rows on
   // eight distinct bank groups).
@@ -59,7 +59,7 @@ SharedMemoryLayout mlir::attn::getSharedMemoryLayout(
   l.alignSlack = swizzled ? kSwizzleAlignBytes : 0;
   l.barrierOffset = l.qBytes + stages * (l.kStageBytes + l.vStageBytes);
   // A full and an empty mbarrier (8 bytes each) per stage.
-  l.barrierBytes = ringBarriers ? 16 * stages : 0;
+  l.barrierBytes = ringBarriers ? 16 * (stages + queryBarriers) : 0;
   l.totalBytes = l.alignSlack + l.barrierOffset + l.barrierBytes;
   return l;
 }
@@ -537,7 +537,8 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                 getElementBytes(problem.elementType),
                                 problem.headDim, problem.headDimV,
                                 chip.smemRowPadElems, instr.sharedOperands,
-                                isWarpSpecialized(cand.pipeline))
+                                isWarpSpecialized(cand.pipeline),
+                                cand.isPersistentFor(problem.mask))
               .totalBytes;
   if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
     return std::nullopt;
@@ -570,10 +571,12 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   }
   if (isWarpSpecialized(cand.pipeline) && chip.regsPerBlockMax > 0) {
     // setmaxnreg hands the computing warpgroups what the producer frees.
-    int64_t cap =
-        getWarpRoleRegisters(cand.warps, chip.warpSize, chip.regsPerBlockMax,
-                             chip.regsPerThreadMax)
-            .consumer;
+    int64_t cap = getWarpRoleRegisters(
+                      cand.warps, chip.warpSize, chip.regsPerBlockMax,
+                      chip.regsPerThreadMax,
+                      /*busyProducer=*/cand.isPersistentFor(problem.mask) &&
+                          isCausal(problem.mask))
+                      .consumer;
     if (regs > cap)
       return formatv("registers: estimated {0} per computing thread > the {1} "
                      "setmaxnreg leaves them beside the producer",
@@ -597,7 +600,7 @@ WarpRoleRegisters mlir::attn::getWarpRoleRegisters(int64_t warps,
                                                    int64_t warpSize,
                                                    int64_t regsPerBlock,
                                                    int64_t regsPerThreadMax,
-                                                   bool piecewiseCopies) {
+                                                   bool busyProducer) {
   // setmaxnreg moves registers between the warpgroups of a CTA, within
   // what the CTA got at launch (its threads x the per-thread cap, a
   // multiple of 8): the producer gives up what the others take, and an
@@ -605,9 +608,11 @@ WarpRoleRegisters mlir::attn::getWarpRoleRegisters(int64_t warps,
   // addresses, of fixed chunk columns (emitTileCopy): 24 registers, as
   // FlashAttention-3's TMA producer, hold every 16-byte cp.async kernel of
   // the sm_90a family without spills (ptxas); element-wise copies keep
-  // their loads in registers and get 32. setmaxnreg counts in multiples of 8.
+  // their loads in registers, and a persistent causal schedule its pairs of
+  // tiles, and get 32 (24 spilled 4-12 bytes). setmaxnreg counts in
+  // multiples of 8.
   WarpRoleRegisters r;
-  r.producer = piecewiseCopies ? 32 : 24;
+  r.producer = busyProducer ? 32 : 24;
   int64_t threads = warps * warpSize;
   int64_t consumerThreads = threads - kProducerWarps * warpSize;
   if (consumerThreads <= 0 || threads <= 0)

@@ -75,6 +75,7 @@ json::Value mlir::attn::toJSON(const TileCandidate &c) {
       {"kv_cache_seqlen_q_max", c.kvCacheSeqlenQMax},
       {"head_split", c.headSplit},
       {"dq_pass", c.dqPass},
+      {"persistent_masks", masksToJSON(c.persistentMasks)},
       {"priority", c.priority},
   };
 }

@@ -67,6 +67,12 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
   c.kvCacheSeqlenQMax = r.getInt("kv_cache_seqlen_q_max", false, 0);
   c.headSplit = r.getInt("head_split", false, 1);
   c.dqPass = r.getBool("dq_pass", false, false);
+  for (const std::string &m : r.getStrings("persistent_masks", false)) {
+    if (std::optional<MaskKind> kind = symbolizeMaskKind(m))
+      c.persistentMasks.push_back(*kind);
+    else
+      r.fail("field 'persistent_masks': unknown mask '" + m + "'");
+  }
   r.finish();
   for (int64_t f : {c.blockM, c.blockN, c.warps, c.stages, c.headDimMax})
     if (f <= 0)
@@ -85,6 +91,11 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
   if (c.dqPass && (c.direction != Direction::Backward || c.headSplit > 1))
     r.fail("dq_pass is for backward tiles without head_split (the dQ pass "
            "keeps whole rows of dQ)");
+  if (!c.persistentMasks.empty() &&
+      (c.direction != Direction::Forward ||
+       c.pipeline != PipelineKind::TmaWarpSpecialized))
+    r.fail("persistent_masks is for forward tiles of pipeline tma_ws (its "
+           "producer loads the next tile's Q and K/V by tensor maps)");
   // Stash the flag in `aligned` for the caller to expand.
   c.aligned = alignedVariant;
   return c;

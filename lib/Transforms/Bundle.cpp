@@ -85,6 +85,10 @@ static llvm::json::Object getVariant(DictionaryAttr k,
     v["tensor_maps"] = true;
     v["block_n"] = getInt(k, "block_n");
   }
+  // A persistent grid (schema version 10): the runtime launches
+  // min(tiles, multiprocessors) workgroups.
+  if (auto p = k.getAs<BoolAttr>("persistent"); p && p.getValue())
+    v["persistent"] = true;
   return v;
 }
 
@@ -271,7 +275,9 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
            });
   });
   // Version 9: variants with tensor maps (ABI attn-fwd-v2).
-  int64_t version = any("tensor_maps")    ? 9
+  // Version 10: persistent variants (their grid is the device's size).
+  int64_t version = any("persistent")     ? 10
+                    : any("tensor_maps")  ? 9
                     : biasSummed          ? 8
                     : gridFill            ? 7
                     : dropout             ? 6

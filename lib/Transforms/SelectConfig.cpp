@@ -90,7 +90,9 @@ struct AttnSelectConfigPassImpl
   }
 
   static void setConfig(Operation *op, const TileCandidate &candidate) {
-    ConfigAttr config = toConfigAttr(op->getContext(), candidate);
+    MaskKind mask = isa<AttentionOp>(op) ? cast<AttentionOp>(op).getMask()
+                                         : cast<AttentionGradOp>(op).getMask();
+    ConfigAttr config = toConfigAttr(op->getContext(), candidate, mask);
     if (auto fwd = dyn_cast<AttentionOp>(op))
       fwd.setConfigAttr(config);
     else

@@ -121,7 +121,7 @@ struct AttnSpecializeSizesPassImpl
     auto copyWith = [&](OpBuilder &nested, const TileCandidate &tile,
                         const SizeClass *c) {
       auto copy = cast<AttentionOp>(nested.clone(*op));
-      copy.setConfigAttr(toConfigAttr(op.getContext(), tile));
+      copy.setConfigAttr(toConfigAttr(op.getContext(), tile, op.getMask()));
       if (c) {
         // The lengths (and grid) it serves, for a bundle's conditions.
         NamedAttrList range;

@@ -363,6 +363,11 @@ public:
     r.boolean("tensor_maps", out.tensorMaps, /*required=*/false);
     if (r.ok() && out.tensorMaps)
       checkTensorMaps(r, layout, out);
+    r.boolean("persistent", out.persistent, /*required=*/false);
+    if (r.ok() && out.persistent && (version < 10 || !out.tensorMaps))
+      r.fail("field 'persistent' needs version 10 and 'tensor_maps' (the "
+             "bundle is version " +
+             std::to_string(version) + ")");
     Status s2 = readKernel(r, where, out.kernel);
     out.kernel.chip = out.chip;
     if (!s2.isOk() || combineEntry.empty())

@@ -1,6 +1,6 @@
 //===- Bundle.h - The contents of a kernel bundle -------------------------===//
 //
-// What docs/BundleFormat.md (schema attn-bundle, versions 1 to 9) describes,
+// What docs/BundleFormat.md (schema attn-bundle, versions 1 to 10) describes,
 // read into plain structs, the kernel binaries included.
 //
 //===----------------------------------------------------------------------===//
@@ -18,7 +18,7 @@
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 9;
+constexpr int kBundleSchemaVersion = 10;
 
 /// Where a forward call's sequences live (attn.attention's serving forms);
 /// kernels of the non-dense layouts take nine more arguments.
@@ -135,6 +135,9 @@ struct Variant : Signature {
   /// ABI attn-fwd-v2 (version 9): the kernel takes the q, k and v tensor
   /// maps (TensorMaps.h) after its attn-fwd-v1 arguments.
   bool tensorMaps = false;
+  /// A persistent grid (version 10): workgroups walk the (query block,
+  /// head, batch) tiles, so the launch is min(tiles, multiprocessors) wide.
+  bool persistent = false;
   bool canSplit() const { return !combine.entry.empty(); }
 };
 

@@ -4,6 +4,7 @@
 #include "Dispatch.h"
 #include "KernelArgs.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -262,6 +263,18 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
                       unsigned(forwardGridY(v, *params)),
                       unsigned(params->batch * splits), unsigned(v.threads),
                       unsigned(v.kernel.dynamicSmem)};
+  if (v.persistent) {
+    // Workgroups walk the tiles (one an SM: these kernels hold an SM's
+    // shared memory); any grid would be correct.
+    DeviceInfo device;
+    s = bundle->backend->deviceInfo(bundle->info, params->stream, device);
+    if (!s.isOk())
+      return report(s);
+    int64_t tiles = int64_t(g.gridX) * g.gridY * g.gridZ;
+    g = {unsigned(std::max<int64_t>(
+             1, std::min<int64_t>(tiles, device.multiprocessors))),
+         1, 1, g.blockX, g.dynamicSmem};
+  }
   std::vector<Launch> launches = {Launch{&v.kernel, g, args.data()}};
   if (splits > 1)
     launches.push_back(

@@ -10,7 +10,8 @@
 // RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa" | FileCheck %s --check-prefix=ONE
 // With the H100 tuning file and the SM count, written as a bundle: the
 // copy's lengths and grid fill become its conditions, as attn-bundle's. The
-// file's ws_* entries resolve to their TMA forms (bundle version 9): for
+// file's ws_* entries resolve to their TMA forms (bundle version 10: the D = 256 ones
+// walk a persistent grid, "tmap", as the tables' persistent_masks say): for
 // D = 64 without a mask, its ws_d64_m192n128w16 entry (1449..2896, >= 21
 // workgroups per SM) and the tma_d64_m192n128w16 one after it (2897..,
 // >= 20) are one tile, so one class from 1449 down to the smaller fill
@@ -20,14 +21,14 @@
 // one range), then the general tma_d256_m128n64w12.
 // RUN: rm -rf %t && attn-opt %s --attn-to-nvvm="chip=sm_90a format=bin toolkit=%cuda_toolkit size-hints=1,512,4096,16384 sm-count=132 tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json" --attn-write-bundle="dir=%t" -o /dev/null
 // RUN: %python -c "import json, sys; b = json.load(open(sys.argv[1])); print(b['version']); [print(v['name'], v.get('tensor_maps', False), sorted(v['conditions'].items())) for v in b['variants']]" %t/bundle.json | FileCheck %s --check-prefix=BUNDLE
-// BUNDLE:      9
+// BUNDLE:      10
 // BUNDLE-NEXT: fwd_bf16_d64_none_m192n128w16s2tma True [('align_bytes', 16), ('grid_min_blocks_per_sm', 20), ('seqlen_k_min', 1449), ('seqlen_k_multiple', 1), ('seqlen_q_min', 1449), ('seqlen_q_multiple', 1)]
 // BUNDLE-NEXT: fwd_bf16_d64_none_m128n64w8s2 False [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
-// BUNDLE-NEXT: fwd_bf16_d256_none_m128n80w12s2tma True [('align_bytes', 16), ('grid_min_blocks_per_sm', 7), ('seqlen_k_max', 2896), ('seqlen_k_min', 725), ('seqlen_k_multiple', 1), ('seqlen_q_max', 2896), ('seqlen_q_min', 725), ('seqlen_q_multiple', 1)]
-// BUNDLE-NEXT: fwd_bf16_d256_none_m128n64w12s2tma True [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d256_none_m128n80w12s2tmap True [('align_bytes', 16), ('grid_min_blocks_per_sm', 7), ('seqlen_k_max', 2896), ('seqlen_k_min', 725), ('seqlen_k_multiple', 1), ('seqlen_q_max', 2896), ('seqlen_q_min', 725), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d256_none_m128n64w12s2tmap True [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
 // BUNDLE-NOT:  fwd_
 
-// CHECK: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n128w12s4tma"{{.*}}tensor_maps = true{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"{{.*}}entry = "fwd_bf16_d256_none_m128n64w12s2tma"{{.*}}tensor_maps = true
+// CHECK: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n128w12s4tma"{{.*}}tensor_maps = true{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"{{.*}}entry = "fwd_bf16_d256_none_m128n64w12s2tmap"{{.*}}tensor_maps = true
 // CHECK-LABEL: llvm.func @dyn(
 // CHECK: llvm.mlir.constant(4096 : index)
 // CHECK: llvm.cond_br
@@ -35,7 +36,7 @@
 // CHECK: gpu.launch_func @fwd_bf16_d64_none_m128n128w12s4tma
 // CHECK: gpu.launch_func @fwd_bf16_d64_none_m128n64w8s2
 // ONE-NOT: m128n128w12
-// ONE: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"{{.*}}entry = "fwd_bf16_d256_none_m128n64w12s2tma"
+// ONE: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"{{.*}}entry = "fwd_bf16_d256_none_m128n64w12s2tmap"
 // ONE-NOT: m128n128w12
 func.func @dyn(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
                %v: tensor<?x8x?x64xbf16>, %o: tensor<?x8x?x64xbf16>)
@@ -50,7 +51,7 @@ func.func @dyn(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
 // CHECK-NOT: gpu.launch_func
 // CHECK: llvm.call @cuTensorMapEncodeTiled
 // CHECK-NOT: gpu.launch_func
-// CHECK: gpu.launch_func @fwd_bf16_d256_none_m128n64w12s2tma
+// CHECK: gpu.launch_func @fwd_bf16_d256_none_m128n64w12s2tmap
 // CHECK-NOT: gpu.launch_func
 func.func @dyn256(%q: tensor<?x2x?x256xbf16>, %k: tensor<?x2x?x256xbf16>,
                   %v: tensor<?x2x?x256xbf16>, %o: tensor<?x2x?x256xbf16>)

@@ -518,10 +518,11 @@ void attn::printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
 static ConfigAttr withAlignBytes(ConfigAttr c, int64_t alignBytes,
                                  int64_t maxHeadDim = 0,
                                  bool deterministic = false) {
-  return ConfigAttr::get(
-      c.getContext(), c.getName(), c.getBlockM(), c.getBlockN(), c.getWarps(),
-      c.getStages(), c.getPipeline(), c.getAccInRegisters(), c.getMma(),
-      alignBytes, maxHeadDim, deterministic, c.getHeadSplit());
+  return ConfigAttr::get(c.getContext(), c.getName(), c.getBlockM(),
+                         c.getBlockN(), c.getWarps(), c.getStages(),
+                         c.getPipeline(), c.getAccInRegisters(), c.getMma(),
+                         alignBytes, maxHeadDim, deterministic,
+                         c.getHeadSplit(), c.getPersistent());
 }
 
 void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
@@ -584,9 +585,9 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     window = b.getDenseI64ArrayAttr({128, 0});
   // The cap itself is a kernel argument; any value makes the op soft-capped.
   FloatAttr softcap = variant.softcap ? b.getF32FloatAttr(1.0f) : FloatAttr();
-  ConfigAttr config =
-      withAlignBytes(toConfigAttr(ctx, *variant.tile), variant.alignBytes,
-                     variant.maxHeadDim, variant.deterministic);
+  ConfigAttr config = withAlignBytes(
+      toConfigAttr(ctx, *variant.tile, variant.mask), variant.alignBytes,
+      variant.maxHeadDim, variant.deterministic);
   if (variant.direction == Direction::Backward) {
     auto arg = [&](unsigned i) { return body->getArgument(i); };
     AttentionGradOp::create(

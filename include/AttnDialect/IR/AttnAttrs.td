@@ -185,6 +185,12 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     slices, one main kernel each (each recomputes the scores over the whole
     head dim): for head dims whose dK and dV accumulators would not fit the
     registers of one kernel.
+    `persistent` (optional, default false), on an `attn.attention` of pipeline
+    `tma_ws` over dense sequences: the grid may be smaller than the tiles
+    (the runtime launches one workgroup an SM); each workgroup walks
+    (query block, head, batch) tiles in turn, longest first under a causal
+    mask, and its producer loads the next tile's Q and K/V while the
+    computing warpgroups finish and store the current one.
 
     Example:
     ```mlir
@@ -209,7 +215,9 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     DefaultValuedParameter<"bool", "false",
                            "backward without atomics">:$deterministic,
     DefaultValuedParameter<"int64_t", "1",
-                           "backward column slices">:$head_split
+                           "backward column slices">:$head_split,
+    DefaultValuedParameter<"bool", "false",
+                           "forward over a persistent grid">:$persistent
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

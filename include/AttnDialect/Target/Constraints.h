@@ -40,7 +40,8 @@ struct SharedMemoryLayout {
   /// Sizes, in bytes.
   int64_t qBytes = 0, kStageBytes = 0, vStageBytes = 0, alignSlack = 0;
   /// The mbarriers of a warp-specialized ring (full, then empty, one 8-byte
-  /// word per stage each) after the K/V stages; 0 bytes without one.
+  /// word per stage each) after the K/V stages, then (`queryBarriers`, a
+  /// persistent kernel) Q's full and empty; 0 bytes without a ring.
   int64_t barrierOffset = 0, barrierBytes = 0;
   int64_t totalBytes = 0;
 };
@@ -48,7 +49,8 @@ SharedMemoryLayout getSharedMemoryLayout(int64_t blockM, int64_t blockN,
                                          int64_t stages, int64_t elemBytes,
                                          int64_t headDim, int64_t headDimV,
                                          int64_t padElems, bool swizzled,
-                                         bool ringBarriers = false);
+                                         bool ringBarriers = false,
+                                         bool queryBarriers = false);
 
 /// 32-bit registers per thread: the f32 score accumulator (rowsPerWarp x
 /// block_n), the f32 output accumulator (rowsPerWarp x Dv) and the packed

@@ -107,6 +107,12 @@ struct TileCandidate {
   /// (ConfigAttr's deterministic), as they measured faster than its atomic
   /// ones.
   bool dqPass = false;
+  /// Forward (tma_ws): the masks whose kernels of this tile run over a
+  /// persistent grid (ConfigAttr's persistent).
+  llvm::SmallVector<MaskKind> persistentMasks;
+  bool isPersistentFor(MaskKind mask) const {
+    return llvm::is_contained(persistentMasks, mask);
+  }
   /// Lower first; ties keep table order.
   int64_t priority = 0;
   /// Position in the chip's list, for stable ordering.
@@ -129,15 +135,16 @@ inline int64_t getComputeWarps(PipelineKind p, int64_t warps) {
 
 /// Registers per thread a warp-specialized kernel gives its producer and
 /// its compute warpgroups (setmaxnreg), out of what a CTA of `warps` gets
-/// at launch; `piecewiseCopies`: the producer loads rows that are not
-/// 16-byte aligned through registers.
+/// at launch; `busyProducer`: the producer keeps more than fixed copy
+/// addresses live (rows that are not 16-byte aligned, loaded through
+/// registers; a persistent causal kernel's tile schedule).
 struct WarpRoleRegisters {
   int64_t producer = 0, consumer = 0;
 };
 WarpRoleRegisters getWarpRoleRegisters(int64_t warps, int64_t warpSize,
                                        int64_t regsPerBlock,
                                        int64_t regsPerThreadMax,
-                                       bool piecewiseCopies = false);
+                                       bool busyProducer = false);
 
 struct ChipSpec {
   std::string name;
@@ -302,7 +309,10 @@ const TileCandidate *selectCandidate(const ChipSpec &chip,
                                      const AttentionProblem &problem,
                                      const Profile *profile = nullptr);
 
-ConfigAttr toConfigAttr(MLIRContext *context, const TileCandidate &candidate);
+/// The config of `candidate` for an op of `mask` (which decides whether its
+/// kernel is persistent).
+ConfigAttr toConfigAttr(MLIRContext *context, const TileCandidate &candidate,
+                        MaskKind mask);
 
 /// One kernel of a chip's family: an element type, a head dim, a mask and
 /// the candidate chosen for them.

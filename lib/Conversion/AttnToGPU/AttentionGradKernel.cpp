@@ -64,7 +64,8 @@ static KernelSpec getProductSpec(const KernelSpec &spec, int64_t rows,
   p.config = ConfigAttr::get(
       c.getContext(), c.getName(), rows, cols, c.getWarps(), c.getStages(),
       c.getPipeline(), c.getAccInRegisters(), c.getMma(), c.getAlignBytes(),
-      c.getMaxHeadDim(), c.getDeterministic(), c.getHeadSplit());
+      c.getMaxHeadDim(), c.getDeterministic(), c.getHeadSplit(),
+      c.getPersistent());
   return p;
 }
 

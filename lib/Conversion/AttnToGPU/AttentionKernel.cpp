@@ -39,7 +39,8 @@ struct SharedLayout : SharedMemoryLayout {
             spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
             spec.tileHeadDimV, target.getSharedRowPadding(),
             kind == SharedTileLayout::Swizzle128B,
-            isWarpSpecialized(spec.config.getPipeline()))),
+            isWarpSpecialized(spec.config.getPipeline()),
+            spec.config.getPersistent())),
         kind(kind) {}
 };
 
@@ -55,6 +56,7 @@ public:
     threads = spec.warps() * target.getWarpSize();
     copyThreads = threads;
     warpSpecialized = isWarpSpecialized(spec.config.getPipeline());
+    persistent = spec.config.getPersistent();
   }
 
   void emit();
@@ -96,6 +98,15 @@ private:
   Value pagedRowOffset(Value row, Value pageStride, Value rowStride);
   /// Everything after the ids and lengths are bound.
   void emitBody();
+  /// The tile's global pointers (and dropout's b * Hq + h).
+  void bindPointers();
+  /// What every tile of the workgroup shares: score parameters, shared
+  /// memory, accumulator layouts.
+  void bindTileInvariants();
+  /// The tile rows (and query positions) of this thread's row slots.
+  void bindRows();
+  /// The key blocks [jLo, jHi) any row of the tile sees (of its split).
+  std::pair<Value, Value> getKeyBlocks();
   /// Issues (and commits) the copies of this block's Q tile.
   void loadQueryTile();
   void loadKV(Value block, Value stage);
@@ -111,20 +122,38 @@ private:
   scf::ForOp emitAsyncKeyLoop(Value jLo, Value jHi, ValueRange init);
   /// Issues block j + 1's K/V copies into its buffer when j + 1 < jHi.
   void loadNextKV(Value j, Value jLo, Value jHi);
+  /// Block j's place in the ring's sequence of blocks.
+  Value ringIndex(Value j, Value jLo) {
+    Value i = sub(j, jLo);
+    return ringBase ? add(i, ringBase) : i;
+  }
   Value stageOf(Value j, Value jLo) {
     int64_t n = spec.stages();
     if (llvm::isPowerOf2_64(n))
-      return arith::AndIOp::create(b, loc, sub(j, jLo), c32(n - 1));
-    return arith::RemUIOp::create(b, loc, sub(j, jLo), c32(n));
+      return arith::AndIOp::create(b, loc, ringIndex(j, jLo), c32(n - 1));
+    return arith::RemUIOp::create(b, loc, ringIndex(j, jLo), c32(n));
   }
   /// How often block j's ring stage was filled before it (the mbarrier
   /// phases the producer and the computing warpgroups wait on).
   Value useOf(Value j, Value jLo) {
-    return arith::DivUIOp::create(b, loc, sub(j, jLo), c32(spec.stages()));
+    return arith::DivUIOp::create(b, loc, ringIndex(j, jLo),
+                                  c32(spec.stages()));
   }
   /// Warp-specialized kernels: a producer warpgroup fills a ring of K/V
   /// stages, the other warpgroups only compute (see emitWarpSpecialized).
   void emitWarpSpecialized(Value jLo, Value jHi);
+  /// Initializes the ring and splits the workgroup: `produce` runs in the
+  /// producer (one thread of it with tensor maps), `consume` in the
+  /// computing warpgroups.
+  void emitRoles(function_ref<void()> produce, function_ref<void()> consume);
+  /// The computing warpgroups' key loop over [jLo, jHi) and epilogue.
+  void emitConsumerTile(Value jLo, Value jHi);
+  /// A persistent tma_ws kernel (ConfigAttr's persistent).
+  void emitPersistent();
+  /// Runs `body` for each of the workgroup's tiles with m0, head, headKV,
+  /// batch and ringBase bound; `tileIndex` counts the workgroup's tiles.
+  void
+  forEachTile(function_ref<void(Value jLo, Value jHi, Value tileIndex)> body);
   void emitProducerLoop(Value jLo, Value jHi);
   /// The producer of a tma_ws kernel: one thread issues block j's K and V
   /// boxes (and Q's with the first block) against `full[stage]`.
@@ -144,6 +173,12 @@ private:
   Value emptyBarrier(Value stage) { return ringBarrier(spec.stages(), stage); }
   Value ringBarrier(int64_t first, Value stage) {
     return sharedAt(smem.barrierOffset + 8 * first, stage, 8);
+  }
+  /// A persistent kernel's Q buffer: `full` when it holds the tile's Q,
+  /// `empty` when every S = Q K^T of the previous tile completed.
+  Value queryFullBarrier() { return ringBarrier(2 * spec.stages(), c32(0)); }
+  Value queryEmptyBarrier() {
+    return ringBarrier(2 * spec.stages() + 1, c32(0));
   }
   /// The loop state before the first key block: m = -inf, l = 0, O = 0.
   SmallVector<Value> getInitialState();
@@ -180,6 +215,8 @@ private:
   /// Threads that issue tile copies (all, or a producer warpgroup's).
   int64_t copyThreads;
   bool warpSpecialized;
+  /// A persistent grid: workgroups walk tiles (emitPersistent).
+  bool persistent;
 
   // Values computed once at kernel entry.
   Value tid, lane, warpRow, m0, head, headKV, batch, sq, sk, smemBase;
@@ -187,6 +224,8 @@ private:
   Value group, rows;
   /// First query and key row of the sequence (packed batches; else 0).
   Value qRow0, kRow0;
+  /// Key blocks of the workgroup's earlier tiles (persistent kernels).
+  Value ringBase;
   /// Split-KV: the number of splits and this workgroup's one.
   Value numSplits, split;
   /// D and Dv given at run time (null when static).
@@ -629,9 +668,10 @@ void KernelEmitter::emit() {
     warp = sub(arith::MaxUIOp::create(b, loc, warp, c32(kProducerWarps)),
                c32(kProducerWarps));
   warpRow = mul(warp, c32(mma->getRowsPerWarp()));
+  if (persistent)
+    return emitPersistent();
   Value mBlock = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
-  if (spec.mask == MaskKind::Causal ||
-      spec.mask == MaskKind::CausalBottomRight) {
+  if (isCausal(spec.mask)) {
     // Under a causal mask the last query blocks see the most keys: start
     // them first, so that the grid's tail is made of the cheap blocks.
     Value blocks = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
@@ -691,7 +731,7 @@ void KernelEmitter::emit() {
   emitBody();
 }
 
-void KernelEmitter::emitBody() {
+void KernelEmitter::bindPointers() {
   // The sequence's first row: batch * stride_b, or (packed) its offset
   // times the row stride; a paged cache adds each row's page on copy.
   auto base = [&](unsigned ptrArg, unsigned strideArg, Value h, Value row0,
@@ -711,31 +751,32 @@ void KernelEmitter::emitBody() {
     biasPtr = gep(arg(kArgBias), spec.biasType,
                   add(mul(ext(batch), arg(kArgBiasStrideB)),
                       mul(ext(head), arg(kArgBiasStrideB + 1))));
-
-  score = bindScoreParams(b, loc, entry.getArguments(), spec, kArgScale,
-                          kArgDropoutP);
   if (spec.dropout)
     dropoutBH = add(mul(batch, arg(kArgHeadsQ)), head);
+}
 
+void KernelEmitter::bindTileInvariants() {
+  score = bindScoreParams(b, loc, entry.getArguments(), spec, kArgScale,
+                          kArgDropoutP);
   smemBase = getDynamicSharedMemoryBase(
       b, loc, cast<gpu::GPUFuncOp>(entry.getParentOp()),
       smem.alignSlack ? smem.alignSlack : 16);
-
   sLayout = mma->getScoreLayout(b, loc, lane);
   oLayout = mma->getOutputLayout(b, loc, lane);
+  qTile =
+      sharedTile(smemBase, spec.blockM(), spec.tileHeadDim, smem.qRowStride);
+}
+
+void KernelEmitter::bindRows() {
+  rowOfSlot.clear();
+  queryOfSlot.clear();
   for (int64_t off : sLayout.rowSlotOffsets)
     rowOfSlot.push_back(add(add(m0, warpRow), add(sLayout.laneRow, c32(off))));
   for (Value r : rowOfSlot)
     queryOfSlot.push_back(queryOf(r));
+}
 
-  // Q: global -> shared -> registers, once (by the producer of a
-  // warp-specialized kernel).
-  qTile =
-      sharedTile(smemBase, spec.blockM(), spec.tileHeadDim, smem.qRowStride);
-  if (!warpSpecialized)
-    loadQueryTile();
-
-  // Key blocks any row of this block can see.
+std::pair<Value, Value> KernelEmitter::getKeyBlocks() {
   // The query positions of the block's rows: [m0, m0 + block_m), or with
   // packed heads [m0 / G, (m0 + block_m - 1) / G + 1).
   Value qBegin = queryOf(m0);
@@ -747,6 +788,19 @@ void KernelEmitter::emitBody() {
   Value jHi =
       arith::DivUIOp::create(b, loc, add(hi, c32(spec.blockN() - 1)), blockN);
   clampToSplit(jLo, jHi);
+  return {jLo, jHi};
+}
+
+void KernelEmitter::emitBody() {
+  bindPointers();
+  bindTileInvariants();
+  bindRows();
+  // Q: global -> shared -> registers, once (by the producer of a
+  // warp-specialized kernel).
+  if (!warpSpecialized)
+    loadQueryTile();
+  // Key blocks any row of this block can see.
+  auto [jLo, jHi] = getKeyBlocks();
   if (warpSpecialized)
     return emitWarpSpecialized(jLo, jHi);
   // Block jLo's tiles follow Q; the synchronous loop lets them stay in
@@ -794,7 +848,17 @@ SmallVector<Value> KernelEmitter::getInitialState() {
 /// arrives on `empty` of block j - 1's stage after S = Q K^T of block j
 /// (its wgmma wait also retired P V of block j - 1).
 void KernelEmitter::emitWarpSpecialized(Value jLo, Value jHi) {
+  emitRoles([&] { emitProducerLoop(jLo, jHi); },
+            [&] {
+              query = mma->loadQuery(b, loc, lane, qTile, warpRow);
+              emitConsumerTile(jLo, jHi);
+            });
+}
+
+void KernelEmitter::emitRoles(function_ref<void()> produce,
+                              function_ref<void()> consume) {
   int64_t producerThreads = kProducerWarps * target.getWarpSize();
+  int64_t consumerThreads = threads - producerThreads;
   if (spec.tensorMaps())
     bindTensorMaps();
   Value first =
@@ -808,8 +872,11 @@ void KernelEmitter::emitWarpSpecialized(Value jLo, Value jHi) {
     int64_t fullArrivals = spec.tensorMaps() ? 1 : producerThreads;
     for (int64_t st = 0; st < spec.stages(); ++st) {
       target.emitBarrierInit(b, loc, fullBarrier(c32(st)), fullArrivals);
-      target.emitBarrierInit(b, loc, emptyBarrier(c32(st)),
-                             threads - producerThreads);
+      target.emitBarrierInit(b, loc, emptyBarrier(c32(st)), consumerThreads);
+    }
+    if (persistent) {
+      target.emitBarrierInit(b, loc, queryFullBarrier(), 1);
+      target.emitBarrierInit(b, loc, queryEmptyBarrier(), consumerThreads);
     }
   }
   // Publishes the initialized ring; the last CTA-wide barrier.
@@ -817,7 +884,8 @@ void KernelEmitter::emitWarpSpecialized(Value jLo, Value jHi) {
   WarpRoleRegisters regs = getWarpRoleRegisters(
       spec.warps(), target.getWarpSize(), target.getChipSpec().regsPerBlockMax,
       target.getChipSpec().regsPerThreadMax,
-      /*piecewiseCopies=*/spec.config.getAlignBytes() < 16);
+      /*busyProducer=*/spec.config.getAlignBytes() < 16 ||
+          (persistent && isCausal(spec.mask)));
   Value producer = lt(tid, c32(producerThreads));
   OpBuilder::InsertionGuard guard(b);
   auto roles = scf::IfOp::create(b, loc, producer, /*withElse=*/true);
@@ -830,19 +898,25 @@ void KernelEmitter::emitWarpSpecialized(Value jLo, Value jHi) {
     OpBuilder::InsertionGuard guard(b);
     auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    emitProducerLoop(jLo, jHi);
+    produce();
   } else {
     // Q lands with the first key block: its `full` arrival waits for every
     // copy group before it, and S = Q K^T is Q's first reader.
     loadQueryTile();
-    emitProducerLoop(jLo, jHi);
+    produce();
     // Nothing left in flight when no key block is visible.
     target.emitCopyWait(b, loc, 0);
   }
   b.setInsertionPointToStart(roles.elseBlock());
   target.emitSetMaxRegisters(b, loc, regs.consumer, /*increase=*/true);
-  query = mma->loadQuery(b, loc, lane, qTile, warpRow);
+  consume();
+}
+
+void KernelEmitter::emitConsumerTile(Value jLo, Value jHi) {
   scf::ForOp loop = emitConsumerLoop(jLo, jHi, getInitialState());
+  // Every S = Q K^T of the tile has completed: Q's buffer may be refilled.
+  if (persistent)
+    target.emitBarrierArrive(b, loc, queryEmptyBarrier());
   SmallVector<Value> state(loop.getResults());
   unsigned slots = sLayout.getNumRowSlots();
   if (mma->hasAsyncOutput()) {
@@ -850,7 +924,131 @@ void KernelEmitter::emitWarpSpecialized(Value jLo, Value jHi) {
         mma->waitOutput(b, loc, ArrayRef<Value>(state).drop_front(2 * slots));
     llvm::copy(acc, state.begin() + 2 * slots);
   }
+  if (persistent) {
+    // The last block's P V has completed too: its stage goes back to the
+    // producer, which may be filling the next tile's blocks.
+    Value any =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, jHi, jLo);
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, any, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    target.emitBarrierArrive(b, loc,
+                             emptyBarrier(stageOf(sub(jHi, c32(1)), jLo)));
+  }
   emitEpilogue(state);
+}
+
+/// FlashAttention-3's persistent form of a tma_ws kernel. Unit u of the
+/// (query block, head, batch) tiles goes to workgroup u % W of W (a unit is
+/// a tile, or under a causal mask a pair of tiles of equal total cost,
+/// forEachTile), query blocks fastest so that the tiles running at once
+/// share K and V in L2 (with heads fastest, a causal D = 128 grid at S = 2k
+/// read each head's K and V from memory once a tile and ran 0.73x the plain
+/// grid; with single causal tiles round robin, 0.60-0.97x). The ring's stage
+/// and phase counters run on across tiles
+/// (`ringBase`: key blocks of the workgroup's earlier tiles), and Q gets a
+/// full/empty pair of its own: the producer refills Q once every S = Q K^T
+/// of the tile completed, and meanwhile fills the ring with the next
+/// tile's K and V, while the computing warpgroups store the outputs.
+void KernelEmitter::emitPersistent() {
+  sq = arg(kArgSeqQ);
+  sk = arg(kArgSeqK);
+  headDimArg = getDynamicHeadDim(spec.headDim, kArgHeadDim, spec.tileHeadDim);
+  headDimVArg =
+      getDynamicHeadDim(spec.headDimV, kArgHeadDimV, spec.tileHeadDimV);
+  group = arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
+  rows = sq;
+  qRow0 = kRow0 = c32(0);
+  bindTileInvariants();
+  int64_t qBytes = spec.blockM() * spec.tileHeadDim * elemBytes;
+  emitRoles(
+      [&] {
+        forEachTile([&](Value jLo, Value jHi, Value tileIndex) {
+          Value parity = arith::XOrIOp::create(
+              b, loc, arith::AndIOp::create(b, loc, tileIndex, c32(1)), c32(1));
+          target.emitBarrierWait(b, loc, queryEmptyBarrier(), parity);
+          target.emitBarrierArriveExpectBytes(b, loc, queryFullBarrier(),
+                                              qBytes);
+          loadTensorTile(qTile, 0, m0, head, queryFullBarrier());
+          emitProducerLoop(jLo, jHi);
+        });
+      },
+      [&] {
+        query = mma->loadQuery(b, loc, lane, qTile, warpRow);
+        forEachTile([&](Value jLo, Value jHi, Value tileIndex) {
+          bindPointers();
+          bindRows();
+          target.emitBarrierWait(
+              b, loc, queryFullBarrier(),
+              arith::AndIOp::create(b, loc, tileIndex, c32(1)));
+          emitConsumerTile(jLo, jHi);
+        });
+      });
+}
+
+void KernelEmitter::forEachTile(
+    function_ref<void(Value jLo, Value jHi, Value tileIndex)> body) {
+  Value headsQ = arg(kArgHeadsQ);
+  Value blocksM = arith::CeilDivUIOp::create(b, loc, sq, c32(spec.blockM()));
+  Value headsBatch = mul(headsQ, arg(kArgBatch));
+  // Under a causal mask query block i of n sees about i + 1 key blocks: a
+  // unit pairs blocks n - 1 - p and p (the longer first), so that every
+  // unit costs about n + 1 blocks and a static round robin balances.
+  bool causal = isCausal(spec.mask);
+  int64_t tilesPerUnit = causal ? 2 : 1;
+  Value unitsPerHead =
+      arith::CeilDivUIOp::create(b, loc, blocksM, c32(tilesPerUnit));
+  Value units = mul(unitsPerHead, headsBatch);
+  // The workgroup's linear id and count, whatever the grid's shape.
+  auto dim = [&](auto op, gpu::Dimension d) {
+    return toI32(decltype(op)::create(b, loc, d));
+  };
+  Value id = add(dim(gpu::BlockIdOp(), gpu::Dimension::x),
+                 mul(dim(gpu::GridDimOp(), gpu::Dimension::x),
+                     add(dim(gpu::BlockIdOp(), gpu::Dimension::y),
+                         mul(dim(gpu::GridDimOp(), gpu::Dimension::y),
+                             dim(gpu::BlockIdOp(), gpu::Dimension::z)))));
+  Value count = mul(mul(dim(gpu::GridDimOp(), gpu::Dimension::x),
+                        dim(gpu::GridDimOp(), gpu::Dimension::y)),
+                    dim(gpu::GridDimOp(), gpu::Dimension::z));
+  // Slot k of this workgroup is tile k % tilesPerUnit of its unit
+  // id + (k / tilesPerUnit) x count: one flat loop (an inner loop over a
+  // unit's tiles spilled the producer's 24 registers).
+  Value myUnits = arith::CeilDivUIOp::create(
+      b, loc, sub(arith::MaxUIOp::create(b, loc, units, id), id), count);
+  auto loop =
+      scf::ForOp::create(b, loc, c32(0), mul(myUnits, c32(tilesPerUnit)),
+                         c32(1), ValueRange{c32(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value k = loop.getInductionVar();
+  Value slot =
+      causal ? arith::ShRUIOp::create(b, loc, k, c32(1)).getResult() : k;
+  Value u = add(id, mul(count, slot));
+  Value p = arith::RemUIOp::create(b, loc, u, unitsPerHead);
+  Value bh = arith::DivUIOp::create(b, loc, u, unitsPerHead);
+  head = arith::RemUIOp::create(b, loc, bh, headsQ);
+  batch = arith::DivUIOp::create(b, loc, bh, headsQ);
+  headKV = arith::DivSIOp::create(b, loc, head, group);
+  Value mBlock = p, phantom;
+  if (causal) {
+    // The second tile of the middle unit (n odd) is past the rows: it
+    // sees no key and stores nothing.
+    Value longer = sub(sub(blocksM, c32(1)), p);
+    Value second = eq(arith::AndIOp::create(b, loc, k, c32(1)), c32(1));
+    phantom = arith::AndIOp::create(b, loc, second, eq(p, longer));
+    mBlock = arith::SelectOp::create(
+        b, loc, second, arith::SelectOp::create(b, loc, phantom, blocksM, p),
+        longer);
+  }
+  m0 = mul(mBlock, c32(spec.blockM()));
+  ringBase = loop.getRegionIterArgs()[0];
+  auto [jLo, jHi] = getKeyBlocks();
+  if (phantom)
+    jHi = arith::SelectOp::create(b, loc, phantom, jLo, jHi);
+  body(jLo, jHi, k);
+  scf::YieldOp::create(b, loc, add(ringBase, sub(jHi, jLo)));
+  ringBase = Value();
 }
 
 void KernelEmitter::emitProducerLoop(Value jLo, Value jHi) {
@@ -881,8 +1079,12 @@ void KernelEmitter::loadTensorTiles(Value j, Value jLo, Value stage) {
   int64_t kvBytes =
       spec.blockN() * (spec.tileHeadDim + spec.tileHeadDimV) * elemBytes;
   int64_t qBytes = spec.blockM() * spec.tileHeadDim * elemBytes;
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j, jLo);
-  {
+  if (persistent) {
+    // Q has a barrier of its own (emitPersistent).
+    target.emitBarrierArriveExpectBytes(b, loc, full, kvBytes);
+  } else {
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j, jLo);
     // Q comes with the first key block, on the same barrier.
     OpBuilder::InsertionGuard guard(b);
     auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/true);

@@ -55,9 +55,10 @@ std::string attn::getKernelName(const KernelSpec &spec) {
           std::to_string(spec.blockN()) + "w" + std::to_string(spec.warps()) +
           "s" + std::to_string(spec.stages());
   // A warp-specialized kernel of the same tile: "ws" after the stages, or
-  // "tma" when its producer copies by tensor maps.
+  // "tma" when its producer copies by tensor maps ("tmap" over a persistent
+  // grid).
   if (spec.tensorMaps())
-    name += "tma";
+    name += spec.config.getPersistent() ? "tmap" : "tma";
   else if (isWarpSpecialized(spec.config.getPipeline()))
     name += "ws";
   if (spec.config.getAlignBytes() != 16)

@@ -100,6 +100,9 @@ DictionaryAttr getMetadata(AttentionOp op, StringRef name,
   // (docs/BundleFormat.md).
   if (spec.tensorMaps())
     attrs.append("tensor_maps", b.getBoolAttr(true));
+  // Workgroups walk the tiles: any grid is correct, one an SM is the aim.
+  if (spec.config.getPersistent())
+    attrs.append("persistent", b.getBoolAttr(true));
   // Rows are (query, head of the GQA group) pairs; grid y is Hkv.
   if (spec.packGQA())
     attrs.append("pack_gqa", b.getBoolAttr(true));

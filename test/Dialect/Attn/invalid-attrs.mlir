@@ -119,3 +119,9 @@ module attributes {test.attr = #attn.mask<causal_top_left>} {}
 // unknown attribute
 // expected-error @+1 {{unknown attribute `masks` in dialect `attn`}}
 module attributes {test.attr = #attn.masks<causal>} {}
+
+// -----
+
+// persistent: only the tma_ws producer walks tiles
+// expected-error @+1 {{#attn.config: persistent needs pipeline = tma_ws, got cp_async_ws}}
+module attributes {test.attr = #attn.config<name = "t", block_m = 128, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, persistent = true>} {}
