@@ -4,9 +4,7 @@
 #include "Json.h"
 
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 using namespace attn;
 
@@ -73,16 +71,21 @@ int attn::dtypeSize(int dtype) {
   return 0;
 }
 
+/// Reads a whole file with stdio: the runtime uses no iostreams, whose
+/// first use in a process loaded before torch made torch's own stream
+/// output fault (bench/logs/2026-11-26-import-order-segv*.log).
 static bool readFile(const std::string &path, std::string &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
     return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad())
-    return false;
-  out = buffer.str();
-  return true;
+  out.clear();
+  char chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
+    out.append(chunk, n);
+  bool ok = !std::ferror(f);
+  std::fclose(f);
+  return ok;
 }
 
 namespace {

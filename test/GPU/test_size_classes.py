@@ -61,7 +61,9 @@ def main():
     tma = {v["name"] for v in variants if v.get("tensor_maps")}
     for v in variants:
         cond = v.get("conditions", {})
-        if v["name"].endswith("ws") and v["name"][:-2] + "tma" in tma:
+        # ("tmap": the persistent TMA form.)
+        if v["name"].endswith("ws") and (v["name"][:-2] + "tma" in tma or
+                                         v["name"][:-2] + "tmap" in tma):
             continue
         if ("seqlen_q_min" not in cond or v.get("layout", "dense") != "dense"
                 or v.get("bias", "none") != "none" or v.get("softcap")
