@@ -538,7 +538,9 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                 problem.headDim, problem.headDimV,
                                 chip.smemRowPadElems, instr.sharedOperands,
                                 isWarpSpecialized(cand.pipeline),
-                                cand.isPersistentFor(problem.mask))
+                                walksTiles(cand.pipeline,
+                                           cand.isPersistentFor(problem.mask),
+                                           problem.servingLayout))
               .totalBytes;
   if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
     return std::nullopt;
@@ -574,7 +576,9 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
     int64_t cap = getWarpRoleRegisters(
                       cand.warps, chip.warpSize, chip.regsPerBlockMax,
                       chip.regsPerThreadMax,
-                      /*busyProducer=*/cand.isPersistentFor(problem.mask) &&
+                      /*busyProducer=*/walksTiles(
+                          cand.pipeline, cand.isPersistentFor(problem.mask),
+                          problem.servingLayout) &&
                           isCausal(problem.mask))
                       .consumer;
     if (regs > cap)
@@ -640,11 +644,22 @@ CheckResult mlir::attn::checkLayout(const TileCandidate &cand,
                      most, why)
           .str();
   }
+  if (problem.noTensorMaps &&
+      cand.pipeline == PipelineKind::TmaWarpSpecialized)
+    return std::string("layout: a fallback for calls tensor maps cannot "
+                       "describe");
   if (!problem.servingLayout || !isWarpSpecialized(cand.pipeline))
     return std::nullopt;
-  return formatv("layout: pipeline {0} serves dense batches only (packed and "
-                 "KV-cache layouts keep the cp_async kernels)",
-                 stringifyPipelineKind(cand.pipeline))
+  // TMA boxes at a sequence's packed rows serve packed batches; a KV cache
+  // (paged or split) keeps the cp_async kernels.
+  if (cand.pipeline == PipelineKind::TmaWarpSpecialized && !problem.kvCache)
+    return std::nullopt;
+  return formatv("layout: pipeline {0} serves dense {1}batches only (KV-cache "
+                 "layouts keep the cp_async kernels)",
+                 stringifyPipelineKind(cand.pipeline),
+                 cand.pipeline == PipelineKind::TmaWarpSpecialized
+                     ? "and packed "
+                     : "")
       .str();
 }
 

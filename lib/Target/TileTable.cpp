@@ -176,10 +176,12 @@ FailureOr<AttentionProblem> mlir::attn::getAttentionProblem(Operation *op) {
 }
 
 ConfigAttr mlir::attn::toConfigAttr(MLIRContext *context,
-                                    const TileCandidate &c, MaskKind mask) {
+                                    const TileCandidate &c,
+                                    const AttentionProblem &problem) {
   return ConfigAttr::get(context, c.name, c.blockM, c.blockN, c.warps, c.stages,
                          c.pipeline, c.accInRegisters, c.mma,
                          /*alignBytes=*/16, /*maxHeadDim=*/0,
                          /*deterministic=*/c.dqPass, c.headSplit,
-                         c.isPersistentFor(mask));
+                         c.isPersistentFor(problem.mask) &&
+                             !problem.servingLayout);
 }

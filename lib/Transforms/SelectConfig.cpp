@@ -89,10 +89,9 @@ struct AttnSelectConfigPassImpl
     return cast<AttentionGradOp>(op).getConfigAttr();
   }
 
-  static void setConfig(Operation *op, const TileCandidate &candidate) {
-    MaskKind mask = isa<AttentionOp>(op) ? cast<AttentionOp>(op).getMask()
-                                         : cast<AttentionGradOp>(op).getMask();
-    ConfigAttr config = toConfigAttr(op->getContext(), candidate, mask);
+  static void setConfig(Operation *op, const TileCandidate &candidate,
+                        const AttentionProblem &problem) {
+    ConfigAttr config = toConfigAttr(op->getContext(), candidate, problem);
     if (auto fwd = dyn_cast<AttentionOp>(op))
       fwd.setConfigAttr(config);
     else
@@ -116,7 +115,7 @@ struct AttnSelectConfigPassImpl
         return op->emitError("forced candidate '")
                << forced->name << "' does not fit this op on " << chip.name
                << ": " << v.reason;
-      setConfig(op, *forced);
+      setConfig(op, *forced, *problem);
       return success();
     }
     // A chip without a single candidate of the op's direction has no
@@ -130,14 +129,14 @@ struct AttnSelectConfigPassImpl
     if (tuningFile) {
       if (const TileCandidate *c =
               selectTunedCandidate(chip, *problem, prof, tuningFile)) {
-        setConfig(op, *c);
+        setConfig(op, *c, *problem);
         return success();
       }
     }
     SmallVector<Verdict> verdicts = evaluateCandidates(chip, *problem, prof);
     for (const Verdict &v : verdicts) {
       if (v.accepted) {
-        setConfig(op, *v.candidate);
+        setConfig(op, *v.candidate, *problem);
         return success();
       }
     }

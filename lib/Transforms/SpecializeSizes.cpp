@@ -121,7 +121,7 @@ struct AttnSpecializeSizesPassImpl
     auto copyWith = [&](OpBuilder &nested, const TileCandidate &tile,
                         const SizeClass *c) {
       auto copy = cast<AttentionOp>(nested.clone(*op));
-      copy.setConfigAttr(toConfigAttr(op.getContext(), tile, op.getMask()));
+      copy.setConfigAttr(toConfigAttr(op.getContext(), tile, *problem));
       if (c) {
         // The lengths (and grid) it serves, for a bundle's conditions.
         NamedAttrList range;

@@ -395,9 +395,9 @@ public:
     if (platform != ATTN_PLATFORM_CUDA)
       return r.fail("field 'tensor_maps' needs platform 'cuda' (CUDA tensor "
                     "maps), the bundle's is 'hip'");
-    if (out.layout != SeqLayout::Dense)
-      return r.fail("field 'tensor_maps' needs layout 'dense', the variant's "
-                    "is '" +
+    if (out.layout != SeqLayout::Dense && out.layout != SeqLayout::Varlen)
+      return r.fail("field 'tensor_maps' needs layout 'dense' or 'varlen', "
+                    "the variant's is '" +
                     layout + "'");
     if (out.dtype == ATTN_DTYPE_F32)
       return r.fail("field 'tensor_maps' needs dtype 'f16' or 'bf16', the "

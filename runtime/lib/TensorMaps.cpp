@@ -53,12 +53,15 @@ static TensorMapDesc describe(attn_dtype dtype, const void *ptr, int64_t b,
 TensorMapDescs attn::describeTensorMaps(const Variant &v,
                                         const attn_fwd_params &p) {
   attn_dtype t = attn_dtype(p.dtype);
-  return {describe(t, p.q, p.batch, p.heads_q, p.seqlen_q, p.head_dim,
-                   p.q_stride, v.blockM),
-          describe(t, p.k, p.batch, p.heads_kv, p.seqlen_k, p.head_dim,
-                   p.k_stride, v.blockN),
-          describe(t, p.v, p.batch, p.heads_kv, p.seqlen_k, p.head_dim_v,
-                   p.v_stride, v.blockN)};
+  // A packed batch is one sequence of all rows (Sq, Sk: the row totals);
+  // its kernels add each sequence's first row to the box coordinates.
+  int64_t b = v.layout == SeqLayout::Varlen ? 1 : p.batch;
+  return {describe(t, p.q, b, p.heads_q, p.seqlen_q, p.head_dim, p.q_stride,
+                   v.blockM),
+          describe(t, p.k, b, p.heads_kv, p.seqlen_k, p.head_dim, p.k_stride,
+                   v.blockN),
+          describe(t, p.v, b, p.heads_kv, p.seqlen_k, p.head_dim_v, p.v_stride,
+                   v.blockN)};
 }
 
 std::string attn::whyNotTensorMap(const char *name, const TensorMapDesc &d) {

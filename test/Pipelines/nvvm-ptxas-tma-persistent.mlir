@@ -1,11 +1,15 @@
-// The persistent form of the tma_ws kernels (ConfigAttr's persistent):
+// The tma_ws kernels whose workgroups walk tiles. The persistent form
+// (ConfigAttr's persistent):
 // every workgroup walks (query block, head, batch) tiles from its linear id
 // by the grid's size (%nctaid), so any grid is correct; Q gets a full and
 // an empty mbarrier beside the ring's (2 x stages + 2 in all). Without a
 // mask the producer keeps 24 registers; under a causal mask the pairs of
 // tiles it decodes need 32 (the computing warpgroups then get 232, or 160
-// of the 16-warp D = 64 tile either way). ptxas assembles each for sm_90a
-// without spills, and no wgmma result is read in flight.
+// of the 16-warp D = 64 tile either way). A packed batch (cu_seqlens): the
+// workgroup of (row block x, head, sequence) takes the sequence's row
+// blocks x, x + gridDim.x, ..., its boxes at the sequence's packed rows of
+// one [1, H, total, D] tensor map (batch coordinate 0). ptxas assembles
+// each for sm_90a without spills, and no wgmma result is read in flight.
 // REQUIRES: ptxas
 // RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa select-config=false" \
 // RUN:   | sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' \
@@ -36,6 +40,10 @@
 // CHECK-LABEL: .entry fwd_bf16_d64_none_m192n128w16s2tmap(
 // CHECK: setmaxnreg.dec.sync.aligned.u32 24;
 // CHECK: setmaxnreg.inc.sync.aligned.u32 160;
+// CHECK-LABEL: .entry fwd_bf16_d128_causal_varlen_m128n128w12s3tma(
+// CHECK-COUNT-8: mbarrier.init.shared.b64
+// CHECK: setmaxnreg.dec.sync.aligned.u32 32;
+// CHECK: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 
 // PTXAS-NOT: warning
 // PTXAS: Compiling entry function 'fwd_bf16_d128_none_m128n128w12s3tmap' for 'sm_90a'
@@ -46,12 +54,15 @@
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Compiling entry function 'fwd_bf16_d64_none_m192n128w16s2tmap' for 'sm_90a'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS: Compiling entry function 'fwd_bf16_d128_causal_varlen_m128n128w12s3tma' for 'sm_90a'
+// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: warning
 
 // ASYNC: fwd_bf16_d128_none_m128n128w12s3tmap: 1 async wgmma chains, no hazard
 // ASYNC: fwd_bf16_d128_causal_m128n128w12s3tmap: 1 async wgmma chains, no hazard
 // ASYNC: fwd_bf16_d256_causal_bottom_right_m128n80w12s2tmap: 1 async wgmma chains, no hazard
 // ASYNC: fwd_bf16_d64_none_m192n128w16s2tmap: 1 async wgmma chains, no hazard
+// ASYNC: fwd_bf16_d128_causal_varlen_m128n128w12s3tma: 1 async wgmma chains, no hazard
 
 #cfg = #attn.config<name = "tma_d128_m128n128w12s3", block_m = 128, block_n = 128, warps = 12, stages = 3, pipeline = tma_ws, acc_in_registers = true, mma = wgmma.m64nNk16, persistent = true>
 func.func @d128(%q: memref<?x16x?x128xbf16>, %k: memref<?x4x?x128xbf16>, %o: memref<?x16x?x128xbf16>, %lse: memref<?x16x?xf32>) {
@@ -80,5 +91,13 @@ func.func @d256_causal(%q: memref<?x8x?x256xbf16>, %o: memref<?x8x?x256xbf16>) {
 #cfg = #attn.config<name = "tma_d64_m192n128w16", block_m = 192, block_n = 128, warps = 16, stages = 2, pipeline = tma_ws, acc_in_registers = true, mma = wgmma.m64nNk16, persistent = true>
 func.func @d64(%q: memref<?x16x?x64xbf16>, %o: memref<?x16x?x64xbf16>) {
   attn.attention q(%q : memref<?x16x?x64xbf16>) k(%q : memref<?x16x?x64xbf16>) v(%q : memref<?x16x?x64xbf16>) outs(%o : memref<?x16x?x64xbf16>) {config = #cfg}
+  return
+}
+
+// -----
+
+#cfg = #attn.config<name = "tma_d128_m128n128w12s3", block_m = 128, block_n = 128, warps = 12, stages = 3, pipeline = tma_ws, acc_in_registers = true, mma = wgmma.m64nNk16>
+func.func @varlen(%q: memref<1x8x?x128xbf16>, %k: memref<1x2x?x128xbf16>, %v: memref<1x2x?x128xbf16>, %cq: memref<?xi32>, %ck: memref<?xi32>, %o: memref<1x8x?x128xbf16>, %l: memref<1x8x?xf32>) {
+  attn.attention q(%q : memref<1x8x?x128xbf16>) k(%k : memref<1x2x?x128xbf16>) v(%v : memref<1x2x?x128xbf16>) cu_seqlens_q(%cq : memref<?xi32>) cu_seqlens_k(%ck : memref<?xi32>) outs(%o : memref<1x8x?x128xbf16>) lse(%l : memref<1x8x?xf32>) {mask = #attn.mask<causal>, config = #cfg}
   return
 }

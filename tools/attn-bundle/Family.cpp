@@ -306,10 +306,12 @@ SmallVector<Variant> attn::enumerateVariants(
       Variant v = variants[i];
       bool twin =
           v.alignBytes != getRowAlignBytes(getElementBytes(v.dtype), v.headDim);
-      // A TMA variant's cp.async form follows it and gives the same one.
+      // A TMA variant serves packed batches (ahead of its cp.async form,
+      // which gives the tables' pick for the layout); a KV cache takes the
+      // cp.async form's.
+      bool tma = v.tile->pipeline == PipelineKind::TmaWarpSpecialized;
       if (v.bias != BiasKind::None || twin || v.maxHeadDim || v.seqlenMin ||
-          v.dtype == ElementType::F32 ||
-          v.tile->pipeline == PipelineKind::TmaWarpSpecialized)
+          v.dtype == ElementType::F32 || (tma && layout != SeqLayout::Varlen))
         continue;
       v.layout = layout;
       // A tile for dense batches only (warp-specialized) gives way to the
@@ -317,6 +319,7 @@ SmallVector<Variant> attn::enumerateVariants(
       AttentionProblem serving = getProblem(v);
       serving.servingLayout = true;
       serving.kvCache = layout != SeqLayout::Varlen;
+      serving.noTensorMaps = !tma;
       if (checkLayout(*v.tile, serving))
         v.tile = selectCandidate(*request.chip, serving, request.profile);
       if (!v.tile)
@@ -585,9 +588,13 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     window = b.getDenseI64ArrayAttr({128, 0});
   // The cap itself is a kernel argument; any value makes the op soft-capped.
   FloatAttr softcap = variant.softcap ? b.getF32FloatAttr(1.0f) : FloatAttr();
-  ConfigAttr config = withAlignBytes(
-      toConfigAttr(ctx, *variant.tile, variant.mask), variant.alignBytes,
-      variant.maxHeadDim, variant.deterministic);
+  AttentionProblem problem = getProblem(variant);
+  problem.servingLayout = variant.layout != SeqLayout::Dense;
+  problem.kvCache = problem.servingLayout && variant.layout != SeqLayout::Varlen;
+  ConfigAttr config =
+      withAlignBytes(toConfigAttr(ctx, *variant.tile, problem),
+                     variant.alignBytes, variant.maxHeadDim,
+                     variant.deterministic);
   if (variant.direction == Direction::Backward) {
     auto arg = [&](unsigned i) { return body->getArgument(i); };
     AttentionGradOp::create(

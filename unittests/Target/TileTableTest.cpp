@@ -192,7 +192,7 @@ TEST(ConfigAttr, FromCandidate) {
   ctx.loadDialect<AttnDialect>();
   const TileCandidate *c =
       lookupChip("sm_80")->lookupCandidate("mma_d64_m64n64w4");
-  ConfigAttr attr = toConfigAttr(&ctx, *c, MaskKind::None);
+  ConfigAttr attr = toConfigAttr(&ctx, *c, AttentionProblem());
   EXPECT_EQ(attr.getBlockM(), 64);
   EXPECT_EQ(attr.getWarps(), 4);
   EXPECT_EQ(attr.getPipeline(), PipelineKind::CpAsync);

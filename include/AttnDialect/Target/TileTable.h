@@ -127,6 +127,13 @@ inline bool isWarpSpecialized(PipelineKind p) {
          p == PipelineKind::CpAsyncWarpSpecialized;
 }
 
+/// Whether a forward kernel's workgroups walk several tiles, each with its
+/// own Q (a persistent grid, or the row blocks of a packed sequence by TMA):
+/// Q then has a full and an empty mbarrier of its own.
+inline bool walksTiles(PipelineKind p, bool persistent, bool packed) {
+  return p == PipelineKind::TmaWarpSpecialized && (persistent || packed);
+}
+
 /// Warps that compute (own query rows): all but a warp-specialized
 /// pipeline's producer warpgroup.
 inline int64_t getComputeWarps(PipelineKind p, int64_t warps) {
@@ -271,6 +278,9 @@ struct AttentionProblem {
   bool servingLayout = false;
   /// A KV cache (seqlens_k, with or without a block table).
   bool kvCache = false;
+  /// For calls TMA cannot describe (the cp.async fallback after a TMA
+  /// variant): pipeline tma_ws is refused.
+  bool noTensorMaps = false;
 };
 
 /// The problem an attn.attention / attn.attention_grad op poses, or failure
@@ -309,10 +319,10 @@ const TileCandidate *selectCandidate(const ChipSpec &chip,
                                      const AttentionProblem &problem,
                                      const Profile *profile = nullptr);
 
-/// The config of `candidate` for an op of `mask` (which decides whether its
-/// kernel is persistent).
+/// The config of `candidate` for `problem` (whose mask and layout decide
+/// whether its kernel is persistent: dense batches of a persistent mask).
 ConfigAttr toConfigAttr(MLIRContext *context, const TileCandidate &candidate,
-                        MaskKind mask);
+                        const AttentionProblem &problem);
 
 /// One kernel of a chip's family: an element type, a head dim, a mask and
 /// the candidate chosen for them.

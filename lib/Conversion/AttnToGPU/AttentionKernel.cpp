@@ -40,7 +40,7 @@ struct SharedLayout : SharedMemoryLayout {
             spec.tileHeadDimV, target.getSharedRowPadding(),
             kind == SharedTileLayout::Swizzle128B,
             isWarpSpecialized(spec.config.getPipeline()),
-            spec.config.getPersistent())),
+            spec.walksTiles())),
         kind(kind) {}
 };
 
@@ -56,7 +56,7 @@ public:
     threads = spec.warps() * target.getWarpSize();
     copyThreads = threads;
     warpSpecialized = isWarpSpecialized(spec.config.getPipeline());
-    persistent = spec.config.getPersistent();
+    tileLoop = spec.walksTiles();
   }
 
   void emit();
@@ -150,6 +150,13 @@ private:
   void emitConsumerTile(Value jLo, Value jHi);
   /// A persistent tma_ws kernel (ConfigAttr's persistent).
   void emitPersistent();
+  /// The roles of a kernel whose workgroups walk tiles (forEachTile), each
+  /// with its own Q: a persistent grid, or a packed sequence's row blocks.
+  void emitTileLoop();
+  /// Row `r` of a sequence starting at packed row `row0` (dense: `r`).
+  Value packedRow(Value r, Value row0) {
+    return spec.layout == SeqLayout::Varlen ? add(r, row0) : r;
+  }
   /// Runs `body` for each of the workgroup's tiles with m0, head, headKV,
   /// batch and ringBase bound; `tileIndex` counts the workgroup's tiles.
   void
@@ -174,7 +181,7 @@ private:
   Value ringBarrier(int64_t first, Value stage) {
     return sharedAt(smem.barrierOffset + 8 * first, stage, 8);
   }
-  /// A persistent kernel's Q buffer: `full` when it holds the tile's Q,
+  /// A tile loop's Q buffer: `full` when it holds the tile's Q,
   /// `empty` when every S = Q K^T of the previous tile completed.
   Value queryFullBarrier() { return ringBarrier(2 * spec.stages(), c32(0)); }
   Value queryEmptyBarrier() {
@@ -215,8 +222,8 @@ private:
   /// Threads that issue tile copies (all, or a producer warpgroup's).
   int64_t copyThreads;
   bool warpSpecialized;
-  /// A persistent grid: workgroups walk tiles (emitPersistent).
-  bool persistent;
+  /// Workgroups walk tiles, Q with barriers of its own (emitTileLoop).
+  bool tileLoop;
 
   // Values computed once at kernel entry.
   Value tid, lane, warpRow, m0, head, headKV, batch, sq, sk, smemBase;
@@ -224,8 +231,10 @@ private:
   Value group, rows;
   /// First query and key row of the sequence (packed batches; else 0).
   Value qRow0, kRow0;
-  /// Key blocks of the workgroup's earlier tiles (persistent kernels).
+  /// Key blocks of the workgroup's earlier tiles (emitTileLoop).
   Value ringBase;
+  /// A packed sequence's first row block of this workgroup (grid x).
+  Value m0Block;
   /// Split-KV: the number of splits and this workgroup's one.
   Value numSplits, split;
   /// D and Dv given at run time (null when static).
@@ -668,7 +677,7 @@ void KernelEmitter::emit() {
     warp = sub(arith::MaxUIOp::create(b, loc, warp, c32(kProducerWarps)),
                c32(kProducerWarps));
   warpRow = mul(warp, c32(mma->getRowsPerWarp()));
-  if (persistent)
+  if (spec.config.getPersistent())
     return emitPersistent();
   Value mBlock = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
   if (isCausal(spec.mask)) {
@@ -707,6 +716,10 @@ void KernelEmitter::emit() {
     return;
   }
   OpBuilder::InsertionGuard guard(b);
+  if (spec.layout == SeqLayout::Varlen && warpSpecialized) {
+    m0Block = mBlock;
+    return emitTileLoop();
+  }
   if (spec.layout == SeqLayout::Varlen) {
     // The grid is sized by max_seqlen_q, a hint the device cannot check: a
     // workgroup takes row blocks x, x + gridDim.x, ... of its sequence, so
@@ -874,7 +887,7 @@ void KernelEmitter::emitRoles(function_ref<void()> produce,
       target.emitBarrierInit(b, loc, fullBarrier(c32(st)), fullArrivals);
       target.emitBarrierInit(b, loc, emptyBarrier(c32(st)), consumerThreads);
     }
-    if (persistent) {
+    if (tileLoop) {
       target.emitBarrierInit(b, loc, queryFullBarrier(), 1);
       target.emitBarrierInit(b, loc, queryEmptyBarrier(), consumerThreads);
     }
@@ -885,7 +898,7 @@ void KernelEmitter::emitRoles(function_ref<void()> produce,
       spec.warps(), target.getWarpSize(), target.getChipSpec().regsPerBlockMax,
       target.getChipSpec().regsPerThreadMax,
       /*busyProducer=*/spec.config.getAlignBytes() < 16 ||
-          (persistent && isCausal(spec.mask)));
+          (tileLoop && isCausal(spec.mask)));
   Value producer = lt(tid, c32(producerThreads));
   OpBuilder::InsertionGuard guard(b);
   auto roles = scf::IfOp::create(b, loc, producer, /*withElse=*/true);
@@ -915,7 +928,7 @@ void KernelEmitter::emitRoles(function_ref<void()> produce,
 void KernelEmitter::emitConsumerTile(Value jLo, Value jHi) {
   scf::ForOp loop = emitConsumerLoop(jLo, jHi, getInitialState());
   // Every S = Q K^T of the tile has completed: Q's buffer may be refilled.
-  if (persistent)
+  if (tileLoop)
     target.emitBarrierArrive(b, loc, queryEmptyBarrier());
   SmallVector<Value> state(loop.getResults());
   unsigned slots = sLayout.getNumRowSlots();
@@ -924,7 +937,7 @@ void KernelEmitter::emitConsumerTile(Value jLo, Value jHi) {
         mma->waitOutput(b, loc, ArrayRef<Value>(state).drop_front(2 * slots));
     llvm::copy(acc, state.begin() + 2 * slots);
   }
-  if (persistent) {
+  if (tileLoop) {
     // The last block's P V has completed too: its stage goes back to the
     // producer, which may be filling the next tile's blocks.
     Value any =
@@ -959,6 +972,10 @@ void KernelEmitter::emitPersistent() {
   group = arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
   rows = sq;
   qRow0 = kRow0 = c32(0);
+  emitTileLoop();
+}
+
+void KernelEmitter::emitTileLoop() {
   bindTileInvariants();
   int64_t qBytes = spec.blockM() * spec.tileHeadDim * elemBytes;
   emitRoles(
@@ -969,7 +986,8 @@ void KernelEmitter::emitPersistent() {
           target.emitBarrierWait(b, loc, queryEmptyBarrier(), parity);
           target.emitBarrierArriveExpectBytes(b, loc, queryFullBarrier(),
                                               qBytes);
-          loadTensorTile(qTile, 0, m0, head, queryFullBarrier());
+          loadTensorTile(qTile, 0, packedRow(m0, qRow0), head,
+                         queryFullBarrier());
           emitProducerLoop(jLo, jHi);
         });
       },
@@ -988,6 +1006,26 @@ void KernelEmitter::emitPersistent() {
 
 void KernelEmitter::forEachTile(
     function_ref<void(Value jLo, Value jHi, Value tileIndex)> body) {
+  if (spec.layout == SeqLayout::Varlen) {
+    // The workgroup's sequence and head are bound; it takes row blocks x,
+    // x + gridDim.x, ... of the sequence (the grid is sized by a hint).
+    Value blocks = arith::CeilDivUIOp::create(b, loc, rows, c32(spec.blockM()));
+    Value step = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+    auto loop = scf::ForOp::create(b, loc, m0Block, blocks, step,
+                                   ValueRange{c32(0), c32(0)});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    m0 = mul(loop.getInductionVar(), c32(spec.blockM()));
+    ringBase = loop.getRegionIterArgs()[0];
+    Value tileIndex = loop.getRegionIterArgs()[1];
+    auto [jLo, jHi] = getKeyBlocks();
+    body(jLo, jHi, tileIndex);
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{add(ringBase, sub(jHi, jLo)), add(tileIndex, c32(1))});
+    ringBase = Value();
+    return;
+  }
   Value headsQ = arg(kArgHeadsQ);
   Value blocksM = arith::CeilDivUIOp::create(b, loc, sq, c32(spec.blockM()));
   Value headsBatch = mul(headsQ, arg(kArgBatch));
@@ -1079,8 +1117,8 @@ void KernelEmitter::loadTensorTiles(Value j, Value jLo, Value stage) {
   int64_t kvBytes =
       spec.blockN() * (spec.tileHeadDim + spec.tileHeadDimV) * elemBytes;
   int64_t qBytes = spec.blockM() * spec.tileHeadDim * elemBytes;
-  if (persistent) {
-    // Q has a barrier of its own (emitPersistent).
+  if (tileLoop) {
+    // Q has a barrier of its own (emitTileLoop).
     target.emitBarrierArriveExpectBytes(b, loc, full, kvBytes);
   } else {
     Value first =
@@ -1094,7 +1132,7 @@ void KernelEmitter::loadTensorTiles(Value j, Value jLo, Value stage) {
     b.setInsertionPointToStart(ifOp.elseBlock());
     target.emitBarrierArriveExpectBytes(b, loc, full, kvBytes);
   }
-  Value n0 = mul(j, c32(spec.blockN()));
+  Value n0 = packedRow(mul(j, c32(spec.blockN())), kRow0);
   loadTensorTile(keyTile(stage), 1, n0, headKV, full);
   loadTensorTile(valueTile(stage), 2, n0, headKV, full);
 }
@@ -1118,9 +1156,11 @@ void KernelEmitter::loadTensorTile(const SharedTile &tile, unsigned map,
   for (int64_t p = 0; p * kTensorMapBoxCols < tile.cols; ++p) {
     Value dst = gep(tile.base, b.getI8Type(),
                     c32(p * tile.rows * kTensorMapBoxCols * elemBytes));
-    target.emitTensorTileLoad(
-        b, loc, dst, desc,
-        ValueRange{c32(p * kTensorMapBoxCols), row, h, batch}, bar);
+    // A packed batch is one [1, H, total, D] tensor.
+    Value b4 = spec.layout == SeqLayout::Varlen ? c32(0) : batch;
+    target.emitTensorTileLoad(b, loc, dst, desc,
+                              ValueRange{c32(p * kTensorMapBoxCols), row, h, b4},
+                              bar);
   }
 }
 

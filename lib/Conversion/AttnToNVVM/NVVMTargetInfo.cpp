@@ -91,11 +91,21 @@ LogicalResult NVVMTargetInfo::checkWgmmaSupported(
       return emitError() << "config '" << c.getName()
                          << "' has stages = " << c.getStages() << "; pipeline "
                          << pipeline << " rings 2 to 4 stages";
-    if (spec.layout != SeqLayout::Dense)
+    // TMA boxes start at a packed sequence's rows; the cp.async producer
+    // and KV caches (pages, splits) have no such form.
+    bool packed = spec.layout == SeqLayout::Varlen;
+    if (spec.layout != SeqLayout::Dense && !(packed && spec.tensorMaps()))
       return emitError() << "config '" << c.getName() << "': pipeline "
                          << pipeline
-                         << " serves dense batches only; packed and KV-cache "
-                            "layouts need cp_async";
+                         << (spec.tensorMaps()
+                                 ? " serves dense and packed batches only; "
+                                   "KV-cache layouts need cp_async"
+                                 : " serves dense batches only; packed and "
+                                   "KV-cache layouts need cp_async");
+    if (c.getPersistent() && spec.layout != SeqLayout::Dense)
+      return emitError() << "config '" << c.getName()
+                         << "': persistent serves dense batches only (a "
+                            "packed batch's workgroups walk its row blocks)";
     if (!spec.tensorMaps())
       return success();
     // A tensor map's box: 64 columns (one 128-byte swizzled panel) by at

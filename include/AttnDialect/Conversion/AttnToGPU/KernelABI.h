@@ -10,6 +10,7 @@
 #define ATTNDIALECT_CONVERSION_ATTNTOGPU_KERNELABI_H
 
 #include "AttnDialect/IR/AttnAttrs.h"
+#include "AttnDialect/Target/TileTable.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include <string>
 
@@ -201,6 +202,12 @@ struct KernelSpec {
   /// Whether the kernel takes tensor maps (ABI attn-fwd-v2).
   bool tensorMaps() const {
     return config.getPipeline() == PipelineKind::TmaWarpSpecialized;
+  }
+  /// Whether its workgroups walk several tiles, Q with mbarriers of its own
+  /// (a persistent grid, or a packed sequence's row blocks by TMA).
+  bool walksTiles() const {
+    return attn::walksTiles(config.getPipeline(), config.getPersistent(),
+                            layout == SeqLayout::Varlen);
   }
 
   int64_t blockM() const { return config.getBlockM(); }
