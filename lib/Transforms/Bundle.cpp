@@ -70,6 +70,10 @@ static llvm::json::Object getVariant(DictionaryAttr k,
     v["combine_entry"] = getString(k, "combine_entry");
     v["combine_threads"] = getInt(k, "combine_threads");
     v["block_n"] = getInt(k, "block_n");
+    // Schema version 11: the combine may start while the split kernel runs.
+    if (auto pdl = k.getAs<BoolAttr>("combine_programmatic_launch");
+        pdl && pdl.getValue())
+      v["combine_programmatic_launch"] = true;
   }
   if (auto pack = k.getAs<BoolAttr>("pack_gqa"); pack && pack.getValue())
     v["pack_gqa"] = true;
@@ -249,7 +253,7 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
   }
   // Version 2 adds plans, version 3 the serving layouts, version 4 the
   // variants for head dims given at run time, version 5 several chips,
-  // version 6 dropout, version 7 the grid-fill condition (8 and 9 below); a
+  // version 6 dropout, version 7 the grid-fill condition (8 to 11 below); a
   // bundle without them stays readable by older readers.
   bool hasPlans = !plans.empty();
   auto any = [&](StringRef field) {
@@ -274,9 +278,21 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
                     llvm::is_contained(*dims, llvm::json::Value("bias_summed"));
            });
   });
+  // Version 11: kernels launched while the kernel before them runs (a
+  // split-KV variant's combine, a plan's stage).
+  bool programmaticLaunch =
+      any("combine_programmatic_launch") ||
+      llvm::any_of(plans, [](const llvm::json::Value &p) {
+        const llvm::json::Array *stages = p.getAsObject()->getArray("stages");
+        return stages && llvm::any_of(*stages, [](const llvm::json::Value &s) {
+                 const llvm::json::Object *o = s.getAsObject();
+                 return o && o->get("programmatic_launch");
+               });
+      });
   // Version 9: variants with tensor maps (ABI attn-fwd-v2).
   // Version 10: persistent variants (their grid is the device's size).
-  int64_t version = any("persistent")     ? 10
+  int64_t version = programmaticLaunch    ? 11
+                    : any("persistent")   ? 10
                     : any("tensor_maps")  ? 9
                     : biasSummed          ? 8
                     : gridFill            ? 7

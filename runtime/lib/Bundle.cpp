@@ -286,6 +286,18 @@ public:
     return readConditions(r, where, out.conditions);
   }
 
+  /// A kernel's flag (version 11) saying it waits for the kernel launched
+  /// before it, so that the runtime may launch it while that one runs.
+  bool readProgrammaticLaunch(FieldReader &r, const char *field) {
+    bool value = false;
+    r.boolean(field, value, /*required=*/false);
+    if (r.ok() && value && version < 11)
+      r.fail(std::string("field '") + field +
+             "' needs version 11, the bundle is version " +
+             std::to_string(version));
+    return value;
+  }
+
   /// binary, entry and dynamic_smem of a kernel, and its image.
   Status readKernel(FieldReader &r, const std::string &where, Kernel &out) {
     r.string("binary", out.binary);
@@ -360,6 +372,11 @@ public:
       r.integer("combine_threads", out.combineThreads, 1, 1024);
       r.integer("block_n", out.blockN, 1, 1 << 16);
     }
+    bool combineEarly =
+        readProgrammaticLaunch(r, "combine_programmatic_launch");
+    if (r.ok() && combineEarly && combineEntry.empty())
+      r.fail("field 'combine_programmatic_launch' needs field "
+             "'combine_entry'");
     r.boolean("pack_gqa", out.packGQA, /*required=*/false);
     if (r.ok() && out.packGQA && !cache)
       r.fail("field 'pack_gqa' needs layout 'kvcache' or 'paged'");
@@ -381,6 +398,7 @@ public:
     out.combine.dynamicSmem = 0;
     out.combine.label = where + " (split-KV combine)";
     out.combine.id = nextKernelId++;
+    out.combine.programmaticLaunch = combineEarly;
     return Status::ok();
   }
 
@@ -532,6 +550,8 @@ public:
     }
     for (const char *field : {"zeroes", "reduces", "reads"})
       checkBufferNames(r, field, workspace);
+    out.kernel.programmaticLaunch =
+        readProgrammaticLaunch(r, "programmatic_launch");
     return readKernel(r, where, out.kernel);
   }
 

@@ -1,6 +1,6 @@
 //===- Bundle.h - The contents of a kernel bundle -------------------------===//
 //
-// What docs/BundleFormat.md (schema attn-bundle, versions 1 to 10) describes,
+// What docs/BundleFormat.md (schema attn-bundle, versions 1 to 11) describes,
 // read into plain structs, the kernel binaries included.
 //
 //===----------------------------------------------------------------------===//
@@ -18,7 +18,7 @@
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 10;
+constexpr int kBundleSchemaVersion = 11;
 
 /// Where a forward call's sequences live (attn.attention's serving forms);
 /// kernels of the non-dense layouts take nine more arguments.
@@ -41,6 +41,10 @@ struct Kernel {
   /// reported by attn_bundle_load rather than by the first launch; shared
   /// by the kernels that name the same file.
   std::shared_ptr<const std::string> image;
+  /// The kernel waits for the one launched before it (griddepcontrol.wait)
+  /// before it touches memory that one writes, so it may start while that
+  /// one runs (version 11; CUDA's programmatic dependent launch).
+  bool programmaticLaunch = false;
 };
 
 /// When a variant or plan may run a call, beyond its fields.
@@ -79,6 +83,10 @@ struct DeviceInfo {
   /// Whether the backend can encode CUDA tensor maps (the driver has
   /// cuTensorMapEncodeTiled); false when unknown.
   bool tensorMaps = false;
+  /// Whether the backend launches a Kernel::programmaticLaunch kernel while
+  /// the one before it runs (CUDA: cuLaunchKernelEx, compute capability
+  /// 9.0 or later, not turned off by ATTN_PROGRAMMATIC_LAUNCH=0).
+  bool programmaticLaunch = false;
 };
 
 /// Why a kernel for `chip` (CUDA: sm_<major><minor>[a|f]) cannot run on a

@@ -8,6 +8,8 @@
 
 #include <cuda.h>
 
+#include <cstddef>
+
 using namespace attn::cuda;
 
 static_assert(kSuccess == CUDA_SUCCESS);
@@ -35,3 +37,28 @@ static_assert(sizeof(CUtensorMapDataType) == sizeof(int) &&
 static_assert(sizeof(CUtensorMap) == 128);
 static_assert(sizeof(cuuint64_t) == sizeof(uint64_t) &&
               sizeof(cuuint32_t) == sizeof(uint32_t));
+// cuLaunchKernelEx's configuration, as CudaSymbols.def passes it.
+static_assert(kLaunchAttrProgrammaticStreamSerialization ==
+              CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+static_assert(sizeof(CUlaunchAttributeID) == sizeof(int));
+static_assert(sizeof(LaunchAttribute) == sizeof(CUlaunchAttribute) &&
+              alignof(LaunchAttribute) == alignof(CUlaunchAttribute));
+static_assert(offsetof(LaunchAttribute, value) ==
+                  offsetof(CUlaunchAttribute, value) &&
+              sizeof(LaunchAttribute::value) == sizeof(CUlaunchAttributeValue));
+static_assert(
+    offsetof(CUlaunchAttributeValue, programmaticStreamSerializationAllowed) ==
+        0 &&
+    sizeof(CUlaunchAttributeValue::programmaticStreamSerializationAllowed) ==
+        sizeof(int));
+static_assert(sizeof(LaunchConfig) == sizeof(CUlaunchConfig) &&
+              alignof(LaunchConfig) == alignof(CUlaunchConfig));
+static_assert(
+    offsetof(LaunchConfig, gridDimX) == offsetof(CUlaunchConfig, gridDimX) &&
+    offsetof(LaunchConfig, blockDimX) == offsetof(CUlaunchConfig, blockDimX) &&
+    offsetof(LaunchConfig, blockDimZ) == offsetof(CUlaunchConfig, blockDimZ) &&
+    offsetof(LaunchConfig, sharedMemBytes) ==
+        offsetof(CUlaunchConfig, sharedMemBytes) &&
+    offsetof(LaunchConfig, stream) == offsetof(CUlaunchConfig, hStream) &&
+    offsetof(LaunchConfig, attrs) == offsetof(CUlaunchConfig, attrs) &&
+    offsetof(LaunchConfig, numAttrs) == offsetof(CUlaunchConfig, numAttrs));

@@ -25,10 +25,24 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUtensorMap = attn::TensorMap;
+using CUlaunchConfig = attn::cuda::LaunchConfig;
 using cuuint32_t = uint32_t;
 using cuuint64_t = uint64_t;
 
 using namespace attn::cuda;
+
+/// griddepcontrol, which the kernels launched early wait with, is sm_90's.
+constexpr int kProgrammaticLaunchMajor = 9;
+
+/// ATTN_PROGRAMMATIC_LAUNCH=0 launches every kernel after the one before
+/// it completed (to measure what the overlap gains).
+bool programmaticLaunchAllowed() {
+  static const bool allowed = [] {
+    const char *v = std::getenv("ATTN_PROGRAMMATIC_LAUNCH");
+    return !v || std::string(v) != "0";
+  }();
+  return allowed;
+}
 
 struct CudaDriver {
 #define ATTN_CUDA_SYMBOL(member, symbol, ret, params)                          \
@@ -141,14 +155,29 @@ public:
         return s;
     }
     for (size_t i = 0; i < launches.size(); ++i) {
-      const LaunchGeometry &g = launches[i].geometry;
-      CUresult r = d->cuLaunchKernel(
-          fns[i], g.gridX, g.gridY, g.gridZ, g.blockX, 1, 1, g.dynamicSmem,
-          static_cast<CUstream>(stream), launches[i].args, nullptr);
+      const Launch &l = launches[i];
+      const LaunchGeometry &g = l.geometry;
+      // Early only after a kernel of ours: never over the caller's work.
+      bool early =
+          i > 0 && l.kernel->programmaticLaunch && launchesEarly(*d, ctx);
+      CUresult r;
+      if (early) {
+        LaunchAttribute attr = {};
+        attr.id = kLaunchAttrProgrammaticStreamSerialization;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        LaunchConfig config = {g.gridX, g.gridY,       g.gridZ, g.blockX, 1,
+                               1,       g.dynamicSmem, stream,  &attr,    1};
+        r = d->cuLaunchKernelEx(&config, fns[i], l.args, nullptr);
+      } else {
+        r = d->cuLaunchKernel(fns[i], g.gridX, g.gridY, g.gridZ, g.blockX, 1, 1,
+                              g.dynamicSmem, static_cast<CUstream>(stream),
+                              l.args, nullptr);
+      }
       if (r != kSuccess)
-        return Status::error(ATTN_STATUS_LAUNCH_FAILED,
-                             "cuLaunchKernel of " + launches[i].kernel->label +
-                                 " failed: " + errorText(*d, r));
+        return Status::error(
+            ATTN_STATUS_LAUNCH_FAILED,
+            std::string(early ? "cuLaunchKernelEx" : "cuLaunchKernel") +
+                " of " + l.kernel->label + " failed: " + errorText(*d, r));
     }
     return Status::ok();
   }
@@ -230,6 +259,18 @@ private:
     return Status::ok();
   }
 
+  /// Whether a kernel marked programmaticLaunch starts early on the device
+  /// of `ctx` (current); else it is launched as any other, its wait then
+  /// having nothing left to wait for.
+  bool launchesEarly(const CudaDriver &d, CUcontext ctx) {
+    DeviceInfo info;
+    return devices
+               .get(ctx, info,
+                    [&](DeviceInfo &out) { return queryDevice(d, out); })
+               .isOk() &&
+           info.programmaticLaunch;
+  }
+
   /// `kernel` in `ctx` (current), loaded on first use.
   Status getFunction(const CudaDriver &d, const Kernel &kernel, CUcontext ctx,
                      CUfunction &fn) {
@@ -257,6 +298,9 @@ private:
                                errorText(d, r));
     info.sharedMemory = smem;
     info.tensorMaps = d.cuTensorMapEncodeTiled != nullptr;
+    info.programmaticLaunch = d.cuLaunchKernelEx &&
+                              info.major >= kProgrammaticLaunchMajor &&
+                              programmaticLaunchAllowed();
     return Status::ok();
   }
 

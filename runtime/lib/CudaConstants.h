@@ -31,6 +31,31 @@ constexpr int kTensorMapOobFillNone = 0; // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
 /// Kernels may use up to 48 KiB of dynamic shared memory without opting in.
 constexpr int64_t kDefaultSmemLimit = 48 * 1024;
 
+// cuLaunchKernelEx's configuration (CUlaunchConfig, CUlaunchAttribute).
+constexpr int kLaunchAttrProgrammaticStreamSerialization =
+    6; // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+
+/// CUlaunchAttribute: the id padded to 8 bytes, then a 64-byte union.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    int programmaticStreamSerializationAllowed;
+    /// The union's size and alignment (other members hold pointers).
+    alignas(8) char bytes[64];
+  } value;
+};
+
+/// CUlaunchConfig.
+struct LaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  void *stream; // CUstream
+  LaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+
 } // namespace attn::cuda
 
 #endif // ATTN_RUNTIME_CUDACONSTANTS_H

@@ -14,6 +14,8 @@
 //   ATTN_FAKE_ABI              attn-bwd-v1: print backward arguments
 //   ATTN_FAKE_CUDA_NO_TENSOR_MAPS  set (not 0): dlsym finds no
 //                              cuTensorMapEncodeTiled (a pre-12 driver)
+//   ATTN_FAKE_CUDA_NO_LAUNCH_EX    set (not 0): dlsym finds no
+//                              cuLaunchKernelEx (a pre-12 driver)
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +39,23 @@ using CUcontext = Handle *;
 using CUmodule = Handle *;
 using CUfunction = Handle *;
 using CUstream = Handle *;
+
+// cuda.h's CUlaunchAttribute and CUlaunchConfig.
+struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    int programmaticStreamSerializationAllowed;
+    alignas(8) char bytes[64];
+  } value;
+};
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+};
 
 constexpr CUresult kSuccess = 0;
 constexpr CUresult kInvalidValue = 1; // CUDA_ERROR_INVALID_VALUE
@@ -204,6 +223,41 @@ cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
         attn::fake::describeArgs(params, "fake-cuda:").c_str());
   return kSuccess;
 }
+
+/// Prints the launch as cuLaunchKernel's trace does, with each attribute as
+/// id=value, the value's first int (the only value the runtime sets:
+/// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 6).
+CUresult fakeLaunchKernelEx(const CUlaunchConfig *config, CUfunction fn,
+                            void **params, void **extra) {
+  FAKE_CHECK("cuLaunchKernelEx");
+  if (!config || (config->numAttrs && !config->attrs) || extra)
+    return kInvalidValue;
+  std::string attrs;
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    attrs += (i ? ", " : "") + std::to_string(config->attrs[i].id) + "=" +
+             std::to_string(
+                 config->attrs[i].value.programmaticStreamSerializationAllowed);
+  trace("cuLaunchKernelEx module %d grid (%u, %u, %u) block (%u, %u, %u) smem "
+        "%u attrs [%s]%s",
+        fn->id, config->gridDimX, config->gridDimY, config->gridDimZ,
+        config->blockDimX, config->blockDimY, config->blockDimZ,
+        config->sharedMemBytes, attrs.c_str(),
+        attn::fake::describeArgs(params, "fake-cuda:").c_str());
+  return kSuccess;
+}
+
+using LaunchKernelExFn = decltype(&fakeLaunchKernelEx);
+
+/// No cuLaunchKernelEx under ATTN_FAKE_CUDA_NO_LAUNCH_EX, as with a driver
+/// older than CUDA 12.
+LaunchKernelExFn resolveLaunchKernelEx() {
+  const char *off = std::getenv("ATTN_FAKE_CUDA_NO_LAUNCH_EX");
+  return off && *off && std::strcmp(off, "0") ? nullptr : fakeLaunchKernelEx;
+}
+
+__attribute__((visibility("default"), ifunc("resolveLaunchKernelEx"))) CUresult
+cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction fn, void **params,
+                 void **extra);
 
 /// Checks the arguments as the driver documents them (cuda.h), then writes
 /// a map the launch trace recognizes (FakeLaunchTrace.h).

@@ -186,6 +186,10 @@ struct ChipSpec {
   /// Atomic adds of two f32 at once to global memory (sm_90's
   /// red.global.add.v2.f32).
   bool hasVectorRedF32() const { return hasFeature("red_v2_f32"); }
+  /// Programmatic dependent launch: a kernel lets the next one on its
+  /// stream start early and waits for the one before (sm_90's
+  /// griddepcontrol).
+  bool hasGridDepControl() const { return hasFeature("griddepcontrol"); }
   bool hasBF16() const { return hasFeature("bf16"); }
   bool hasMfma() const { return hasFeature("mfma"); }
   bool hasWmma() const { return hasFeature("wmma"); }

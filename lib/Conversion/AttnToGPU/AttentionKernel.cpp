@@ -1269,6 +1269,10 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
       spec.warps() * target.getWarpSize());
   target.annotateKernel(func, spec);
   emitKernelBody(b, loc, func, [&](Block &entry) {
+    // First thing: the combine's workgroups become resident, and run their
+    // prologue, while this grid computes.
+    if (usesDependentLaunch(spec, target))
+      target.emitLaunchDependents(b, loc);
     KernelEmitter(b, loc, entry, spec, target).emit();
   });
   return func;

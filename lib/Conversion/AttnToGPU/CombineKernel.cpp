@@ -204,6 +204,11 @@ void CombineEmitter::emit() {
   };
 
   Value negInf = cf(-std::numeric_limits<double>::infinity());
+  // Launched early (programmatic dependent launch), every thread waits here
+  // until the split kernel's partials are written: no thread reads them, or
+  // stores the output, before.
+  if (usesDependentLaunch(spec, target))
+    target.emitWaitForPrerequisites(b, loc);
   {
     OpBuilder::InsertionGuard guard(b);
     auto active =

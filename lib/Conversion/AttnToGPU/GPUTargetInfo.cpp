@@ -69,6 +69,14 @@ void GPUTargetInfo::emitTensorTileLoad(OpBuilder &, Location, Value, Value,
   llvm_unreachable("no tensor-map copies on this target");
 }
 
+// Only targets with hasDependentLaunch are asked for these.
+void GPUTargetInfo::emitLaunchDependents(OpBuilder &, Location) const {
+  llvm_unreachable("no programmatic dependent launch on this target");
+}
+void GPUTargetInfo::emitWaitForPrerequisites(OpBuilder &, Location) const {
+  llvm_unreachable("no programmatic dependent launch on this target");
+}
+
 void GPUTargetInfo::emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
                                      ArrayRef<Value> values) const {
   for (auto [i, v] : llvm::enumerate(values)) {

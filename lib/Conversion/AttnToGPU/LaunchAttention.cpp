@@ -95,6 +95,10 @@ DictionaryAttr getMetadata(AttentionOp op, StringRef name,
   if (spec.splitKV()) {
     attrs.append("combine_entry", b.getStringAttr(name + "_combine"));
     attrs.append("combine_threads", b.getI64IntegerAttr(kCombineThreads));
+    // The combine waits for the split kernel itself: launched early, its
+    // prologue overlaps the split kernel.
+    if (usesDependentLaunch(spec, target))
+      attrs.append("combine_programmatic_launch", b.getBoolAttr(true));
   }
   // ABI attn-fwd-v2: three tensor maps follow the arguments
   // (docs/BundleFormat.md).

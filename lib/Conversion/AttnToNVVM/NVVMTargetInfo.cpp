@@ -302,6 +302,22 @@ void NVVMTargetInfo::emitTensorTileLoad(OpBuilder &b, Location loc, Value dst,
       /*predicate=*/Value());
 }
 
+void NVVMTargetInfo::emitLaunchDependents(OpBuilder &b, Location loc) const {
+  NVVM::GriddepcontrolOp::create(b, loc,
+                                 NVVM::GridDepActionKind::launch_dependents);
+}
+
+// Not nvvm.griddepcontrol wait: LLVM's intrinsic is readnone, so nothing
+// keeps the workspace loads below it. A side-effecting asm may touch any
+// memory, as CUDA's cudaGridDependencySynchronize (a "memory" clobber).
+void NVVMTargetInfo::emitWaitForPrerequisites(OpBuilder &b,
+                                              Location loc) const {
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange(), ValueRange(), "griddepcontrol.wait;", "~{memory}",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
 AccLayout attn::getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,
                                   int64_t mTiles, int64_t cols) {
   auto cst = [&](int64_t v) {

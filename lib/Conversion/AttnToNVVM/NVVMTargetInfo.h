@@ -51,6 +51,9 @@ public:
                                     int64_t bytes) const override;
   void emitTensorTileLoad(OpBuilder &b, Location loc, Value dst, Value map,
                           ValueRange coords, Value bar) const override;
+  bool hasDependentLaunch() const override { return chip.hasGridDepControl(); }
+  void emitLaunchDependents(OpBuilder &b, Location loc) const override;
+  void emitWaitForPrerequisites(OpBuilder &b, Location loc) const override;
 
 private:
   /// The backward plan's main kernels: a minimum of workgroups per SM where

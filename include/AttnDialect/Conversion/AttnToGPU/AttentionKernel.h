@@ -61,6 +61,16 @@ gpu::GPUFuncOp buildSplitCombineKernel(OpBuilder &b, Location loc,
                                        StringRef name, const KernelSpec &spec,
                                        const GPUTargetInfo &target);
 
+/// Whether the combine kernel of `spec` may start while its split kernel
+/// runs (programmatic dependent launch): the split kernel then lets it
+/// start right away, and it waits for the split kernel's writes before its
+/// first read of the workspace. The bundle says so
+/// (combine_programmatic_launch), so the runtime launches it early.
+inline bool usesDependentLaunch(const KernelSpec &spec,
+                                const GPUTargetInfo &target) {
+  return spec.splitKV() && target.hasDependentLaunch();
+}
+
 } // namespace attn
 } // namespace mlir
 

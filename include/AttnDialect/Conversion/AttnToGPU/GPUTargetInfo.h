@@ -262,6 +262,19 @@ public:
   virtual void emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
                                 ArrayRef<Value> values) const;
 
+  /// Programmatic dependent launch: whether a kernel may let the next
+  /// kernel on its stream start before it completes, the next one waiting
+  /// for it before it reads what it wrote (split-KV's combine kernel; the
+  /// bundle then says the runtime may launch the combine early). Targets
+  /// that say so implement the two emitters below.
+  virtual bool hasDependentLaunch() const { return false; }
+  /// Lets the kernel launched after this one start; it changes nothing of
+  /// this kernel's memory order.
+  virtual void emitLaunchDependents(OpBuilder &b, Location loc) const;
+  /// Waits until the kernels this one was launched after have completed
+  /// and their writes are visible; loads after it are never moved above it.
+  virtual void emitWaitForPrerequisites(OpBuilder &b, Location loc) const;
+
   /// Target attributes on the kernel (launch bounds and the like).
   virtual void annotateKernel(gpu::GPUFuncOp func,
                               const KernelSpec &spec) const {}
