@@ -533,14 +533,13 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
         .str();
   }
   // Operands read from shared memory by descriptor (wgmma) are swizzled.
-  bytes = getSharedMemoryLayout(cand.blockM, cand.blockN, cand.stages,
-                                getElementBytes(problem.elementType),
-                                problem.headDim, problem.headDimV,
-                                chip.smemRowPadElems, instr.sharedOperands,
-                                isWarpSpecialized(cand.pipeline),
-                                walksTiles(cand.pipeline,
-                                           cand.isPersistentFor(problem.mask),
-                                           problem.servingLayout))
+  bytes = getSharedMemoryLayout(
+              cand.blockM, cand.blockN, cand.stages,
+              getElementBytes(problem.elementType), problem.headDim,
+              problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
+              isWarpSpecialized(cand.pipeline),
+              walksTiles(cand.pipeline, cand.isPersistentFor(problem.mask),
+                         problem.servingLayout))
               .totalBytes;
   if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
     return std::nullopt;
@@ -573,14 +572,15 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   }
   if (isWarpSpecialized(cand.pipeline) && chip.regsPerBlockMax > 0) {
     // setmaxnreg hands the computing warpgroups what the producer frees.
-    int64_t cap = getWarpRoleRegisters(
-                      cand.warps, chip.warpSize, chip.regsPerBlockMax,
-                      chip.regsPerThreadMax,
-                      /*busyProducer=*/walksTiles(
-                          cand.pipeline, cand.isPersistentFor(problem.mask),
-                          problem.servingLayout) &&
-                          isCausal(problem.mask))
-                      .consumer;
+    int64_t cap =
+        getWarpRoleRegisters(cand.warps, chip.warpSize, chip.regsPerBlockMax,
+                             chip.regsPerThreadMax,
+                             /*busyProducer=*/
+                                 walksTiles(cand.pipeline,
+                                            cand.isPersistentFor(problem.mask),
+                                            problem.servingLayout) &&
+                                 isCausal(problem.mask))
+            .consumer;
     if (regs > cap)
       return formatv("registers: estimated {0} per computing thread > the {1} "
                      "setmaxnreg leaves them beside the producer",
@@ -644,8 +644,7 @@ CheckResult mlir::attn::checkLayout(const TileCandidate &cand,
                      most, why)
           .str();
   }
-  if (problem.noTensorMaps &&
-      cand.pipeline == PipelineKind::TmaWarpSpecialized)
+  if (problem.noTensorMaps && cand.pipeline == PipelineKind::TmaWarpSpecialized)
     return std::string("layout: a fallback for calls tensor maps cannot "
                        "describe");
   if (!problem.servingLayout || !isWarpSpecialized(cand.pipeline))

@@ -590,11 +590,11 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   FloatAttr softcap = variant.softcap ? b.getF32FloatAttr(1.0f) : FloatAttr();
   AttentionProblem problem = getProblem(variant);
   problem.servingLayout = variant.layout != SeqLayout::Dense;
-  problem.kvCache = problem.servingLayout && variant.layout != SeqLayout::Varlen;
-  ConfigAttr config =
-      withAlignBytes(toConfigAttr(ctx, *variant.tile, problem),
-                     variant.alignBytes, variant.maxHeadDim,
-                     variant.deterministic);
+  problem.kvCache =
+      problem.servingLayout && variant.layout != SeqLayout::Varlen;
+  ConfigAttr config = withAlignBytes(toConfigAttr(ctx, *variant.tile, problem),
+                                     variant.alignBytes, variant.maxHeadDim,
+                                     variant.deterministic);
   if (variant.direction == Direction::Backward) {
     auto arg = [&](unsigned i) { return body->getArgument(i); };
     AttentionGradOp::create(

@@ -39,8 +39,7 @@ struct SharedLayout : SharedMemoryLayout {
             spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
             spec.tileHeadDimV, target.getSharedRowPadding(),
             kind == SharedTileLayout::Swizzle128B,
-            isWarpSpecialized(spec.config.getPipeline()),
-            spec.walksTiles())),
+            isWarpSpecialized(spec.config.getPipeline()), spec.walksTiles())),
         kind(kind) {}
 };
 
@@ -1158,9 +1157,9 @@ void KernelEmitter::loadTensorTile(const SharedTile &tile, unsigned map,
                     c32(p * tile.rows * kTensorMapBoxCols * elemBytes));
     // A packed batch is one [1, H, total, D] tensor.
     Value b4 = spec.layout == SeqLayout::Varlen ? c32(0) : batch;
-    target.emitTensorTileLoad(b, loc, dst, desc,
-                              ValueRange{c32(p * kTensorMapBoxCols), row, h, b4},
-                              bar);
+    target.emitTensorTileLoad(
+        b, loc, dst, desc, ValueRange{c32(p * kTensorMapBoxCols), row, h, b4},
+        bar);
   }
 }
 
