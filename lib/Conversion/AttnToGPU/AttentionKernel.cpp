@@ -1037,17 +1037,19 @@ void KernelEmitter::forEachTile(
       arith::CeilDivUIOp::create(b, loc, blocksM, c32(tilesPerUnit));
   Value units = mul(unitsPerHead, headsBatch);
   // The workgroup's linear id and count, whatever the grid's shape.
-  auto dim = [&](auto op, gpu::Dimension d) {
-    return toI32(decltype(op)::create(b, loc, d));
+  auto blockId = [&](gpu::Dimension d) {
+    return toI32(gpu::BlockIdOp::create(b, loc, d));
   };
-  Value id = add(dim(gpu::BlockIdOp(), gpu::Dimension::x),
-                 mul(dim(gpu::GridDimOp(), gpu::Dimension::x),
-                     add(dim(gpu::BlockIdOp(), gpu::Dimension::y),
-                         mul(dim(gpu::GridDimOp(), gpu::Dimension::y),
-                             dim(gpu::BlockIdOp(), gpu::Dimension::z)))));
-  Value count = mul(mul(dim(gpu::GridDimOp(), gpu::Dimension::x),
-                        dim(gpu::GridDimOp(), gpu::Dimension::y)),
-                    dim(gpu::GridDimOp(), gpu::Dimension::z));
+  auto gridDim = [&](gpu::Dimension d) {
+    return toI32(gpu::GridDimOp::create(b, loc, d));
+  };
+  using gpu::Dimension;
+  Value id = add(blockId(Dimension::x),
+                 mul(gridDim(Dimension::x),
+                     add(blockId(Dimension::y),
+                         mul(gridDim(Dimension::y), blockId(Dimension::z)))));
+  Value count = mul(mul(gridDim(Dimension::x), gridDim(Dimension::y)),
+                    gridDim(Dimension::z));
   // Slot k of this workgroup is tile k % tilesPerUnit of its unit
   // id + (k / tilesPerUnit) x count: one flat loop (an inner loop over a
   // unit's tiles spilled the producer's 24 registers).
