@@ -270,10 +270,11 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
     s = bundle->backend->deviceInfo(bundle->info, params->stream, device);
     if (!s.isOk())
       return report(s);
+    // A driver that cannot tell the SM count gets a workgroup a tile.
     int64_t tiles = int64_t(g.gridX) * g.gridY * g.gridZ;
-    g = {unsigned(std::max<int64_t>(
-             1, std::min<int64_t>(tiles, device.multiprocessors))),
-         1, 1, g.blockX, g.dynamicSmem};
+    int64_t sms = device.multiprocessors > 0 ? device.multiprocessors : tiles;
+    g = {unsigned(std::max<int64_t>(1, std::min(tiles, sms))), 1, 1, g.blockX,
+         g.dynamicSmem};
   }
   std::vector<Launch> launches = {Launch{&v.kernel, g, args.data()}};
   if (splits > 1)
