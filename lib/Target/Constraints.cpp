@@ -573,13 +573,14 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   if (isWarpSpecialized(cand.pipeline) && chip.regsPerBlockMax > 0) {
     // setmaxnreg hands the computing warpgroups what the producer frees.
     int64_t cap =
-        getWarpRoleRegisters(cand.warps, chip.warpSize, chip.regsPerBlockMax,
-                             chip.regsPerThreadMax,
-                             /*busyProducer=*/
-                                 walksTiles(cand.pipeline,
-                                            cand.isPersistentFor(problem.mask),
-                                            problem.servingLayout) &&
-                                 isCausal(problem.mask))
+        getWarpRoleRegisters(
+            cand.warps, chip.warpSize, chip.regsPerBlockMax,
+            chip.regsPerThreadMax,
+            hasBusyProducer(
+                /*alignBytes=*/16,
+                walksTiles(cand.pipeline, cand.isPersistentFor(problem.mask),
+                           problem.servingLayout),
+                problem.mask))
             .consumer;
     if (regs > cap)
       return formatv("registers: estimated {0} per computing thread > the {1} "

@@ -134,6 +134,14 @@ inline bool walksTiles(PipelineKind p, bool persistent, bool packed) {
   return p == PipelineKind::TmaWarpSpecialized && (persistent || packed);
 }
 
+/// Whether a warp-specialized producer keeps more than fixed copy
+/// addresses live (getWarpRoleRegisters' `busyProducer`): rows copied
+/// through registers (`alignBytes` < 16), or a tile loop's causal schedule.
+inline bool hasBusyProducer(int64_t alignBytes, bool walksTiles,
+                            MaskKind mask) {
+  return alignBytes < 16 || (walksTiles && isCausal(mask));
+}
+
 /// Warps that compute (own query rows): all but a warp-specialized
 /// pipeline's producer warpgroup.
 inline int64_t getComputeWarps(PipelineKind p, int64_t warps) {

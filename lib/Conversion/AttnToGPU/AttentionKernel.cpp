@@ -896,8 +896,7 @@ void KernelEmitter::emitRoles(function_ref<void()> produce,
   WarpRoleRegisters regs = getWarpRoleRegisters(
       spec.warps(), target.getWarpSize(), target.getChipSpec().regsPerBlockMax,
       target.getChipSpec().regsPerThreadMax,
-      /*busyProducer=*/spec.config.getAlignBytes() < 16 ||
-          (tileLoop && isCausal(spec.mask)));
+      hasBusyProducer(spec.config.getAlignBytes(), tileLoop, spec.mask));
   Value producer = lt(tid, c32(producerThreads));
   OpBuilder::InsertionGuard guard(b);
   auto roles = scf::IfOp::create(b, loc, producer, /*withElse=*/true);
