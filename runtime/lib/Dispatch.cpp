@@ -83,6 +83,8 @@ struct Call {
 
 /// The most splits of one batch's keys (FlashAttention caps them at 128).
 constexpr int kMaxSplits = 128;
+/// The most splits of one key block each the heuristic takes (chooseSplits).
+constexpr int kMaxOneBlockSplits = 64;
 
 Tensor makeTensor(const char *name, const void *ptr,
                   std::initializer_list<int64_t> sizes, const int64_t *stride,
@@ -823,9 +825,18 @@ int attn::chooseSplits(const Variant &v, const attn_fwd_params &p,
   for (int64_t s = 1; s <= most; ++s)
     if (distinct(s))
       best = std::max(best, efficiency(s));
-  for (int64_t s = 1; s <= most; ++s)
-    if (distinct(s) && efficiency(s) >= 0.95 * best)
-      return int(s);
+  for (int64_t s = 1; s <= most; ++s) {
+    if (!distinct(s) || efficiency(s) < 0.95 * best)
+      continue;
+    // More than 64 splits of one key block each: the combine, whose cost
+    // grows with the splits (about 7 us at 128 on the H100), outweighs a
+    // block; splits of two blocks read 1.06x faster at B = 1, Sk = 16k
+    // (at 64 splits of one block, or with two blocks a split, the first
+    // choice measured best; bench/logs/2026-11-26-decode-forced-splits*).
+    if (s > kMaxOneBlockSplits && keyBlocks <= s)
+      return int((keyBlocks + 1) / 2);
+    return int(s);
+  }
   return 1;
 }
 
