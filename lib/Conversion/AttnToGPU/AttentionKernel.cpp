@@ -147,8 +147,6 @@ private:
   void emitRoles(function_ref<void()> produce, function_ref<void()> consume);
   /// The computing warpgroups' key loop over [jLo, jHi) and epilogue.
   void emitConsumerTile(Value jLo, Value jHi);
-  /// A persistent tma_ws kernel (ConfigAttr's persistent).
-  void emitPersistent();
   /// The roles of a kernel whose workgroups walk tiles (forEachTile), each
   /// with its own Q: a persistent grid, or a packed sequence's row blocks.
   void emitTileLoop();
@@ -180,6 +178,22 @@ private:
   Value ringBarrier(int64_t first, Value stage) {
     return sharedAt(smem.barrierOffset + 8 * first, stage, 8);
   }
+  /// Waits for use `use` of a `full` barrier to complete (parity use & 1).
+  void waitFull(Value bar, Value use) {
+    target.emitBarrierWait(b, loc, bar,
+                           arith::AndIOp::create(b, loc, use, c32(1)));
+  }
+  /// Waits until use `use - 1` of an `empty` barrier completed (parity
+  /// (use & 1) ^ 1, which a fresh barrier passes for use 0).
+  void waitEmpty(Value bar, Value use) {
+    target.emitBarrierWait(
+        b, loc, bar,
+        arith::XOrIOp::create(
+            b, loc, arith::AndIOp::create(b, loc, use, c32(1)), c32(1)));
+  }
+  /// When j > jLo, arrives on `empty` of block j - 1's stage: its P V
+  /// completed, so the producer may refill it.
+  void releaseStageBefore(Value j, Value jLo);
   /// A tile loop's Q buffer: `full` when it holds the tile's Q,
   /// `empty` when every S = Q K^T of the previous tile completed.
   Value queryFullBarrier() { return ringBarrier(2 * spec.stages(), c32(0)); }
@@ -676,8 +690,18 @@ void KernelEmitter::emit() {
     warp = sub(arith::MaxUIOp::create(b, loc, warp, c32(kProducerWarps)),
                c32(kProducerWarps));
   warpRow = mul(warp, c32(mma->getRowsPerWarp()));
-  if (spec.config.getPersistent())
-    return emitPersistent();
+  sq = arg(kArgSeqQ);
+  sk = arg(kArgSeqK);
+  headDimArg = getDynamicHeadDim(spec.headDim, kArgHeadDim, spec.tileHeadDim);
+  headDimVArg =
+      getDynamicHeadDim(spec.headDimV, kArgHeadDimV, spec.tileHeadDimV);
+  group = arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
+  if (spec.config.getPersistent()) {
+    // Dense batches only (NVVMTargetInfo): the tiles come from forEachTile.
+    rows = sq;
+    qRow0 = kRow0 = c32(0);
+    return emitTileLoop();
+  }
   Value mBlock = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
   if (isCausal(spec.mask)) {
     // Under a causal mask the last query blocks see the most keys: start
@@ -694,13 +718,7 @@ void KernelEmitter::emit() {
     split = arith::RemUIOp::create(b, loc, batch, numSplits);
     batch = arith::DivUIOp::create(b, loc, batch, numSplits);
   }
-  sq = arg(kArgSeqQ);
-  sk = arg(kArgSeqK);
-  headDimArg = getDynamicHeadDim(spec.headDim, kArgHeadDim, spec.tileHeadDim);
-  headDimVArg =
-      getDynamicHeadDim(spec.headDimV, kArgHeadDimV, spec.tileHeadDimV);
   m0 = mul(mBlock, c32(spec.blockM()));
-  group = arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
   if (spec.packGQA()) {
     // Grid y runs over key/value heads; `head` is the group's first.
     headKV = head;
@@ -935,53 +953,27 @@ void KernelEmitter::emitConsumerTile(Value jLo, Value jHi) {
         mma->waitOutput(b, loc, ArrayRef<Value>(state).drop_front(2 * slots));
     llvm::copy(acc, state.begin() + 2 * slots);
   }
-  if (tileLoop) {
-    // The last block's P V has completed too: its stage goes back to the
-    // producer, which may be filling the next tile's blocks.
-    Value any =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, jHi, jLo);
-    OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, any, /*withElse=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    target.emitBarrierArrive(b, loc,
-                             emptyBarrier(stageOf(sub(jHi, c32(1)), jLo)));
-  }
+  // The last block's P V has completed too: its stage goes back to the
+  // producer, which may be filling the next tile's blocks.
+  if (tileLoop)
+    releaseStageBefore(jHi, jLo);
   emitEpilogue(state);
 }
 
-/// FlashAttention-3's persistent form of a tma_ws kernel. Unit u of the
-/// (query block, head, batch) tiles goes to workgroup u % W of W (a unit is
-/// a tile, or under a causal mask a pair of tiles of equal total cost,
-/// forEachTile), query blocks fastest so that the tiles running at once
-/// share K and V in L2 (with heads fastest, a causal D = 128 grid at S = 2k
-/// read each head's K and V from memory once a tile and ran 0.73x the plain
-/// grid; with single causal tiles round robin, 0.60-0.97x). The ring's stage
-/// and phase counters run on across tiles
-/// (`ringBase`: key blocks of the workgroup's earlier tiles), and Q gets a
-/// full/empty pair of its own: the producer refills Q once every S = Q K^T
-/// of the tile completed, and meanwhile fills the ring with the next
-/// tile's K and V, while the computing warpgroups store the outputs.
-void KernelEmitter::emitPersistent() {
-  sq = arg(kArgSeqQ);
-  sk = arg(kArgSeqK);
-  headDimArg = getDynamicHeadDim(spec.headDim, kArgHeadDim, spec.tileHeadDim);
-  headDimVArg =
-      getDynamicHeadDim(spec.headDimV, kArgHeadDimV, spec.tileHeadDimV);
-  group = arith::DivSIOp::create(b, loc, arg(kArgHeadsQ), arg(kArgHeadsKV));
-  rows = sq;
-  qRow0 = kRow0 = c32(0);
-  emitTileLoop();
-}
-
+/// A tma_ws kernel whose workgroups walk tiles (forEachTile: a persistent
+/// grid, or a packed sequence's row blocks). The ring's stage and phase
+/// counters run on across tiles (`ringBase`: key blocks of the workgroup's
+/// earlier tiles), and Q gets a full/empty pair of its own: the producer
+/// refills Q once every S = Q K^T of the tile completed, and meanwhile fills
+/// the ring with the next tile's K and V, while the computing warpgroups
+/// store the outputs.
 void KernelEmitter::emitTileLoop() {
   bindTileInvariants();
   int64_t qBytes = spec.blockM() * spec.tileHeadDim * elemBytes;
   emitRoles(
       [&] {
         forEachTile([&](Value jLo, Value jHi, Value tileIndex) {
-          Value parity = arith::XOrIOp::create(
-              b, loc, arith::AndIOp::create(b, loc, tileIndex, c32(1)), c32(1));
-          target.emitBarrierWait(b, loc, queryEmptyBarrier(), parity);
+          waitEmpty(queryEmptyBarrier(), tileIndex);
           target.emitBarrierArriveExpectBytes(b, loc, queryFullBarrier(),
                                               qBytes);
           loadTensorTile(qTile, 0, packedRow(m0, qRow0), head,
@@ -994,14 +986,18 @@ void KernelEmitter::emitTileLoop() {
         forEachTile([&](Value jLo, Value jHi, Value tileIndex) {
           bindPointers();
           bindRows();
-          target.emitBarrierWait(
-              b, loc, queryFullBarrier(),
-              arith::AndIOp::create(b, loc, tileIndex, c32(1)));
+          waitFull(queryFullBarrier(), tileIndex);
           emitConsumerTile(jLo, jHi);
         });
       });
 }
 
+/// A persistent grid is FlashAttention-3's: unit u of the (query block,
+/// head, batch) tiles goes to workgroup u % W of W, query blocks fastest so
+/// that the tiles running at once share K and V in L2 (with heads fastest,
+/// a causal D = 128 grid at S = 2k read each head's K and V from memory once
+/// a tile and ran 0.73x the plain grid; with single causal tiles round
+/// robin, 0.60-0.97x).
 void KernelEmitter::forEachTile(
     function_ref<void(Value jLo, Value jHi, Value tileIndex)> body) {
   if (spec.layout == SeqLayout::Varlen) {
@@ -1094,11 +1090,8 @@ void KernelEmitter::emitProducerLoop(Value jLo, Value jHi) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
-  Value use = useOf(j, jLo);
   Value stage = stageOf(j, jLo);
-  Value parity = arith::XOrIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, use, c32(1)), c32(1));
-  target.emitBarrierWait(b, loc, emptyBarrier(stage), parity);
+  waitEmpty(emptyBarrier(stage), useOf(j, jLo));
   if (spec.tensorMaps())
     return loadTensorTiles(j, jLo, stage);
   loadKV(j, stage);
@@ -1164,26 +1157,25 @@ void KernelEmitter::loadTensorTile(const SharedTile &tile, unsigned map,
   }
 }
 
+void KernelEmitter::releaseStageBefore(Value j, Value jLo) {
+  Value after =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, jLo);
+  OpBuilder::InsertionGuard guard(b);
+  auto ifOp = scf::IfOp::create(b, loc, after, /*withElse=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  target.emitBarrierArrive(b, loc, emptyBarrier(stageOf(sub(j, c32(1)), jLo)));
+}
+
 scf::ForOp KernelEmitter::emitConsumerLoop(Value jLo, Value jHi,
                                            ValueRange init) {
   auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
-  Value use = useOf(j, jLo);
   Value stage = stageOf(j, jLo);
-  target.emitBarrierWait(b, loc, fullBarrier(stage),
-                         arith::AndIOp::create(b, loc, use, c32(1)));
-  auto release = [&] {
-    // P V of block j - 1 is retired: its stage goes back to the producer.
-    Value notFirst =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, jLo);
-    OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, notFirst, /*withElse=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    target.emitBarrierArrive(b, loc,
-                             emptyBarrier(stageOf(sub(j, c32(1)), jLo)));
-  };
+  waitFull(fullBarrier(stage), useOf(j, jLo));
+  // S = Q K^T of block j also retired P V of block j - 1.
+  auto release = [&] { releaseStageBefore(j, jLo); };
   SmallVector<Value> next =
       emitBlock(j, stage, loop.getRegionIterArgs(), release);
   scf::YieldOp::create(b, loc, next);
