@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../lib/CudaConstants.h"
 #include "FakeLaunchTrace.h"
 
 #include <atomic>
@@ -40,22 +41,9 @@ using CUmodule = Handle *;
 using CUfunction = Handle *;
 using CUstream = Handle *;
 
-// cuda.h's CUlaunchAttribute and CUlaunchConfig.
-struct CUlaunchAttribute {
-  int id;
-  char pad[4];
-  union {
-    int programmaticStreamSerializationAllowed;
-    alignas(8) char bytes[64];
-  } value;
-};
-struct CUlaunchConfig {
-  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ;
-  unsigned sharedMemBytes;
-  CUstream hStream;
-  CUlaunchAttribute *attrs;
-  unsigned numAttrs;
-};
+// cuda.h's CUlaunchConfig, as the runtime declares it (CudaAbiCheck.cpp
+// checks that against cuda.h).
+using CUlaunchConfig = attn::cuda::LaunchConfig;
 
 constexpr CUresult kSuccess = 0;
 constexpr CUresult kInvalidValue = 1; // CUDA_ERROR_INVALID_VALUE
