@@ -126,6 +126,8 @@ static AttentionProblem getProblem(const Variant &v) {
   p.wantsLse = true;
   p.direction = v.direction;
   p.deterministic = v.deterministic;
+  p.servingLayout = v.layout != SeqLayout::Dense;
+  p.kvCache = p.servingLayout && v.layout != SeqLayout::Varlen;
   return p;
 }
 
@@ -317,8 +319,6 @@ SmallVector<Variant> attn::enumerateVariants(
       // A tile for dense batches only (warp-specialized) gives way to the
       // tables' pick for the layout.
       AttentionProblem serving = getProblem(v);
-      serving.servingLayout = true;
-      serving.kvCache = layout != SeqLayout::Varlen;
       serving.noTensorMaps = !tma;
       if (checkLayout(*v.tile, serving))
         v.tile = selectCandidate(*request.chip, serving, request.profile);
@@ -588,13 +588,9 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     window = b.getDenseI64ArrayAttr({128, 0});
   // The cap itself is a kernel argument; any value makes the op soft-capped.
   FloatAttr softcap = variant.softcap ? b.getF32FloatAttr(1.0f) : FloatAttr();
-  AttentionProblem problem = getProblem(variant);
-  problem.servingLayout = variant.layout != SeqLayout::Dense;
-  problem.kvCache =
-      problem.servingLayout && variant.layout != SeqLayout::Varlen;
-  ConfigAttr config = withAlignBytes(toConfigAttr(ctx, *variant.tile, problem),
-                                     variant.alignBytes, variant.maxHeadDim,
-                                     variant.deterministic);
+  ConfigAttr config = withAlignBytes(
+      toConfigAttr(ctx, *variant.tile, getProblem(variant)), variant.alignBytes,
+      variant.maxHeadDim, variant.deterministic);
   if (variant.direction == Direction::Backward) {
     auto arg = [&](unsigned i) { return body->getArgument(i); };
     AttentionGradOp::create(
