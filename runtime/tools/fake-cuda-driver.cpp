@@ -113,16 +113,16 @@ cuDeviceGetAttribute(int *value, int attr, CUdevice) {
   if (cc)
     std::sscanf(cc, "%d.%d", &major, &minor);
   switch (attr) {
-  case 75: // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+  case attn::cuda::kAttrCcMajor:
     *value = major;
     return kSuccess;
-  case 76: // ..._MINOR
+  case attn::cuda::kAttrCcMinor:
     *value = minor;
     return kSuccess;
-  case 97: // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+  case attn::cuda::kAttrMaxSmemOptin:
     *value = envInt("ATTN_FAKE_CUDA_SMEM_OPTIN", 232448);
     return kSuccess;
-  case 16: // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT (an H100's)
+  case attn::cuda::kAttrSmCount: // an H100's
     *value = envInt("ATTN_FAKE_CUDA_SM_COUNT", 132);
     return kSuccess;
   }
