@@ -65,6 +65,13 @@
 // PTX-NOT: ld.global
 // PTX: griddepcontrol.wait;
 
+// A serving kernel that two workgroups share an SM with asks ptxas for
+// that (its sequence walk took 148 registers, one workgroup an SM, where
+// the dense kernel of the tile takes 126).
+// PTX-LABEL: .entry fwd_bf16_d64_causal_varlen_m128n64w8s2(
+// PTX: .maxntid 256, 1, 1
+// PTX-NEXT: .minnctapersm 2
+
 // PTX80-NOT: griddepcontrol
 // PTX80: .entry fwd_bf16_d128_none_kvcache_{{[a-z0-9]+}}_combine(
 // PTX80-NOT: griddepcontrol
@@ -79,6 +86,9 @@
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK: Compiling entry function 'fwd_f16_d64_causal_bottom_right_paged_{{[a-z0-9]+}}'
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'fwd_bf16_d64_causal_varlen_m128n64w8s2'
+// CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Used {{([0-9]|[0-9][0-9]|1[01][0-9]|12[0-8])}} registers
 
 // SM80-NOT: error
 // SM80: Compiling entry function 'fwd_bf16_d128_causal_varlen_
@@ -102,5 +112,12 @@ func.func @kvcache(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16>, %v: m
 
 func.func @paged(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: memref<?x2x?x64xf16>, %n: memref<?xi32>, %t: memref<?x?xi32>, %o: memref<?x8x?x64xf16>) {
   attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x2x?x64xf16>) v(%v : memref<?x2x?x64xf16>) seqlens_k(%n : memref<?xi32>) block_table(%t : memref<?x?xi32>) outs(%o : memref<?x8x?x64xf16>) {mask = #attn.mask<causal_bottom_right>}
+  return
+}
+
+// -----
+
+func.func @varlen_d64(%q: memref<1x8x?x64xbf16>, %k: memref<1x2x?x64xbf16>, %v: memref<1x2x?x64xbf16>, %cq: memref<?xi32>, %ck: memref<?xi32>, %o: memref<1x8x?x64xbf16>) {
+  attn.attention q(%q : memref<1x8x?x64xbf16>) k(%k : memref<1x2x?x64xbf16>) v(%v : memref<1x2x?x64xbf16>) cu_seqlens_q(%cq : memref<?xi32>) cu_seqlens_k(%ck : memref<?xi32>) outs(%o : memref<1x8x?x64xbf16>) {mask = #attn.mask<causal>}
   return
 }

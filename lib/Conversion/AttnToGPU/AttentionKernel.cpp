@@ -148,16 +148,19 @@ private:
   /// The computing warpgroups' key loop over [jLo, jHi) and epilogue.
   void emitConsumerTile(Value jLo, Value jHi);
   /// The roles of a kernel whose workgroups walk tiles (forEachTile), each
-  /// with its own Q: a persistent grid, or a packed sequence's row blocks.
-  void emitTileLoop();
+  /// with its own Q: a persistent grid, or a packed sequence's row blocks
+  /// from `firstBlock` (the workgroup's grid x).
+  void emitTileLoop(Value firstBlock = Value());
   /// Row `r` of a sequence starting at packed row `row0` (dense: `r`).
   Value packedRow(Value r, Value row0) {
     return spec.layout == SeqLayout::Varlen ? add(r, row0) : r;
   }
   /// Runs `body` for each of the workgroup's tiles with m0, head, headKV,
   /// batch and ringBase bound; `tileIndex` counts the workgroup's tiles.
+  /// `firstBlock`: a packed sequence's first row block (else null).
   void
-  forEachTile(function_ref<void(Value jLo, Value jHi, Value tileIndex)> body);
+  forEachTile(Value firstBlock,
+              function_ref<void(Value jLo, Value jHi, Value tileIndex)> body);
   void emitProducerLoop(Value jLo, Value jHi);
   /// The producer of a tma_ws kernel: one thread issues block j's K and V
   /// boxes (and Q's with the first block) against `full[stage]`.
@@ -246,8 +249,6 @@ private:
   Value qRow0, kRow0;
   /// Key blocks of the workgroup's earlier tiles (emitTileLoop).
   Value ringBase;
-  /// A packed sequence's first row block of this workgroup (grid x).
-  Value m0Block;
   /// Split-KV: the number of splits and this workgroup's one.
   Value numSplits, split;
   /// D and Dv given at run time (null when static).
@@ -734,8 +735,7 @@ void KernelEmitter::emit() {
   }
   OpBuilder::InsertionGuard guard(b);
   if (spec.layout == SeqLayout::Varlen && warpSpecialized) {
-    m0Block = mBlock;
-    return emitTileLoop();
+    return emitTileLoop(mBlock);
   }
   if (spec.layout == SeqLayout::Varlen) {
     // The grid is sized by max_seqlen_q, a hint the device cannot check: a
@@ -967,12 +967,12 @@ void KernelEmitter::emitConsumerTile(Value jLo, Value jHi) {
 /// refills Q once every S = Q K^T of the tile completed, and meanwhile fills
 /// the ring with the next tile's K and V, while the computing warpgroups
 /// store the outputs.
-void KernelEmitter::emitTileLoop() {
+void KernelEmitter::emitTileLoop(Value firstBlock) {
   bindTileInvariants();
   int64_t qBytes = spec.blockM() * spec.tileHeadDim * elemBytes;
   emitRoles(
       [&] {
-        forEachTile([&](Value jLo, Value jHi, Value tileIndex) {
+        forEachTile(firstBlock, [&](Value jLo, Value jHi, Value tileIndex) {
           waitEmpty(queryEmptyBarrier(), tileIndex);
           target.emitBarrierArriveExpectBytes(b, loc, queryFullBarrier(),
                                               qBytes);
@@ -983,7 +983,7 @@ void KernelEmitter::emitTileLoop() {
       },
       [&] {
         query = mma->loadQuery(b, loc, lane, qTile, warpRow);
-        forEachTile([&](Value jLo, Value jHi, Value tileIndex) {
+        forEachTile(firstBlock, [&](Value jLo, Value jHi, Value tileIndex) {
           bindPointers();
           bindRows();
           waitFull(queryFullBarrier(), tileIndex);
@@ -999,13 +999,14 @@ void KernelEmitter::emitTileLoop() {
 /// a tile and ran 0.73x the plain grid; with single causal tiles round
 /// robin, 0.60-0.97x).
 void KernelEmitter::forEachTile(
+    Value firstBlock,
     function_ref<void(Value jLo, Value jHi, Value tileIndex)> body) {
   if (spec.layout == SeqLayout::Varlen) {
     // The workgroup's sequence and head are bound; it takes row blocks x,
     // x + gridDim.x, ... of the sequence (the grid is sized by a hint).
     Value blocks = arith::CeilDivUIOp::create(b, loc, rows, c32(spec.blockM()));
     Value step = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
-    auto loop = scf::ForOp::create(b, loc, m0Block, blocks, step,
+    auto loop = scf::ForOp::create(b, loc, firstBlock, blocks, step,
                                    ValueRange{c32(0), c32(0)});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());

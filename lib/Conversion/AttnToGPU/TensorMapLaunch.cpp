@@ -10,6 +10,9 @@
 
 #include "AttnDialect/Conversion/AttnToGPU/KernelABI.h"
 #include "LaunchUtils.h"
+// cuda.h's enumerators as the runtime passes them (checked against cuda.h
+// there, runtime/lib/CudaAbiCheck.cpp): one copy for both encoders.
+#include "../../../runtime/lib/CudaConstants.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -21,13 +24,6 @@ using namespace mlir;
 using namespace mlir::attn;
 
 static constexpr StringLiteral kEncodeName = "cuTensorMapEncodeTiled";
-
-// cuda.h's enumerators (CUtensorMapDataType, CUtensorMapSwizzle,
-// CUtensorMapL2promotion); interleave and OOB fill are 0 (none, zeros).
-static constexpr int64_t kDataTypeFloat16 = 6;
-static constexpr int64_t kDataTypeBFloat16 = 9;
-static constexpr int64_t kSwizzle128B = 3;
-static constexpr int64_t kL2Promotion128B = 2;
 
 /// The driver's entry point, declared once in `module`.
 static LLVM::LLVMFuncOp getEncodeFunction(OpBuilder &builder, Location loc,
@@ -46,8 +42,9 @@ static LLVM::LLVMFuncOp getEncodeFunction(OpBuilder &builder, Location loc,
   return LLVM::LLVMFuncOp::create(b, loc, kEncodeName, type);
 }
 
-Value attn::encodeTensorMap(OpBuilder &b, Location loc, Operation *op,
-                            Value memref, Value devicePtr, int64_t boxRows) {
+Value mlir::attn::encodeTensorMap(OpBuilder &b, Location loc, Operation *op,
+                                  Value memref, Value devicePtr,
+                                  int64_t boxRows) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -88,13 +85,18 @@ Value attn::encodeTensorMap(OpBuilder &b, Location loc, Operation *op,
   Value result =
       LLVM::CallOp::create(
           b, loc, getEncodeFunction(b, loc, module),
-          ValueRange{
-              map, cI32(elem.isBF16() ? kDataTypeBFloat16 : kDataTypeFloat16),
-              cI32(4), address, array(i64, dims), array(i64, byteStrides),
-              array(i32,
-                    {cI32(kTensorMapBoxCols), cI32(boxRows), cI32(1), cI32(1)}),
-              array(i32, {cI32(1), cI32(1), cI32(1), cI32(1)}), cI32(0),
-              cI32(kSwizzle128B), cI32(kL2Promotion128B), cI32(0)})
+          ValueRange{map,
+                     cI32(elem.isBF16() ? ::attn::cuda::kTensorMapBFloat16
+                                        : ::attn::cuda::kTensorMapFloat16),
+                     cI32(4), address, array(i64, dims),
+                     array(i64, byteStrides),
+                     array(i32, {cI32(kTensorMapBoxCols), cI32(boxRows),
+                                 cI32(1), cI32(1)}),
+                     array(i32, {cI32(1), cI32(1), cI32(1), cI32(1)}),
+                     cI32(::attn::cuda::kTensorMapInterleaveNone),
+                     cI32(::attn::cuda::kTensorMapSwizzle128B),
+                     cI32(::attn::cuda::kTensorMapL2Promotion128B),
+                     cI32(::attn::cuda::kTensorMapOobFillNone)})
           .getResult();
   Value ok =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, result, cI32(0));
