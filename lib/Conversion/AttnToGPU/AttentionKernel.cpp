@@ -942,17 +942,34 @@ void KernelEmitter::emitRoles(function_ref<void()> produce,
 }
 
 void KernelEmitter::emitConsumerTile(Value jLo, Value jHi) {
-  scf::ForOp loop = emitConsumerLoop(jLo, jHi, getInitialState());
-  // Every S = Q K^T of the tile has completed: Q's buffer may be refilled.
-  if (tileLoop)
-    target.emitBarrierArrive(b, loc, queryEmptyBarrier());
-  SmallVector<Value> state(loop.getResults());
+  SmallVector<Value> init = getInitialState();
   unsigned slots = sLayout.getNumRowSlots();
-  if (mma->hasAsyncOutput()) {
-    SmallVector<Value> acc =
-        mma->waitOutput(b, loc, ArrayRef<Value>(state).drop_front(2 * slots));
-    llvm::copy(acc, state.begin() + 2 * slots);
+  // The key loop, then (async P V) the wait for the last product. A tile
+  // without key blocks skips both: had its zeros met the loop's in-flight
+  // accumulators before the wait, ptxas would serialize every wgmma of the
+  // kernel (C7515; the D = 256 causal tile loops did).
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(init)),
+                                lt(jLo, jHi), /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::ForOp loop = emitConsumerLoop(jLo, jHi, init);
+    // Every S = Q K^T of the tile has completed: Q's buffer may be refilled.
+    if (tileLoop)
+      target.emitBarrierArrive(b, loc, queryEmptyBarrier());
+    SmallVector<Value> state(loop.getResults());
+    if (mma->hasAsyncOutput()) {
+      SmallVector<Value> acc = mma->waitOutput(
+          b, loc, ArrayRef<Value>(state).drop_front(2 * slots));
+      llvm::copy(acc, state.begin() + 2 * slots);
+    }
+    scf::YieldOp::create(b, loc, state);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    if (tileLoop)
+      target.emitBarrierArrive(b, loc, queryEmptyBarrier());
+    scf::YieldOp::create(b, loc, init);
   }
+  SmallVector<Value> state(ifOp.getResults());
   // The last block's P V has completed too: its stage goes back to the
   // producer, which may be filling the next tile's blocks.
   if (tileLoop)
