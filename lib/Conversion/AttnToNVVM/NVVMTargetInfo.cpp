@@ -173,9 +173,10 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
   // an SM (measured on the H100: 142 registers and half the speed of the
   // fixed D = 59 kernel's 128). Ask for two where their shared memory and,
   // at 128 registers a thread, their registers fit an SM. Dropout's
-  // generator costs the same way, and so does a serving layout's sequence
+  // generator costs the same way, and so do a serving layout's sequence
   // walk (the packed D = 64 wgmma kernel took 148 registers against the
-  // dense one's 126 and ran 0.65-0.73x its speed on the same tokens).
+  // dense one's 126 and ran 0.65-0.73x its speed on the same tokens) and
+  // the element-aligned twins' copies through registers (130-132).
   if (isWarpSpecialized(spec.config.getPipeline())) {
     // setmaxnreg needs a register cap at entry: one workgroup per SM.
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
@@ -187,12 +188,15 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
     return;
   }
   if (!spec.dynamicHeadDim() && !spec.dropout &&
-      spec.layout == SeqLayout::Dense)
+      spec.layout == SeqLayout::Dense && spec.config.getAlignBytes() >= 16)
     return;
+  // Only where two workgroups' share is a cap (below the per-thread
+  // maximum): at 128 threads ptxas only shuffles its choices.
   int64_t smem = getDynamicSharedMemoryBytes(spec, *this);
   int64_t threads = spec.warps() * getWarpSize();
   if (2 * smem <= chip.smemMaxBytes &&
-      2 * threads * 128 <= chip.regsPerBlockMax)
+      2 * threads * 128 <= chip.regsPerBlockMax &&
+      chip.regsPerBlockMax / (2 * threads) < chip.regsPerThreadMax)
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   Builder(func.getContext()).getI32IntegerAttr(2));
 }
