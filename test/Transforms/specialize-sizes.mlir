@@ -1,8 +1,8 @@
 // attn-specialize-sizes: a copy of a dynamic-length op per size class whose
 // tile differs from the general one (docs/Tuning.md), chosen by scf.if.
 // RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a size-hints=1,512,4096,16384" | FileCheck %s --check-prefix=HINTS
-// RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json sm-count=132" | FileCheck %s --check-prefix=TUNED
-// RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json" | FileCheck %s --check-prefix=NOSMS
+// RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a tuning=%attn_src_root/test/Transforms/Inputs/sm_90a-size-classes.json sm-count=132" | FileCheck %s --check-prefix=TUNED
+// RUN: attn-opt %s -split-input-file -attn-specialize-sizes="target=sm_90a tuning=%attn_src_root/test/Transforms/Inputs/sm_90a-size-classes.json" | FileCheck %s --check-prefix=NOSMS
 
 // The tables at the hints: D = 64 takes tma_d64_m128n128w12 (the TMA form
 // of ws_d64_m128n128w12) from its seqlen_min (4096; the hints 512 and 4096
@@ -15,7 +15,9 @@
 // HINTS-NEXT:    attn.attention {{.*}}name = "tma_d64_m128n128w12"
 // HINTS:       } else {
 // HINTS-NEXT:    attn.attention {{.*}}name = "wgmma_d64_m128n64w8"
-// With the H100 file (its ws_* entries resolve to their TMA forms): its
+// With the H100 file's D = 64 and 96 entries as of 2026-11-26
+// (Inputs/sm_90a-size-classes.json: the mechanism, not today's data; its
+// ws_* entries resolve to their TMA forms): its
 // ws_d64_m192n128w16 entry for 1449..2896 (>= 21 x 132 workgroups) and its
 // tma_d64_m192n128w16 entry from 2897 (>= 20 x 132) are one tile, so one
 // unbounded class from 1449 down to the smaller grid, 20 x 132 = 2640 workgroups
@@ -88,10 +90,12 @@ func.func @d64_f16(%q: tensor<?x8x?x64xf16>, %k: tensor<?x8x?x64xf16>,
 
 // -----
 
-// The H100 file at D = 96: the two-stage ring from 5793 on grids of at
-// least 20 x 132 workgroups (B x 8 heads x ceil(Sq / 128)), the tables'
-// three-stage one below. Without sm-count that class is left out, and
-// nothing else differs. The tables alone have no class for D = 96.
+// The H100 file's D = 96 entries as they were measured on the cp.async
+// kernels (the built-in file has dropped their two-stage ring since): the
+// two-stage ring from 5793 on grids of at least 20 x 132 workgroups (B x 8
+// heads x ceil(Sq / 128)), the tables' three-stage one below. Without
+// sm-count that class is left out, and nothing else differs. The tables
+// alone have no class for D = 96.
 // HINTS-LABEL: func.func @d96
 // HINTS-NOT:   scf.if
 // HINTS:       return
