@@ -334,7 +334,8 @@ static int64_t geometricMidpoint(int64_t a, int64_t b) {
 llvm::SmallVector<SizeClass> mlir::attn::getSizeClasses(
     const ChipSpec &chip, const AttentionProblem &problem,
     const TileCandidate *general, llvm::ArrayRef<int64_t> hints,
-    const TuningFile *tuning, const Profile *profile) {
+    const TuningFile *tuning, const Profile *profile,
+    llvm::SmallVectorImpl<SizeClass> *dropped) {
   llvm::SmallVector<SizeClass> classes;
   llvm::SmallVector<const TuningEntry *> entries;
   if (tuning && tuning->chip == &chip)
@@ -385,10 +386,15 @@ llvm::SmallVector<SizeClass> mlir::attn::getSizeClasses(
   // The general tile serves its lengths without a condition; a kernel has
   // one range.
   llvm::SmallVector<SizeClass> out;
-  for (const SizeClass &c : merged)
-    if (c.candidate != general && llvm::none_of(out, [&](const SizeClass &o) {
+  for (const SizeClass &c : merged) {
+    if (c.candidate == general)
+      continue;
+    if (llvm::none_of(out, [&](const SizeClass &o) {
           return o.candidate == c.candidate;
         }))
       out.push_back(c);
+    else if (dropped)
+      dropped->push_back(c);
+  }
   return out;
 }

@@ -15,7 +15,7 @@
 // HINTS-NEXT:    attn.attention {{.*}}name = "tma_d64_m128n128w12"
 // HINTS:       } else {
 // HINTS-NEXT:    attn.attention {{.*}}name = "wgmma_d64_m128n64w8"
-// With the H100 file's D = 64 and 96 entries as of 2026-11-26
+// With the H100 file's D = 64, 80 and 96 entries as of 2026-11-26
 // (Inputs/sm_90a-size-classes.json: the mechanism, not today's data; its
 // ws_* entries resolve to their TMA forms): its
 // ws_d64_m192n128w16 entry for 1449..2896 (>= 21 x 132 workgroups) and its

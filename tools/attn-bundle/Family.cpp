@@ -198,13 +198,27 @@ getVariantSizeClasses(const FamilyRequest &request, const Variant &v,
   AttentionProblem problem = getProblem(v);
   const TileCandidate *general =
       selectCandidate(*request.chip, problem, request.profile);
+  SmallVector<SizeClass> dropped;
   for (const SizeClass &c :
        getSizeClasses(*request.chip, problem, general, request.sizeHints,
-                      request.tuning, request.profile))
+                      request.tuning, request.profile, &dropped))
     if (llvm::none_of(tiles, [&](const TileCandidate *t) {
           return getKernelKey(t) == getKernelKey(c.candidate);
         }))
       out.push_back(c);
+  // A tile keeps one range: say which lengths a tuning file (or the hints)
+  // gave it that the general tile serves instead.
+  for (const SizeClass &c : dropped) {
+    const SizeClass *kept = llvm::find_if(
+        out, [&](const SizeClass &o) { return o.candidate == c.candidate; });
+    llvm::WithColor::warning(llvm::errs(), "attn-bundle")
+        << request.chip->name << " " << v.describe() << ": the size class "
+        << c.range.str() << " of tile " << c.candidate->name
+        << " falls to the general tile "
+        << (general ? general->name : std::string("(none)"))
+        << ": a tile keeps one range"
+        << (kept != out.end() ? " (" + kept->range.str() + ")" : "") << "\n";
+  }
   return out;
 }
 

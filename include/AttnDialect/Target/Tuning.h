@@ -119,11 +119,13 @@ struct SizeClass {
 /// neighbours; a candidate's seqlen_min raises its start). Tiles that do not
 /// fit `problem` are left out (the general tile serves those lengths);
 /// adjacent classes of one tile are merged, and a tile keeps only its first
-/// class (one kernel per tile).
+/// class (one kernel per tile): the later ones go to `dropped` when given
+/// (their lengths fall to the general tile).
 llvm::SmallVector<SizeClass>
 getSizeClasses(const ChipSpec &chip, const AttentionProblem &problem,
                const TileCandidate *general, llvm::ArrayRef<int64_t> hints,
-               const TuningFile *tuning, const Profile *profile = nullptr);
+               const TuningFile *tuning, const Profile *profile = nullptr,
+               llvm::SmallVectorImpl<SizeClass> *dropped = nullptr);
 
 } // namespace attn
 } // namespace mlir
