@@ -9,8 +9,8 @@ in one process (an A/B of compiler changes).
 bf16, 16 heads. The dense batch is stored as the packed tensors are
 ([B, S, H, D] viewed as [B, H, S, D]); equal lengths run the same work
 both ways, mixed ones are compared by TFLOP/s of the visible pairs (as
-bench_decode.py's prefill rows). Each bundle's row ends with the variants
-its dispatch chose for the packed and the dense call.
+bench_decode.py's prefill rows). Each bundle's row ends with the variant
+its dispatch chose for the dense call.
 """
 import argparse
 import os

@@ -537,9 +537,7 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
               cand.blockM, cand.blockN, cand.stages,
               getElementBytes(problem.elementType), problem.headDim,
               problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
-              isWarpSpecialized(cand.pipeline),
-              walksTiles(cand.pipeline, cand.isPersistentFor(problem.mask),
-                         problem.servingLayout))
+              isWarpSpecialized(cand.pipeline), walksTiles(cand, problem))
               .totalBytes;
   if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
     return std::nullopt;
@@ -572,16 +570,12 @@ CheckResult mlir::attn::checkRegisters(const ChipSpec &chip,
   }
   if (isWarpSpecialized(cand.pipeline) && chip.regsPerBlockMax > 0) {
     // setmaxnreg hands the computing warpgroups what the producer frees.
-    int64_t cap =
-        getWarpRoleRegisters(
-            cand.warps, chip.warpSize, chip.regsPerBlockMax,
-            chip.regsPerThreadMax,
-            hasBusyProducer(
-                /*alignBytes=*/16,
-                walksTiles(cand.pipeline, cand.isPersistentFor(problem.mask),
-                           problem.servingLayout),
-                problem.mask))
-            .consumer;
+    int64_t cap = getWarpRoleRegisters(
+                      cand.warps, chip.warpSize, chip.regsPerBlockMax,
+                      chip.regsPerThreadMax,
+                      hasBusyProducer(/*alignBytes=*/16,
+                                      walksTiles(cand, problem), problem.mask))
+                      .consumer;
     if (regs > cap)
       return formatv("registers: estimated {0} per computing thread > the {1} "
                      "setmaxnreg leaves them beside the producer",

@@ -299,6 +299,20 @@ struct AttentionProblem {
 /// (with a diagnostic on the op) when its types are outside the table.
 FailureOr<AttentionProblem> getAttentionProblem(Operation *op);
 
+/// Whether `c`'s kernel for `problem` runs over a persistent grid
+/// (ConfigAttr's persistent): dense batches of a mask the tile lists.
+inline bool isPersistentKernel(const TileCandidate &c,
+                               const AttentionProblem &problem) {
+  return c.isPersistentFor(problem.mask) && !problem.servingLayout;
+}
+
+/// walksTiles of `c`'s kernel for `problem`.
+inline bool walksTiles(const TileCandidate &c,
+                       const AttentionProblem &problem) {
+  return walksTiles(c.pipeline, isPersistentKernel(c, problem),
+                    problem.servingLayout);
+}
+
 struct Verdict {
   const TileCandidate *candidate = nullptr;
   bool accepted = false;

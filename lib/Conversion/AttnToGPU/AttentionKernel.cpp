@@ -703,16 +703,16 @@ void KernelEmitter::emit() {
     qRow0 = kRow0 = c32(0);
     return emitTileLoop();
   }
-  Value mBlock = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value mBlock = blockId(gpu::Dimension::x);
   if (isCausal(spec.mask)) {
     // Under a causal mask the last query blocks see the most keys: start
     // them first, so that the grid's tail is made of the cheap blocks.
-    Value blocks = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+    Value blocks = gridDim(gpu::Dimension::x);
     mBlock = arith::SubIOp::create(
         b, loc, arith::SubIOp::create(b, loc, blocks, c32(1)), mBlock);
   }
-  head = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
-  batch = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
+  head = blockId(gpu::Dimension::y);
+  batch = blockId(gpu::Dimension::z);
   if (spec.splitKV()) {
     // Grid z is batch x splits, the splits of a batch adjacent.
     numSplits = arith::MaxSIOp::create(b, loc, arg(kArgNumSplits), c32(1));
@@ -743,7 +743,7 @@ void KernelEmitter::emit() {
     // a hint below a sequence's length costs time, never rows. Blocks past
     // a short sequence's end do nothing.
     Value blocks = arith::CeilDivUIOp::create(b, loc, rows, c32(spec.blockM()));
-    Value step = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+    Value step = gridDim(gpu::Dimension::x);
     auto loop = scf::ForOp::create(b, loc, mBlock, blocks, step);
     b.setInsertionPointToStart(loop.getBody());
     // Every warp is done with the previous block's shared tiles (wgmma
@@ -1022,7 +1022,7 @@ void KernelEmitter::forEachTile(
     // The workgroup's sequence and head are bound; it takes row blocks x,
     // x + gridDim.x, ... of the sequence (the grid is sized by a hint).
     Value blocks = arith::CeilDivUIOp::create(b, loc, rows, c32(spec.blockM()));
-    Value step = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+    Value step = gridDim(gpu::Dimension::x);
     auto loop = scf::ForOp::create(b, loc, firstBlock, blocks, step,
                                    ValueRange{c32(0), c32(0)});
     OpBuilder::InsertionGuard guard(b);
@@ -1050,12 +1050,6 @@ void KernelEmitter::forEachTile(
       arith::CeilDivUIOp::create(b, loc, blocksM, c32(tilesPerUnit));
   Value units = mul(unitsPerHead, headsBatch);
   // The workgroup's linear id and count, whatever the grid's shape.
-  auto blockId = [&](gpu::Dimension d) {
-    return toI32(gpu::BlockIdOp::create(b, loc, d));
-  };
-  auto gridDim = [&](gpu::Dimension d) {
-    return toI32(gpu::GridDimOp::create(b, loc, d));
-  };
   using gpu::Dimension;
   Value id = add(blockId(Dimension::x),
                  mul(gridDim(Dimension::x),

@@ -44,6 +44,9 @@ protected:
   Value blockId(gpu::Dimension d) {
     return toI32(gpu::BlockIdOp::create(b, loc, d));
   }
+  Value gridDim(gpu::Dimension d) {
+    return toI32(gpu::GridDimOp::create(b, loc, d));
+  }
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
