@@ -114,6 +114,18 @@
 // PTX128: wgmma.wait_group.sync.aligned 0;
 // PTX128-NOT: wgmma.wait_group.sync.aligned 0;
 // PTX128-LABEL: .entry bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main_q(
+// main_q likewise leaves dQ in flight into the next key block: once S and
+// dP are issued, the previous dQ is waited for (two groups left), then a
+// barrier and the next key block's copies; one wait after the loop.
+// PTX128: wgmma.commit_group.sync.aligned;
+// PTX128: wgmma.commit_group.sync.aligned;
+// PTX128-NOT: wgmma.wait_group
+// PTX128: wgmma.wait_group.sync.aligned 2;
+// PTX128-NOT: wgmma.wait_group
+// PTX128: bar.sync 0;
+// PTX128-NOT: wgmma.wait_group
+// PTX128: cp.async.cg.shared.global
+// PTX128: wgmma.wait_group.sync.aligned 1;
 
 // D64-NOT: warning
 // D64-DAG: Function properties for bwd_bf16_d64_causal_det_m64n64w4s2_main{{$}}

@@ -1501,6 +1501,15 @@ void MainStageEmitter::emitQueryPass() {
     copyKeys(k, v, jLo);
     target.emitCopyCommit(b, loc);
   }
+  // With asynchronous products dP runs while P is computed.
+  bool overlap = overlapsScoreGrad();
+  // Deferred (as main's deferredCompletion, where no register cap
+  // applies): block j - 1's dQ product is still in flight when block j
+  // starts, and block j + 1's copies are issued once block j's S and dP
+  // are, so that they and the wait for dQ run under those products (D =
+  // 128 on the H100: +0-4%; D = 64 under its cap: level).
+  bool deferred =
+      prefetch && overlap && target.getBackwardRegisterCap(spec) == 0;
   SmallVector<Value> init(ol.getNumElements(), cf(0.0));
   auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
   {
@@ -1508,13 +1517,24 @@ void MainStageEmitter::emitQueryPass() {
     b.setInsertionPointToStart(loop.getBody());
     Value j = loop.getInductionVar();
     Value n = mul(j, c32(bn));
-    // Every warp is done with the previous block's K and V.
-    barrier();
+    SmallVector<Value> acc(loop.getRegionIterArgs());
     SharedTile kb = k, vb = v;
+    // Issues block j + 1's copies into `kt` and `vt`, one group (empty
+    // after the last block, so the counts below hold).
+    auto loadNext = [&](const SharedTile &kt, const SharedTile &vt) {
+      Value next = add(j, c32(1));
+      {
+        OpBuilder::InsertionGuard g(b);
+        auto more = scf::IfOp::create(b, loc, lt(next, jHi), false);
+        b.setInsertionPointToStart(more.thenBlock());
+        copyKeys(kt, vt, next);
+      }
+      target.emitCopyCommit(b, loc);
+    };
+    SharedTile kn, vn;
     if (prefetch) {
       // Block j's buffer by its parity; block j + 1 into the other one
-      // (block j - 1's), then at most that group still in flight (one is
-      // committed, empty after the last block, so the count holds).
+      // (block j - 1's).
       Value odd = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ne,
           arith::AndIOp::create(b, loc, sub(j, jLo), c32(1)), c32(0));
@@ -1527,28 +1547,38 @@ void MainStageEmitter::emitQueryPass() {
       };
       kb = pick(k, kNext);
       vb = pick(v, vNext);
-      Value next = add(j, c32(1));
-      {
-        OpBuilder::InsertionGuard g(b);
-        auto more = scf::IfOp::create(b, loc, lt(next, jHi), false);
-        b.setInsertionPointToStart(more.thenBlock());
-        copyKeys(pick(kNext, k), pick(vNext, v), next);
-      }
-      target.emitCopyCommit(b, loc);
+      kn = pick(kNext, k);
+      vn = pick(vNext, v);
+    }
+    if (deferred) {
+      // Block j's tiles, the one group in flight, have landed.
+      publishCopies();
+    } else if (prefetch) {
+      // Every warp is done with the previous block's K and V; then at most
+      // block j + 1's group is in flight.
+      barrier();
+      loadNext(kn, vn);
       target.emitCopyWait(b, loc, 1);
       scoresMma->emitSharedWritesVisible(b, loc);
       barrier();
     } else {
+      // Every warp is done with the previous block's K and V.
+      barrier();
       copyKeys(k, v, j);
       target.emitCopyCommit(b, loc);
       publishCopies();
     }
-    // With asynchronous products dP runs while P is computed.
-    bool overlap = overlapsScoreGrad();
     SmallVector<Value> s, dp;
     if (overlap) {
       s = sMma->issueScores(b, loc, lane, query, kb);
       dp = pMma->issueScores(b, loc, lane, gradOut, vb);
+      if (deferred) {
+        // Block j - 1's dQ (it read K j - 1), then every warp's share of it
+        // before block j + 1 takes that buffer.
+        acc = sMma->waitOutput(b, loc, acc, /*pending=*/2);
+        barrier();
+        loadNext(kn, vn);
+      }
       s = sMma->waitOutput(b, loc, s, /*pending=*/1);
     } else {
       s = sMma->computeScores(b, loc, lane, query, kb);
@@ -1621,15 +1651,17 @@ void MainStageEmitter::emitQueryPass() {
       for (unsigned e = 0, ne = s.size(); e < ne; ++e)
         scoreGrad(e);
     }
-    // Completed before the next block's copies overwrite K.
-    SmallVector<Value> acc = completed(
-        *sMma,
-        sMma->accumulateOutput(b, loc, lane, s, kb,
-                               SmallVector<Value>(loop.getRegionIterArgs())));
+    acc = sMma->accumulateOutput(b, loc, lane, s, kb, acc);
+    // Completed before the next block's copies overwrite K (deferred: in
+    // the next block, or after the loop).
+    if (!deferred)
+      acc = completed(*sMma, acc);
     scf::YieldOp::create(b, loc, acc);
   }
   // dq = scale * acc, rows past Sq and columns past D not stored.
   SmallVector<Value> acc(loop.getResults());
+  if (deferred)
+    acc = completed(*sMma, acc);
   for (unsigned e = 0, ne = acc.size(); e < ne; ++e) {
     Value r = add(add(m0, warpRow),
                   add(ol.laneRow, c32(ol.rowSlotOffsets[ol.rowSlot[e]])));
