@@ -10,11 +10,16 @@
 #include "TensorMaps.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
 using namespace attn;
+
+/// The smallest |scale| a backward call takes: the sm_90a plans start S^T
+/// from -lse / scale (docs/Backward.md), which must stay finite.
+static constexpr float kMinBackwardScale = 1e-30f;
 
 static Status invalid(const std::string &what) {
   return Status::error(ATTN_STATUS_INVALID_ARGUMENT, what);
@@ -431,6 +436,15 @@ Status validate(const Call &c) {
     return s;
   if (!(c.scale == c.scale))
     return invalid("scale is NaN");
+  if (c.backward && !(std::fabs(c.scale) >= kMinBackwardScale &&
+                      std::fabs(c.scale) <= FLT_MAX)) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf),
+                  "scale: the backward takes a finite scale of magnitude at "
+                  "least %g, got %g",
+                  double(kMinBackwardScale), double(c.scale));
+    return invalid(buf);
+  }
   if (!(c.softcap >= 0))
     return invalid("softcap must be 0 (none) or positive, got " +
                    std::to_string(c.softcap));
