@@ -10,11 +10,16 @@
 #include "TensorMaps.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
 using namespace attn;
+
+/// The smallest |scale| a backward call takes: the sm_90a plans start S^T
+/// from -lse / scale (docs/Backward.md), which must stay finite.
+static constexpr float kMinBackwardScale = 1e-30f;
 
 static Status invalid(const std::string &what) {
   return Status::error(ATTN_STATUS_INVALID_ARGUMENT, what);
@@ -431,6 +436,15 @@ Status validate(const Call &c) {
     return s;
   if (!(c.scale == c.scale))
     return invalid("scale is NaN");
+  if (c.backward && !(std::fabs(c.scale) >= kMinBackwardScale &&
+                      std::fabs(c.scale) <= FLT_MAX)) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf),
+                  "scale: the backward takes a finite scale of magnitude at "
+                  "least %g, got %g",
+                  double(kMinBackwardScale), double(c.scale));
+    return invalid(buf);
+  }
   if (!(c.softcap >= 0))
     return invalid("softcap must be 0 (none) or positive, got " +
                    std::to_string(c.softcap));
@@ -520,12 +534,16 @@ std::string whyNotConditions(const Conditions &cond, const Call &c) {
   return "";
 }
 
+/// whyNot(sig, c) is empty, without building it.
+bool sameSignature(const Signature &sig, const Call &c) {
+  return sig.dtype == c.dtype && sig.servesHeadDims(c.headDim, c.headDimV) &&
+         sig.mask == c.mask && sig.bias == c.biasKind &&
+         sig.softcap == (c.softcap > 0) && sig.dropout == (c.dropoutP > 0);
+}
+
 /// whyNot(v, c) says nothing about the fields, without building it.
 bool sameFields(const Variant &v, const Call &c) {
-  return v.layout == c.layout && v.dtype == c.dtype &&
-         v.servesHeadDims(c.headDim, c.headDimV) && v.mask == c.mask &&
-         v.bias == c.biasKind && v.softcap == (c.softcap > 0) &&
-         v.dropout == (c.dropoutP > 0);
+  return v.layout == c.layout && sameSignature(v, c);
 }
 
 std::string whyNot(const Variant &v, const Call &c) {
@@ -729,21 +747,19 @@ Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
   if (!s.isOk())
     return s;
   DimValues dims = dimValues(params);
-  std::string reasons;
+  // Every call selects: first find the plan without writing a reason for
+  // each one passed over (a bundle holds hundreds, most differing in a
+  // field: writing them took 250 us a call on the H100's host), then write
+  // them only for the error.
   int fallback = -1;
-  // Some plan fit the call but not this GPU: say that.
-  bool deviceOnly = false;
   for (size_t i = 0; i < bundle.plans.size(); ++i) {
     const Plan &plan = bundle.plans[i];
-    std::string why = whyNot(plan, call, dims);
-    if (why.empty()) {
-      why = whyNotOnDevice(plan, device);
-      deviceOnly |= !why.empty();
-    }
-    if (!why.empty()) {
-      reasons += "\n  plan '" + plan.name + "': " + why;
+    if (!sameSignature(plan, call) ||
+        plan.biasGrad != (call.dbias != nullptr) ||
+        (call.deterministic && !plan.deterministic) ||
+        !whyNot(plan, call, dims).empty() ||
+        !whyNotOnDevice(plan, device).empty())
       continue;
-    }
     if (!plan.deterministic || call.deterministic) {
       index = int(i);
       return Status::ok();
@@ -754,6 +770,19 @@ Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
   if (fallback >= 0) {
     index = fallback;
     return Status::ok();
+  }
+  std::string reasons;
+  // Some plan fit the call but not this GPU: say that.
+  bool deviceOnly = false;
+  for (size_t i = 0; i < bundle.plans.size(); ++i) {
+    const Plan &plan = bundle.plans[i];
+    std::string why = whyNot(plan, call, dims);
+    if (why.empty()) {
+      why = whyNotOnDevice(plan, device);
+      deviceOnly |= !why.empty();
+    }
+    if (!why.empty())
+      reasons += "\n  plan '" + plan.name + "': " + why;
   }
   if (bundle.plans.empty())
     reasons = " the bundle has no plans";

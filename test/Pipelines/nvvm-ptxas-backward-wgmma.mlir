@@ -38,24 +38,43 @@
 // 168 registers.
 // PTX: .minnctapersm 3
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
-// PTX: cp.async.cg.shared.global
+// Each thread keeps its chunk columns in every row it copies: its copies
+// of a tile differ by constant shared offsets (few registers; the copies'
+// address arithmetic runs between dK's product and the next S^T).
+// PTX: cp.async.cg.shared.global [%rd[[TO:[0-9]+]]], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
+// PTX-NOT: cp.async
+// PTX: cp.async.cg.shared.global [%rd[[TO]]+2048], [%rd{{[0-9]+}}], 16,
 // PTX: cp.async.ca.shared.global {{.*}}, 4,
 // PTX: fence.proxy.async.shared::cta
+// The block's lse, read from shared memory before the products that would
+// compete for it: S^T starts from -lse / scale (scale-d 1 from the first
+// step), so that P^T = exp2(S^T scale log2(e)).
+// PTX: ld.shared.v2.b32
+// PTX: mul.rn.f32
+// PTX-NOT: ex2.approx
 // S^T = K Q^T (N = block_m = 64 query columns), both from descriptors,
 // each step's advanced inside the chain (registers: D = 128 spilled with a
 // descriptor input per step).
-// PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PTX: wgmma.fence.sync.aligned;
+// PTX-NEXT: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, 1, 1, 1, 0, 0;
 // PTX-NEXT: add.s64 da, %rd{{[0-9]+}}, 2;
 // PTX-NEXT: add.s64 db, %rd{{[0-9]+}}, 2;
-// dP^T = V dO^T is issued before S^T is waited for: S^T alone completes
-// (one group left running) while P^T is computed.
+// dP^T = V dO^T is issued before S^T is waited for, from -delta (read
+// meanwhile): S^T alone completes (one group left running) while P^T is
+// computed.
 // PTX: wgmma.commit_group.sync.aligned;
+// PTX-NOT: wgmma.wait_group
+// PTX: ld.shared.v2.b32
+// PTX-NOT: wgmma.wait_group
+// PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 0, 0;
 // PTX-NOT: wgmma.wait_group
 // PTX: wgmma.commit_group.sync.aligned;
 // PTX-NEXT: }
 // PTX-NEXT: // end inline asm
 // PTX-NEXT: // begin inline asm
 // PTX-NEXT: wgmma.wait_group.sync.aligned 1;
+// PTX: mul.rn.f32 [[X:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// PTX-NEXT: ex2.approx.ftz.f32 %r{{[0-9]+}}, [[X]];
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
 // PTX-LABEL: .entry bwd_bf16_d64_causal_det_m64n64w4s2_main_q(
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
@@ -63,11 +82,50 @@
 // K and V) while block j computes: one group left in flight.
 // PTX: cp.async.wait_group{{[[:space:]]+}}1;
 // PTX: wgmma.mma_async.sync.aligned
+// P = exp2(S scale log2(e) - lse log2(e)): one fma per element (lse and
+// delta stay in registers here: two rows a thread). Blocks inside the mask
+// and Sq skip the per-element mask: every exp2 of the block before the
+// branch around the selects.
+// PTX: fma.rn.f32 [[X:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}};
+// PTX-NEXT: ex2.approx.ftz.f32 %r{{[0-9]+}}, [[X]];
+// PTX-NOT: selp.f32
+// PTX: bra
+// PTX: selp.f32 {{.*}}, 0f00000000
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
 // PTX-NOT: .entry
 // PTX128: .entry bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main(
 // dV += P^T dO and dK += dS^T Q: A from registers, B transposed, N = 128.
+// dK and dV are left in flight into the next block (no register cap
+// here): the next block's copies follow dV's product, after a barrier
+// (every warp's wait for S^T completed the previous dK), without a branch
+// (C7513); one wait for everything, after the loop.
 // PTX128: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}}, {%r{{[0-9]+}},%r{{[0-9]+}},%r{{[0-9]+}},%r{{[0-9]+}}}, {{.*}}, 1, 1, 1, 1;
+// PTX128: wgmma.commit_group.sync.aligned;
+// PTX128-NOT: {{wgmma.wait_group|bra}}
+// PTX128: bar.sync 0;
+// PTX128-NOT: {{wgmma.wait_group|bra}}
+// PTX128: cp.async.cg.shared.global
+// PTX128-NOT: wgmma.wait_group.sync.aligned 0;
+// PTX128: wgmma.wait_group.sync.aligned 1;
+// PTX128-NOT: wgmma.wait_group.sync.aligned 0;
+// PTX128: wgmma.wait_group.sync.aligned 1;
+// PTX128-NOT: wgmma.wait_group.sync.aligned 0;
+// PTX128: bra
+// PTX128: wgmma.wait_group.sync.aligned 0;
+// PTX128-NOT: wgmma.wait_group.sync.aligned 0;
+// PTX128-LABEL: .entry bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main_q(
+// main_q likewise leaves dQ in flight into the next key block: once S and
+// dP are issued, the previous dQ is waited for (two groups left), then a
+// barrier and the next key block's copies; one wait after the loop.
+// PTX128: wgmma.commit_group.sync.aligned;
+// PTX128: wgmma.commit_group.sync.aligned;
+// PTX128-NOT: wgmma.wait_group
+// PTX128: wgmma.wait_group.sync.aligned 2;
+// PTX128-NOT: wgmma.wait_group
+// PTX128: bar.sync 0;
+// PTX128-NOT: wgmma.wait_group
+// PTX128: cp.async.cg.shared.global
+// PTX128: wgmma.wait_group.sync.aligned 1;
 
 // D64-NOT: warning
 // D64-DAG: Function properties for bwd_bf16_d64_causal_det_m64n64w4s2_main{{$}}
@@ -96,7 +154,8 @@
 // D256: red.relaxed.gpu.global.add.v2.f32
 // D256-LABEL: .entry bwd_bf16_d256_causal_m64n64w4s2h2_main_1(
 // D256-LABEL: .entry bwd_bf16_d256_causal_m64n64w4s2h2_dq(
-// A few registers' worth spilled (68 bytes with ptxas 13.0).
+// A few registers' worth spilled (4 bytes with ptxas 13.0; 68 before the
+// copies kept their chunk columns).
 // D256REGS-NOT: warning
 // D256REGS-DAG: Function properties for bwd_bf16_d256_causal_m64n64w4s2h2_main{{$}}
 // D256REGS-DAG: Function properties for bwd_bf16_d256_causal_m64n64w4s2h2_main_1{{$}}

@@ -495,6 +495,18 @@ private:
       bias = arith::ExtFOp::create(b, loc, f32, bias);
     return math::FmaOp::create(b, loc, bias, cf(M_LOG2E), x);
   }
+  /// P = exp2(x - lse2) of the raw score `raw` (scoreExp2's arguments);
+  /// for a plain score one fma, as the forward's exp2 argument was.
+  Value probability(Value raw, Value biasBase, Value qc, Value kc, Value lse2,
+                    Value &capDerivative) {
+    if (!spec.softcap && !spec.biasType)
+      return target.emitExp2(
+          b, loc,
+          math::FmaOp::create(b, loc, raw, score.scaleLog2,
+                              arith::NegFOp::create(b, loc, lse2)));
+    return target.emitExp2(
+        b, loc, fsub(scoreExp2(raw, biasBase, qc, kc, capDerivative), lse2));
+  }
   /// An operand tile of the matrix instructions (their layout), or with
   /// `padded` one read by plain loads (dS).
   SharedTile tile(int64_t offset, int64_t rows, int64_t cols, int64_t rowStride,
@@ -535,6 +547,34 @@ private:
     return scoresMma->hasAsyncOutput() && spec.config.getHeadSplit() <= 1 &&
            !spec.softcap;
   }
+  /// Whether S^T starts from -lse / scale and dP^T from -delta per query
+  /// column (issueScoresOnto): P^T = exp2(S^T scale log2(e)) and dS^T =
+  /// P^T dP^T. Each block's lse and delta are then read from shared memory
+  /// before the products that would compete with those reads for it (the
+  /// H100's top stall in main: bench/RESULTS.md). Plain scores only (no
+  /// bias, softcap or dropout, whose dS needs dP itself).
+  bool statsInAccumulators() const {
+    return overlapsScoreGrad() && smem.rowStatsStageBytes && !score.dropout &&
+           !spec.biasType && !spec.softcap;
+  }
+  /// Per element of the transposed scores (sLayout), `factor` times the
+  /// block's row statistic `first` floats into rowStats (0: lse, block_m:
+  /// delta), read once per query column.
+  SmallVector<Value> columnStats(int64_t first, Value factor) {
+    llvm::DenseMap<int64_t, Value> byColumn;
+    SmallVector<Value> out;
+    for (int64_t off : sLayout.colOffsets) {
+      Value &v = byColumn[off];
+      if (!v)
+        v = fmul(
+            load(f32,
+                 gep(statsBase, f32, add(sLayout.laneCol, c32(first + off))),
+                 4),
+            factor);
+      out.push_back(v);
+    }
+    return out;
+  }
   /// `acc` once the products writing it asynchronously (wgmma) completed.
   SmallVector<Value> completed(MmaEmitter &mma, ArrayRef<Value> acc) {
     if (!mma.hasAsyncOutput())
@@ -548,7 +588,9 @@ private:
                 unsigned strideArg, Value h, Value rowStart, Value rowLimit) {
     emitTileCopy(b, loc, target, tile, cols, tid, threads,
                  rowPtr(ptrArg, strideArg, batch, h, c32(0)), rowStart,
-                 rowLimit, arg(strideArg + 2), spec.config.getAlignBytes());
+                 rowLimit, arg(strideArg + 2), spec.config.getAlignBytes(),
+                 /*rowOffset=*/{}, /*dynamicCols=*/{},
+                 /*fixedColumns=*/true);
   }
   /// Buffer `stage` (an i32) of the Q and dO tiles.
   SharedTile queryTile(Value stage) {
@@ -571,19 +613,22 @@ private:
   /// Issues (and commits) the copies of query block `m0` of head `h` into
   /// buffer `stage`: Q, dO, and where the layout has room for them
   /// (wgmma) the rows' lse and delta.
-  void loadQueryBlock(Value h, Value m0, Value stage) {
-    copyRows(queryTile(stage), spec.headDim, kBwdQ, kBwdQStrideB, h, m0, sq);
+  void loadQueryBlock(Value h, Value m0, Value stage, Value rowLimit = {}) {
+    if (!rowLimit)
+      rowLimit = sq;
+    copyRows(queryTile(stage), spec.headDim, kBwdQ, kBwdQStrideB, h, m0,
+             rowLimit);
     copyRows(gradOutputTile(stage), spec.headDimV, kBwdDO, kBwdDOStrideB, h, m0,
-             sq);
+             rowLimit);
     if (smem.rowStatsStageBytes)
-      copyRowStats(h, m0, stage);
+      copyRowStats(h, m0, stage, rowLimit);
     target.emitCopyCommit(b, loc);
   }
   /// The lse and delta of query block `m0`'s rows into buffer `stage`, one
   /// float a thread (lse rows are only 4-byte aligned): the products' lanes
   /// read them where they use them instead of holding each query column's
   /// in registers (D = 128 on wgmma spills otherwise).
-  void copyRowStats(Value h, Value m0, Value stage) {
+  void copyRowStats(Value h, Value m0, Value stage, Value rowLimit) {
     int64_t bm = spec.blockM();
     Value stats = rowStats(stage), lastQ = sub(sq, c32(1));
     Value lseBase = gep(arg(kBwdLse), f32,
@@ -606,7 +651,8 @@ private:
       Value qc = ext(arith::MinSIOp::create(b, loc, q, lastQ));
       Value src = arith::SelectOp::create(
           b, loc, isDelta, gep(deltaBase, f32, qc), gep(lseBase, f32, qc));
-      target.emitCopyToShared(b, loc, gep(stats, f32, i), src, 4, 4, lt(q, sq));
+      target.emitCopyToShared(b, loc, gep(stats, f32, i), src, 4, 4,
+                              lt(q, rowLimit));
     }
   }
   /// One query block of head `h`, its Q and dO in buffer `stage`: updates
@@ -616,9 +662,26 @@ private:
   /// added up per key row slot (sLayout's row slots are key rows) in layout
   /// order, for emitRowSums when the rows are summed (biasRowsSummed;
   /// emitBiasGrad then stores nothing).
+  ///
+  /// With `afterIssue` (deferredCompletion) dK and dV arrive in flight from
+  /// the previous block and leave in flight: the wait for S^T completes
+  /// the previous block's, and `afterIssue` runs once dV's product is
+  /// issued; it may then overwrite the previous block's Q and dO buffer.
   void emitQueryBlock(Value h, Value m0, Value stage,
                       MutableArrayRef<Value> acc, Value first = {},
-                      Value last = {});
+                      Value last = {},
+                      function_ref<void()> afterIssue = nullptr);
+  /// Whether main's loop leaves dK's and dV's products in flight into the
+  /// next block and issues the next block's copies once that block's dV
+  /// product is: the wait for dK and the copies' address arithmetic then
+  /// run under the products instead of between them (D = 128 on the H100:
+  /// +0-6% from S = 2k). The copies' registers are then live beside dK,
+  /// dV and dP^T: not where the target caps registers for more workgroups
+  /// per SM (the D = 64 main at 168: ptxas serialized its wgmmas, C7512).
+  bool deferredCompletion() const {
+    return spec.stages() > 1 && statsInAccumulators() && spec.deterministic &&
+           target.getBackwardRegisterCap(spec) == 0;
+  }
   /// The loop over (query head of the group, query block) pairs, flattened
   /// so that the next pair's loads overlap this one's products. With
   /// `sumRows` each block says whether it is its head's first or last, for
@@ -627,8 +690,9 @@ private:
                            ValueRange init, bool sumRows = false);
   /// P^T and (with a softcap) the derivative factor 1 - t^2 per element of
   /// the transposed scores `s`.
+  /// With `shifted` (statsInAccumulators) `s` holds S^T - lse / scale.
   void emitProbabilities(Value h, Value m0, MutableArrayRef<Value> s,
-                         SmallVectorImpl<Value> &dsc);
+                         SmallVectorImpl<Value> &dsc, bool shifted = false);
   /// dq_accum += scale * dS K for the query rows of this block.
   void emitDq(Value h, Value m0);
   /// dS of this warp's rows from `rowBase` of the block (shared memory), in
@@ -807,7 +871,8 @@ void RowStageEmitter::emitConvertDq() {
 
 void MainStageEmitter::emitProbabilities(Value h, Value m0,
                                          MutableArrayRef<Value> s,
-                                         SmallVectorImpl<Value> &dsc) {
+                                         SmallVectorImpl<Value> &dsc,
+                                         bool shifted) {
   Value negInf = cf(-std::numeric_limits<double>::infinity());
   Value lastQ = sub(sq, c32(1)), lastK = sub(sk, c32(1));
   Value lseBase = gep(arg(kBwdLse), f32,
@@ -843,16 +908,17 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
     return columns[off] = {q, qc, fmul(lse, log2e)};
   };
 
-  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+  for (unsigned e = 0, ne = s.size(); e < ne && shifted; ++e)
+    s[e] = target.emitExp2(b, loc, fmul(s[e], score.scaleLog2));
+  for (unsigned e = 0, ne = s.size(); e < ne && !shifted; ++e) {
     Value key = keyOfSlot[sLayout.rowSlot[e]];
     Column col = column(sLayout.colOffsets[e]);
     Value capDerivative;
-    Value x =
-        scoreExp2(s[e], biasBase, col.qc,
-                  arith::MinSIOp::create(b, loc, key, lastK), capDerivative);
+    s[e] = probability(s[e], biasBase, col.qc,
+                       arith::MinSIOp::create(b, loc, key, lastK), col.lse2,
+                       capDerivative);
     if (capDerivative)
       dsc.push_back(capDerivative);
-    s[e] = target.emitExp2(b, loc, fsub(x, col.lse2));
   }
 
   // Mask only tiles crossing a mask edge or a tail, tested at the corners
@@ -1086,7 +1152,8 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
 
 void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
                                       MutableArrayRef<Value> acc, Value first,
-                                      Value last) {
+                                      Value last,
+                                      function_ref<void()> afterIssue) {
   unsigned nk = dkLayout.getNumElements();
   MutableArrayRef<Value> dk = acc.take_front(nk), dv = acc.drop_front(nk);
   SharedTile qTile = queryTile(stage), doTile = gradOutputTile(stage);
@@ -1094,10 +1161,19 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
 
   // With asynchronous products dP^T = V dO^T runs while P^T is computed
   // (S^T is waited for alone), and dV's product while dS^T is.
-  bool overlap = overlapsScoreGrad();
+  bool overlap = overlapsScoreGrad(), statsInAcc = statsInAccumulators();
   SmallVector<Value> keys = scoresMma->loadQuery(b, loc, lane, kTile, warpRow);
   SmallVector<Value> s, dp;
-  if (overlap) {
+  if (statsInAcc) {
+    s = scoresMma->issueScoresOnto(
+        b, loc, lane, keys, qTile,
+        columnStats(0,
+                    arith::DivFOp::create(b, loc, cf(-1.0), arg(kBwdScale))));
+    dp = dpMma->issueScoresOnto(b, loc, lane,
+                                dpMma->loadQuery(b, loc, lane, vTile, warpRow),
+                                doTile, columnStats(spec.blockM(), cf(-1.0)));
+    s = scoresMma->waitOutput(b, loc, s, /*pending=*/1);
+  } else if (overlap) {
     s = scoresMma->issueScores(b, loc, lane, keys, qTile);
     dp = dpMma->issueScores(
         b, loc, lane, dpMma->loadQuery(b, loc, lane, vTile, warpRow), doTile);
@@ -1106,7 +1182,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     s = scoresMma->computeScores(b, loc, lane, keys, qTile);
   }
   SmallVector<Value> dsc;
-  emitProbabilities(h, m0, s, dsc);
+  emitProbabilities(h, m0, s, dsc, statsInAcc);
   // With dropout the forward's O used P * Z: dV takes P * Z, and dP is
   // Z * (dO V^T).
   SmallVector<Value> z, pv(s);
@@ -1122,6 +1198,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   SmallVector<Value> next = scoresMma->accumulateOutput(
       b, loc, lane, pv, columns(doTile, sliceDv), SmallVector<Value>(dv));
   llvm::copy(next, dv.begin());
+  if (afterIssue)
+    afterIssue();
 
   if (overlap)
     dp = dpMma->waitOutput(b, loc, dp, /*pending=*/1);
@@ -1135,7 +1213,9 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
     int64_t off = sLayout.colOffsets[e];
     Value &delta = deltas[off];
-    if (!delta && statsBase) {
+    if (statsInAcc) {
+      // dP^T started from -delta.
+    } else if (!delta && statsBase) {
       delta = load(
           f32,
           gep(statsBase, f32, add(sLayout.laneCol, c32(spec.blockM() + off))),
@@ -1147,7 +1227,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     }
     // dS = P (dP - delta), times d(capped)/d(uncapped) under a softcap.
     Value dpe = score.dropout ? fmul(dp[e], z[e]) : dp[e];
-    s[e] = fmul(s[e], fsub(dpe, delta));
+    s[e] = fmul(s[e], statsInAcc ? dpe : fsub(dpe, delta));
     // The bias is added after the cap: its gradient is dS before the cap's
     // derivative.
     // One slice writes the bias gradient. Masked and out-of-range elements
@@ -1191,7 +1271,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   }
   // The next block's copies overwrite the Q buffer the dK product reads
   // (already complete where this warpgroup waited for a dQ product).
-  llvm::copy(completed(*dkMma, SmallVector<Value>(dk)), dk.begin());
+  if (!afterIssue)
+    llvm::copy(completed(*dkMma, SmallVector<Value>(dk)), dk.begin());
 }
 
 void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
@@ -1280,9 +1361,29 @@ void MainStageEmitter::emit() {
                           cf(0.0));
   Value group =
       arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV));
-  scf::ForOp loop = emitBlockLoop(mul(headKV, group), group, iLo, iHi, init,
-                                  /*sumRows=*/bool(biasRowsSummed));
-  emitEpilogue(SmallVector<Value>(loop.getResults()));
+  auto emitLoop = [&] {
+    return emitBlockLoop(mul(headKV, group), group, iLo, iHi, init,
+                         /*sumRows=*/bool(biasRowsSummed));
+  };
+  if (!deferredCompletion()) {
+    emitEpilogue(SmallVector<Value>(emitLoop().getResults()));
+    return;
+  }
+  // The loop, then the wait for its last products. A key block that no
+  // query block sees skips both: had its zeros met the loop's in-flight
+  // accumulators before the wait, ptxas would serialize every wgmma of the
+  // kernel (C7515).
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(init)),
+                                lt(iLo, iHi), /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(
+        b, loc, completed(*dkMma, SmallVector<Value>(emitLoop().getResults())));
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, init);
+  }
+  emitEpilogue(SmallVector<Value>(ifOp.getResults()));
 }
 
 HeadSlice attn::getBackwardHeadSlice(const KernelSpec &spec,
@@ -1400,6 +1501,15 @@ void MainStageEmitter::emitQueryPass() {
     copyKeys(k, v, jLo);
     target.emitCopyCommit(b, loc);
   }
+  // With asynchronous products dP runs while P is computed.
+  bool overlap = overlapsScoreGrad();
+  // Deferred (as main's deferredCompletion, where no register cap
+  // applies): block j - 1's dQ product is still in flight when block j
+  // starts, and block j + 1's copies are issued once block j's S and dP
+  // are, so that they and the wait for dQ run under those products (D =
+  // 128 on the H100: +0-4%; D = 64 under its cap: level).
+  bool deferred =
+      prefetch && overlap && target.getBackwardRegisterCap(spec) == 0;
   SmallVector<Value> init(ol.getNumElements(), cf(0.0));
   auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
   {
@@ -1407,13 +1517,24 @@ void MainStageEmitter::emitQueryPass() {
     b.setInsertionPointToStart(loop.getBody());
     Value j = loop.getInductionVar();
     Value n = mul(j, c32(bn));
-    // Every warp is done with the previous block's K and V.
-    barrier();
+    SmallVector<Value> acc(loop.getRegionIterArgs());
     SharedTile kb = k, vb = v;
+    // Issues block j + 1's copies into `kt` and `vt`, one group (empty
+    // after the last block, so the counts below hold).
+    auto loadNext = [&](const SharedTile &kt, const SharedTile &vt) {
+      Value next = add(j, c32(1));
+      {
+        OpBuilder::InsertionGuard g(b);
+        auto more = scf::IfOp::create(b, loc, lt(next, jHi), false);
+        b.setInsertionPointToStart(more.thenBlock());
+        copyKeys(kt, vt, next);
+      }
+      target.emitCopyCommit(b, loc);
+    };
+    SharedTile kn, vn;
     if (prefetch) {
       // Block j's buffer by its parity; block j + 1 into the other one
-      // (block j - 1's), then at most that group still in flight (one is
-      // committed, empty after the last block, so the count holds).
+      // (block j - 1's).
       Value odd = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ne,
           arith::AndIOp::create(b, loc, sub(j, jLo), c32(1)), c32(0));
@@ -1426,28 +1547,38 @@ void MainStageEmitter::emitQueryPass() {
       };
       kb = pick(k, kNext);
       vb = pick(v, vNext);
-      Value next = add(j, c32(1));
-      {
-        OpBuilder::InsertionGuard g(b);
-        auto more = scf::IfOp::create(b, loc, lt(next, jHi), false);
-        b.setInsertionPointToStart(more.thenBlock());
-        copyKeys(pick(kNext, k), pick(vNext, v), next);
-      }
-      target.emitCopyCommit(b, loc);
+      kn = pick(kNext, k);
+      vn = pick(vNext, v);
+    }
+    if (deferred) {
+      // Block j's tiles, the one group in flight, have landed.
+      publishCopies();
+    } else if (prefetch) {
+      // Every warp is done with the previous block's K and V; then at most
+      // block j + 1's group is in flight.
+      barrier();
+      loadNext(kn, vn);
       target.emitCopyWait(b, loc, 1);
       scoresMma->emitSharedWritesVisible(b, loc);
       barrier();
     } else {
+      // Every warp is done with the previous block's K and V.
+      barrier();
       copyKeys(k, v, j);
       target.emitCopyCommit(b, loc);
       publishCopies();
     }
-    // With asynchronous products dP runs while P is computed.
-    bool overlap = overlapsScoreGrad();
     SmallVector<Value> s, dp;
     if (overlap) {
       s = sMma->issueScores(b, loc, lane, query, kb);
       dp = pMma->issueScores(b, loc, lane, gradOut, vb);
+      if (deferred) {
+        // Block j - 1's dQ (it read K j - 1), then every warp's share of it
+        // before block j + 1 takes that buffer.
+        acc = sMma->waitOutput(b, loc, acc, /*pending=*/2);
+        barrier();
+        loadNext(kn, vn);
+      }
       s = sMma->waitOutput(b, loc, s, /*pending=*/1);
     } else {
       s = sMma->computeScores(b, loc, lane, query, kb);
@@ -1468,38 +1599,69 @@ void MainStageEmitter::emitQueryPass() {
       Value ds = fmul(s[e], fsub(dpe, deltas[sl.rowSlot[e]]));
       s[e] = spec.softcap ? fmul(ds, capDerivative[e]) : ds;
     };
+    auto keyOf = [&](unsigned e) {
+      return add(add(n, sl.laneCol), c32(sl.colOffsets[e]));
+    };
     for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
       unsigned slot = sl.rowSlot[e];
-      Value key = add(add(n, sl.laneCol), c32(sl.colOffsets[e]));
-      Value x = scoreExp2(
-          s[e], biasBase, arith::MinSIOp::create(b, loc, rowQ[slot], lastQ),
-          arith::MinSIOp::create(b, loc, key, lastK), capDerivative[e]);
-      Value visible = arith::AndIOp::create(
-          b, loc,
-          arith::AndIOp::create(
-              b, loc, lt(rowQ[slot], sq),
-              emitKeyVisible(b, loc, score.mask, rowQ[slot], key, sq, sk)),
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lse2[slot],
-                                negInf));
-      s[e] = select(visible, target.emitExp2(b, loc, fsub(x, lse2[slot])),
-                    cf(0.0));
-      if (!overlap)
-        scoreGrad(e);
+      s[e] = probability(s[e], biasBase,
+                         arith::MinSIOp::create(b, loc, rowQ[slot], lastQ),
+                         arith::MinSIOp::create(b, loc, keyOf(e), lastK),
+                         lse2[slot], capDerivative[e]);
     }
+    // Mask only blocks crossing a mask edge or a tail, tested at the
+    // corners of this warp's query rows x the block's keys (masks are
+    // bands; main's test, transposed); uniform per warp. Inside, every row
+    // sees a key, so its lse is finite.
+    Value qFirst = add(m0, warpRow), qLast = add(qFirst, c32(rows0 - 1));
+    Value inside = arith::AndIOp::create(
+        b, loc, lt(qLast, sq),
+        arith::AndIOp::create(
+            b, loc,
+            emitKeyVisible(b, loc, score.mask, qFirst, add(n, c32(bn - 1)), sq,
+                           sk),
+            emitKeyVisible(b, loc, score.mask, qLast, n, sq, sk)));
+    auto ifOp = scf::IfOp::create(b, loc, ValueRange(s).getTypes(), inside,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      scf::YieldOp::create(b, loc, s);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      SmallVector<Value> masked;
+      for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+        unsigned slot = sl.rowSlot[e];
+        Value visible = arith::AndIOp::create(
+            b, loc,
+            arith::AndIOp::create(b, loc, lt(rowQ[slot], sq),
+                                  emitKeyVisible(b, loc, score.mask, rowQ[slot],
+                                                 keyOf(e), sq, sk)),
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lse2[slot],
+                                  negInf));
+        masked.push_back(select(visible, s[e], cf(0.0)));
+      }
+      scf::YieldOp::create(b, loc, masked);
+    }
+    llvm::copy(ifOp.getResults(), s.begin());
+    if (!overlap)
+      for (unsigned e = 0, ne = s.size(); e < ne; ++e)
+        scoreGrad(e);
     if (overlap) {
       dp = pMma->waitOutput(b, loc, dp, /*pending=*/0);
       for (unsigned e = 0, ne = s.size(); e < ne; ++e)
         scoreGrad(e);
     }
-    // Completed before the next block's copies overwrite K.
-    SmallVector<Value> acc = completed(
-        *sMma,
-        sMma->accumulateOutput(b, loc, lane, s, kb,
-                               SmallVector<Value>(loop.getRegionIterArgs())));
+    acc = sMma->accumulateOutput(b, loc, lane, s, kb, acc);
+    // Completed before the next block's copies overwrite K (deferred: in
+    // the next block, or after the loop).
+    if (!deferred)
+      acc = completed(*sMma, acc);
     scf::YieldOp::create(b, loc, acc);
   }
   // dq = scale * acc, rows past Sq and columns past D not stored.
   SmallVector<Value> acc(loop.getResults());
+  if (deferred)
+    acc = completed(*sMma, acc);
   for (unsigned e = 0, ne = acc.size(); e < ne; ++e) {
     Value r = add(add(m0, warpRow),
                   add(ol.laneRow, c32(ol.rowSlotOffsets[ol.rowSlot[e]])));
@@ -1541,17 +1703,36 @@ scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
   Value t = loop.getInductionVar();
   auto [h, m0] = pair(t);
   Value stage = c32(0);
-  if (prefetch) {
-    // Pair t's tiles have landed; after the barrier every warp is done with
-    // pair t - 1, so its buffer takes pair t + 1.
-    publishCopies();
-    stage = arith::AndIOp::create(b, loc, t, c32(1));
+  bool deferred = deferredCompletion();
+  // Issues pair t + 1's copies into pair t - 1's buffer.
+  auto loadNext = [&] {
     Value next = add(t, c32(1));
+    auto stageNext = [&] {
+      return arith::AndIOp::create(b, loc, next, c32(1));
+    };
+    if (deferred) {
+      // Without a branch, which between dV's product and its wait would
+      // make ptxas serialize the wgmmas (C7513): past the last pair the
+      // copies read nothing (row limit 0) from the last pair's head.
+      auto [hn, m0n] =
+          pair(arith::MinUIOp::create(b, loc, next, sub(total, c32(1))));
+      loadQueryBlock(hn, m0n, stageNext(), select(lt(next, total), sq, c32(0)));
+      return;
+    }
     OpBuilder::InsertionGuard g(b);
     auto ifOp = scf::IfOp::create(b, loc, lt(next, total), false);
     b.setInsertionPointToStart(ifOp.thenBlock());
     auto [hn, m0n] = pair(next);
-    loadQueryBlock(hn, m0n, arith::AndIOp::create(b, loc, next, c32(1)));
+    loadQueryBlock(hn, m0n, stageNext());
+  };
+  if (prefetch) {
+    // Pair t's tiles have landed; after the barrier every warp is done with
+    // pair t - 1 (deferred: but for its products in flight), so its buffer
+    // takes pair t + 1.
+    publishCopies();
+    stage = arith::AndIOp::create(b, loc, t, c32(1));
+    if (!deferred)
+      loadNext();
   } else {
     // The previous pair is done with the tiles.
     barrier();
@@ -1567,7 +1748,15 @@ scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
     last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i,
                                  sub(blocks, c32(1)));
   }
-  emitQueryBlock(h, m0, stage, acc, first, last);
+  // Deferred: every warp's share of pair t - 1's dK and dV products has
+  // completed (the wait for S^T) before any warp overwrites the Q and dO
+  // they read.
+  auto afterIssue = [&] {
+    barrier();
+    loadNext();
+  };
+  emitQueryBlock(h, m0, stage, acc, first, last,
+                 deferred ? function_ref<void()>(afterIssue) : nullptr);
   scf::YieldOp::create(b, loc, acc);
   return loop;
 }

@@ -12,6 +12,17 @@ using namespace mlir::attn;
 
 MmaEmitter::~MmaEmitter() = default;
 
+SmallVector<Value> MmaEmitter::issueScoresOnto(OpBuilder &b, Location loc,
+                                               Value lane,
+                                               ArrayRef<Value> query,
+                                               const SharedTile &k,
+                                               ArrayRef<Value> init) {
+  SmallVector<Value> s = computeScores(b, loc, lane, query, k);
+  for (auto [x, c] : llvm::zip_equal(s, init))
+    x = arith::AddFOp::create(b, loc, x, c);
+  return s;
+}
+
 LogicalResult
 attn::checkFmaElementType(const KernelSpec &spec, Direction direction,
                           function_ref<InFlightDiagnostic()> emitError) {

@@ -204,6 +204,20 @@ void NVVMTargetInfo::annotateKernel(gpu::GPUFuncOp func,
 
 void NVVMTargetInfo::annotateBackwardKernel(gpu::GPUFuncOp func,
                                             const KernelSpec &spec) const {
+  if (int64_t n = getBackwardWorkgroupsPerSM(spec); n > 1)
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  Builder(func.getContext()).getI32IntegerAttr(n));
+}
+
+int64_t NVVMTargetInfo::getBackwardRegisterCap(const KernelSpec &spec) const {
+  int64_t n = getBackwardWorkgroupsPerSM(spec);
+  if (n <= 1)
+    return 0;
+  return chip.regsPerBlockMax / (n * spec.warps() * getWarpSize()) / 8 * 8;
+}
+
+int64_t
+NVVMTargetInfo::getBackwardWorkgroupsPerSM(const KernelSpec &spec) const {
   // As many workgroups per SM as shared memory holds, while the register
   // cap that count sets stays at or above the tables' estimate; only a cap
   // below the per-thread maximum is asked for. On the H100 the D = 64 wgmma
@@ -216,7 +230,7 @@ void NVVMTargetInfo::annotateBackwardKernel(gpu::GPUFuncOp func,
   const MatrixInstr *instr = chip.lookupInstr(spec.config.getMma());
   if (!instr || chip.regsPerBlockMax <= 0 || chip.smemMaxBytes <= 0 ||
       !spec.deterministic || spec.dropout || spec.softcap || spec.dbiasType)
-    return;
+    return 1;
   int64_t threads = spec.warps() * getWarpSize();
   int64_t smem = getBackwardSharedMemoryBytes(spec, *this);
   int64_t regs =
@@ -229,9 +243,7 @@ void NVVMTargetInfo::annotateBackwardKernel(gpu::GPUFuncOp func,
   int64_t n = 1;
   while ((n + 1) * smem <= chip.smemMaxBytes && cap(n + 1) >= regs)
     ++n;
-  if (n > 1 && cap(n) < chip.regsPerThreadMax)
-    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                  Builder(func.getContext()).getI32IntegerAttr(n));
+  return n > 1 && cap(n) < chip.regsPerThreadMax ? n : 1;
 }
 
 void NVVMTargetInfo::emitCopyCommit(OpBuilder &b, Location loc) const {

@@ -54,12 +54,15 @@ public:
   bool hasDependentLaunch() const override { return chip.hasGridDepControl(); }
   void emitLaunchDependents(OpBuilder &b, Location loc) const override;
   void emitWaitForPrerequisites(OpBuilder &b, Location loc) const override;
+  int64_t getBackwardRegisterCap(const KernelSpec &spec) const override;
 
 private:
   /// The backward plan's main kernels: a minimum of workgroups per SM where
   /// it lowers the register cap to what the tables estimate.
   void annotateBackwardKernel(gpu::GPUFuncOp func,
                               const KernelSpec &spec) const;
+  /// The workgroups per SM annotateBackwardKernel asks for (1: none).
+  int64_t getBackwardWorkgroupsPerSM(const KernelSpec &spec) const;
   LogicalResult
   checkWgmmaSupported(const KernelSpec &spec,
                       function_ref<InFlightDiagnostic()> emitError) const;

@@ -110,6 +110,11 @@ public:
                                  const SharedTile &k) override {
     return emitScores(b, loc, k, /*wait=*/false);
   }
+  SmallVector<Value> issueScoresOnto(OpBuilder &b, Location loc, Value lane,
+                                     ArrayRef<Value> query, const SharedTile &k,
+                                     ArrayRef<Value> init) override {
+    return emitScores(b, loc, k, /*wait=*/false, init);
+  }
 
 private:
   /// An operand's descriptor at each step of a chain: `base` moved on by a
@@ -143,9 +148,10 @@ private:
                              ArrayRef<Value> tied, int64_t numResults,
                              ArrayRef<Value> inputs,
                              ArrayRef<std::string> inputConstraints);
-  /// S = Q K^T as one statement, waited for inside it when `wait`.
+  /// S = `init` + Q K^T (zero without `init`) as one statement, waited for
+  /// inside it when `wait`.
   SmallVector<Value> emitScores(OpBuilder &b, Location loc, const SharedTile &k,
-                                bool wait);
+                                bool wait, ArrayRef<Value> init = {});
   Value pack(OpBuilder &b, Location loc, Value lo, Value hi) {
     return packPair(b, loc, spec.elemType, lo, hi);
   }
@@ -327,7 +333,8 @@ SmallVector<Value> WgmmaM64NNK16::computeScores(OpBuilder &b, Location loc,
 }
 
 SmallVector<Value> WgmmaM64NNK16::emitScores(OpBuilder &b, Location loc,
-                                             const SharedTile &k, bool wait) {
+                                             const SharedTile &k, bool wait,
+                                             ArrayRef<Value> init) {
   StepDescs aDescs{queryDesc}, bDescs{descriptor(b, loc, k.base, /*lbo=*/16,
                                                  /*sbo=*/kAtomBytes)};
   SmallVector<SmallVector<Value>> a;
@@ -338,7 +345,7 @@ SmallVector<Value> WgmmaM64NNK16::emitScores(OpBuilder &b, Location loc,
     addStep(b, loc, bDescs, panel * k.rows * kRowBytes + inPanel * 32);
   }
   return emitChain(b, loc, spec.blockN(), a, aDescs, bDescs,
-                   /*transB=*/false, {}, wait);
+                   /*transB=*/false, init, wait);
 }
 
 SmallVector<Value> WgmmaM64NNK16::accumulateOutput(OpBuilder &b, Location loc,

@@ -153,6 +153,13 @@ public:
                                          const SharedTile &k) {
     return computeScores(b, loc, lane, query, k);
   }
+  /// `init` + Q K^T (`init` in getScoreLayout order), issued as issueScores
+  /// is: products that start from registers begin at `init` instead of
+  /// zero, and others add it afterwards.
+  virtual SmallVector<Value> issueScoresOnto(OpBuilder &b, Location loc,
+                                             Value lane, ArrayRef<Value> query,
+                                             const SharedTile &k,
+                                             ArrayRef<Value> init);
 };
 
 /// The tables' `fma` instruction (gpu_fma): float32 attention on scalar
@@ -278,6 +285,12 @@ public:
   /// Target attributes on the kernel (launch bounds and the like).
   virtual void annotateKernel(gpu::GPUFuncOp func,
                               const KernelSpec &spec) const {}
+  /// The registers a thread of the backward kernel `spec` is capped at
+  /// below the target's per-thread maximum (annotateKernel asks for more
+  /// workgroups per SM), or 0 where it is not.
+  virtual int64_t getBackwardRegisterCap(const KernelSpec &spec) const {
+    return 0;
+  }
 
 protected:
   /// emitCopyToShared by synchronous loads of `alignBytes` each, those at or

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Backward plans of several bundles side by side in one process: the same
+inputs, each bundle's attention_backward timed in turn (rounds alternate
+the bundles), gradients compared with the first bundle's, and torch SDPA's
+cuDNN backward on the same tensors as a yardstick. bf16, B x S = 16384
+tokens, hidden 2048 (bench_backward.py's grid).
+
+    python3 bench/backward_ab.py NAME=DIR NAME=DIR ... [--head-dims 64,128]
+        [--seqlens 1024,4096] [--rounds 2]
+
+Prints one row per configuration: backward TFLOP/s of each bundle (best of
+the rounds), each over the first, cuDNN's, and the largest gradient
+difference to the first bundle relative to that gradient's largest
+magnitude (bundles whose kernels round differently differ by bf16 ulps).
+"""
+import argparse
+import os
+import sys
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+
+from bench import HIDDEN, TOKENS, bench_ms  # noqa: E402
+
+BWD_FLOPS = 2.5  # times the forward's (bench_backward.py)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("bundles", nargs="+", help="NAME=DIR")
+    ap.add_argument("--head-dims", default="64,128")
+    ap.add_argument("--seqlens", default="1024,4096")
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    if not torch.cuda.is_available():
+        print("SKIP backward_ab: no CUDA device")
+        return 0
+    import attn_runtime
+    libs = []
+    for spec in args.bundles:
+        name, _, path = spec.partition("=")
+        libs.append((name, attn_runtime.load(path)))
+    names = [n for n, _ in libs]
+    print(f"device: {torch.cuda.get_device_name()}; backward TFLOP/s")
+    print("| D | S | causal | " + " | ".join(names) + " | "
+          + " | ".join(f"{n}/{names[0]}" for n in names[1:])
+          + " | cudnn | " + " | ".join(f"{n}/cudnn" for n in names)
+          + " | max rel diff |", flush=True)
+    torch.manual_seed(0)
+    for d in [int(x) for x in args.head_dims.split(",")]:
+        heads = HIDDEN // d
+        for s in [int(x) for x in args.seqlens.split(",")]:
+            batch = TOKENS // s
+            for causal in (False, True):
+                shape = (batch, heads, s, d)
+                q, k, v, g = (torch.randn(shape, device="cuda",
+                                          dtype=torch.bfloat16)
+                              for _ in range(4))
+                flops = BWD_FLOPS * 4 * batch * heads * s * s * d / (
+                    2 if causal else 1)
+                with torch.no_grad():
+                    out, lse = libs[0][1].attention(q, k, v, causal=causal,
+                                                    return_lse=True)
+                grads = [lib.attention_backward(g, q, k, v, out, lse,
+                                                causal=causal)
+                         for _, lib in libs]
+                diff = 0.0
+                for other in grads[1:]:
+                    for a, b in zip(grads[0], other):
+                        scale = a.float().abs().max().item() or 1.0
+                        diff = max(diff, (a.float() - b.float()).abs().max()
+                                   .item() / scale)
+                best = [0.0] * len(libs)
+                for _ in range(args.rounds):
+                    for i, (_, lib) in enumerate(libs):
+                        ms = bench_ms(lambda lib=lib: lib.attention_backward(
+                            g, q, k, v, out, lse, causal=causal))
+                        best[i] = max(best[i], flops / ms / 1e9)
+                leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+                with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                    ref = F.scaled_dot_product_attention(*leaves,
+                                                         is_causal=causal)
+                cudnn = flops / bench_ms(lambda: torch.autograd.grad(
+                    ref, leaves, g, retain_graph=True)) / 1e9
+                print(f"| {d} | {s} | {'yes' if causal else 'no'} | "
+                      + " | ".join(f"{x:.1f}" for x in best) + " | "
+                      + " | ".join(f"{x / best[0]:.3f}" for x in best[1:])
+                      + f" | {cudnn:.1f} | "
+                      + " | ".join(f"{x / cudnn:.2f}" for x in best)
+                      + f" | {diff:.1e} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
