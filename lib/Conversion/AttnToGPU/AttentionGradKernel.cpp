@@ -908,9 +908,11 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
     return columns[off] = {q, qc, fmul(lse, log2e)};
   };
 
-  for (unsigned e = 0, ne = s.size(); e < ne && shifted; ++e)
-    s[e] = target.emitExp2(b, loc, fmul(s[e], score.scaleLog2));
-  for (unsigned e = 0, ne = s.size(); e < ne && !shifted; ++e) {
+  for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
+    if (shifted) {
+      s[e] = target.emitExp2(b, loc, fmul(s[e], score.scaleLog2));
+      continue;
+    }
     Value key = keyOfSlot[sLayout.rowSlot[e]];
     Column col = column(sLayout.colOffsets[e]);
     Value capDerivative;

@@ -209,11 +209,16 @@ void NVVMTargetInfo::annotateBackwardKernel(gpu::GPUFuncOp func,
                   Builder(func.getContext()).getI32IntegerAttr(n));
 }
 
+/// The registers a thread of `threads` gets when `n` workgroups share an
+/// SM (allocated per thread in multiples of 8).
+static int64_t registersPerThread(const ChipSpec &chip, int64_t n,
+                                  int64_t threads) {
+  return chip.regsPerBlockMax / (n * threads) / 8 * 8;
+}
+
 int64_t NVVMTargetInfo::getBackwardRegisterCap(const KernelSpec &spec) const {
   int64_t n = getBackwardWorkgroupsPerSM(spec);
-  if (n <= 1)
-    return 0;
-  return chip.regsPerBlockMax / (n * spec.warps() * getWarpSize()) / 8 * 8;
+  return n > 1 ? registersPerThread(chip, n, spec.warps() * getWarpSize()) : 0;
 }
 
 int64_t
@@ -236,10 +241,7 @@ NVVMTargetInfo::getBackwardWorkgroupsPerSM(const KernelSpec &spec) const {
   int64_t regs =
       backwardRegisterEstimate(chip, *instr, spec.blockM(), spec.tileHeadDim,
                                spec.tileHeadDimV, spec.config.getHeadSplit());
-  // Registers are allocated per thread in multiples of 8.
-  auto cap = [&](int64_t n) {
-    return chip.regsPerBlockMax / (n * threads) / 8 * 8;
-  };
+  auto cap = [&](int64_t n) { return registersPerThread(chip, n, threads); };
   int64_t n = 1;
   while ((n + 1) * smem <= chip.smemMaxBytes && cap(n + 1) >= regs)
     ++n;
