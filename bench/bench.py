@@ -18,6 +18,7 @@ contiguous copies.
 import argparse
 import os
 import statistics
+import time
 import sys
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -81,6 +82,22 @@ def bench_ms(fn):
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end))
     return statistics.median(times)
+
+
+def per_call_us(fn, n, warmup=0):
+    """Microseconds a call of `fn` over a loop of `n` calls (after `warmup`
+    untimed ones), synchronized before and after: the host's time where a
+    call costs it more than its kernels take."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(n):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t) / n * 1e6
 
 
 def shifted(x):

@@ -17,23 +17,16 @@ import io
 import os
 import pstats
 import sys
-import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+
+import bench  # noqa: E402
 
 
-def per_call_us(fn, n=500):
-    import torch
-
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t) / n * 1e6
+def per_call_us(fn):
+    return bench.per_call_us(fn, 500, warmup=10)
 
 
 def main():

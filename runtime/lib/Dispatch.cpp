@@ -600,6 +600,13 @@ std::string whyNotTensorMaps(const Variant &v, const attn_fwd_params &p,
 /// The largest grid extents CUDA and HIP launch.
 constexpr int64_t kMaxGrid[3] = {2147483647, 65535, 65535};
 
+/// whyNot(plan, c, dims) says nothing about the fields, without building
+/// it.
+bool sameFields(const Plan &plan, const Call &c) {
+  return sameSignature(plan, c) && plan.biasGrad == (c.dbias != nullptr) &&
+         (plan.deterministic || !c.deterministic);
+}
+
 std::string whyNot(const Plan &plan, const Call &c, const DimValues &dims) {
   std::string why = whyNot(static_cast<const Signature &>(plan), c);
   if (!why.empty())
@@ -754,10 +761,7 @@ Status attn::selectPlan(const BundleInfo &bundle, const attn_bwd_params &params,
   int fallback = -1;
   for (size_t i = 0; i < bundle.plans.size(); ++i) {
     const Plan &plan = bundle.plans[i];
-    if (!sameSignature(plan, call) ||
-        plan.biasGrad != (call.dbias != nullptr) ||
-        (call.deterministic && !plan.deterministic) ||
-        !whyNot(plan, call, dims).empty() ||
+    if (!sameFields(plan, call) || !whyNot(plan, call, dims).empty() ||
         !whyNotOnDevice(plan, device).empty())
       continue;
     if (!plan.deterministic || call.deterministic) {

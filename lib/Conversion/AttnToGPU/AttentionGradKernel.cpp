@@ -1214,18 +1214,18 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   SmallVector<Value> rowSums(first ? sLayout.getNumRowSlots() : 0);
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
     int64_t off = sLayout.colOffsets[e];
+    // Staged beside lse, else from the workspace; with statsInAcc dP^T
+    // started from -delta.
     Value &delta = deltas[off];
-    if (statsInAcc) {
-      // dP^T started from -delta.
-    } else if (!delta && statsBase) {
-      delta = load(
-          f32,
-          gep(statsBase, f32, add(sLayout.laneCol, c32(spec.blockM() + off))),
-          4);
-    } else if (!delta) {
-      Value q = arith::MinSIOp::create(
-          b, loc, add(add(m0, sLayout.laneCol), c32(off)), lastQ);
-      delta = load(f32, gep(deltaBase, f32, ext(q)), 4);
+    if (!statsInAcc && !delta) {
+      Value at = statsBase
+                     ? gep(statsBase, f32,
+                           add(sLayout.laneCol, c32(spec.blockM() + off)))
+                     : gep(deltaBase, f32,
+                           ext(arith::MinSIOp::create(
+                               b, loc, add(add(m0, sLayout.laneCol), c32(off)),
+                               lastQ)));
+      delta = load(f32, at, 4);
     }
     // dS = P (dP - delta), times d(capped)/d(uncapped) under a softcap.
     Value dpe = score.dropout ? fmul(dp[e], z[e]) : dp[e];
