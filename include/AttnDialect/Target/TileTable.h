@@ -127,6 +127,15 @@ inline bool isWarpSpecialized(PipelineKind p) {
          p == PipelineKind::CpAsyncWarpSpecialized;
 }
 
+/// Whether a forward kernel's computing warpgroups run the softmax of key
+/// block j while O += P V of block j - 1 is in flight (FlashAttention-3's
+/// intra-warpgroup overlap): the tma_ws kernels. K and V then have mbarriers
+/// of their own, so that K of block j + 1 is refilled while V of block j - 1
+/// is still read.
+inline bool overlapsSoftmax(PipelineKind p) {
+  return p == PipelineKind::TmaWarpSpecialized;
+}
+
 /// Whether a forward kernel's workgroups walk several tiles, each with its
 /// own Q (a persistent grid, or the row blocks of a packed sequence by TMA):
 /// Q then has a full and an empty mbarrier of its own.

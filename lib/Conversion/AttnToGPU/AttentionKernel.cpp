@@ -39,7 +39,8 @@ struct SharedLayout : SharedMemoryLayout {
             spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
             spec.tileHeadDimV, target.getSharedRowPadding(),
             kind == SharedTileLayout::Swizzle128B,
-            isWarpSpecialized(spec.config.getPipeline()), spec.walksTiles())),
+            isWarpSpecialized(spec.config.getPipeline()), spec.walksTiles(),
+            overlapsSoftmax(spec.config.getPipeline()))),
         kind(kind) {}
 };
 
@@ -114,6 +115,15 @@ private:
   /// One key block; `afterScores`, when set, runs right after S = Q K^T.
   SmallVector<Value> emitBlock(Value block, Value stage, ValueRange state,
                                function_ref<void()> afterScores = {});
+  /// The online softmax of one key block's scores `s`, from the row state
+  /// (m, then l): the probabilities P V takes (dropped out where dropout
+  /// applies), the factors that rescale O, and the new m and l.
+  struct SoftmaxStep {
+    SmallVector<Value> p, alpha, stats;
+  };
+  SoftmaxStep emitSoftmax(Value block, SmallVector<Value> s, ValueRange state);
+  /// O's elements times their row slot's factor.
+  SmallVector<Value> rescale(ValueRange acc, ArrayRef<Value> alpha);
   /// The key-block loop over [jLo, jHi): K/V staged in `stages` buffers.
   scf::ForOp emitKeyLoop(Value jLo, Value jHi, ValueRange init);
   /// The same loop for async outputs: the next block's loads are issued
@@ -419,7 +429,26 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
   SmallVector<Value> s = mma->computeScores(b, loc, lane, query, k);
   if (afterScores)
     afterScores();
+  SoftmaxStep step = emitSoftmax(block, s, state.take_front(2 * slots));
+  SmallVector<Value> newState(step.stats);
+  SmallVector<Value> acc = rescale(state.drop_front(2 * slots), step.alpha);
+  llvm::append_range(newState,
+                     mma->accumulateOutput(b, loc, lane, step.p, v, acc));
+  return newState;
+}
 
+SmallVector<Value> KernelEmitter::rescale(ValueRange acc,
+                                          ArrayRef<Value> alpha) {
+  SmallVector<Value> out;
+  for (unsigned e = 0, ne = oLayout.getNumElements(); e < ne; ++e)
+    out.push_back(fmul(acc[e], alpha[oLayout.rowSlot[e]]));
+  return out;
+}
+
+KernelEmitter::SoftmaxStep
+KernelEmitter::emitSoftmax(Value block, SmallVector<Value> s,
+                           ValueRange state) {
+  unsigned slots = sLayout.getNumRowSlots();
   // Scores in the exp2 domain are t * tScale: t is q.k (times scale*log2e)
   // or the soft-capped score (times log2e). Keeping the factor out of the
   // elementwise work makes exp2(t * tScale - m) one fma; it needs
@@ -506,12 +535,7 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
     for (unsigned e = 0, ne = s.size(); e < ne; ++e)
       s[e] = fmul(s[e], z[e]);
   }
-  SmallVector<Value> acc;
-  for (unsigned e = 0, ne = oLayout.getNumElements(); e < ne; ++e)
-    acc.push_back(fmul(state[2 * slots + e], alpha[oLayout.rowSlot[e]]));
-  acc = mma->accumulateOutput(b, loc, lane, s, v, acc);
-  llvm::copy(acc, newState.begin() + 2 * slots);
-  return newState;
+  return {s, alpha, newState};
 }
 
 void KernelEmitter::emitEpilogue(ValueRange state) {
