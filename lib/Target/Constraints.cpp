@@ -534,12 +534,12 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
         .str();
   }
   // Operands read from shared memory by descriptor (wgmma) are swizzled.
-  bytes = getSharedMemoryLayout(
-              cand.blockM, cand.blockN, cand.stages,
-              getElementBytes(problem.elementType), problem.headDim,
-              problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
-              isWarpSpecialized(cand.pipeline), walksTiles(cand, problem),
-              overlapsSoftmax(cand.pipeline))
+  bytes = getSharedMemoryLayout(cand.blockM, cand.blockN, cand.stages,
+                                getElementBytes(problem.elementType),
+                                problem.headDim, problem.headDimV,
+                                chip.smemRowPadElems, instr.sharedOperands,
+                                isWarpSpecialized(cand.pipeline),
+                                walksTiles(cand, problem), cand.overlapSoftmax)
               .totalBytes;
   if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
     return std::nullopt;

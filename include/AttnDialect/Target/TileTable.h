@@ -113,6 +113,9 @@ struct TileCandidate {
   bool isPersistentFor(MaskKind mask) const {
     return llvm::is_contained(persistentMasks, mask);
   }
+  /// Forward (tma_ws): the softmax of a key block runs under the previous
+  /// block's P V (ConfigAttr's overlap_softmax).
+  bool overlapSoftmax = false;
   /// Lower first; ties keep table order.
   int64_t priority = 0;
   /// Position in the chip's list, for stable ordering.
@@ -125,15 +128,6 @@ inline constexpr int64_t kProducerWarps = 4;
 inline bool isWarpSpecialized(PipelineKind p) {
   return p == PipelineKind::TmaWarpSpecialized ||
          p == PipelineKind::CpAsyncWarpSpecialized;
-}
-
-/// Whether a forward kernel's computing warpgroups run the softmax of key
-/// block j while O += P V of block j - 1 is in flight (FlashAttention-3's
-/// intra-warpgroup overlap): the tma_ws kernels. K and V then have mbarriers
-/// of their own, so that K of block j + 1 is refilled while V of block j - 1
-/// is still read.
-inline bool overlapsSoftmax(PipelineKind p) {
-  return p == PipelineKind::TmaWarpSpecialized;
 }
 
 /// Whether a forward kernel's workgroups walk several tiles, each with its
