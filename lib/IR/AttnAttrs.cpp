@@ -20,7 +20,8 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  PipelineKind pipeline, bool accInRegisters,
                                  MatrixInstrKind mma, int64_t alignBytes,
                                  int64_t maxHeadDim, bool deterministic,
-                                 int64_t headSplit, bool persistent) {
+                                 int64_t headSplit, bool persistent,
+                                 bool overlapSoftmax) {
   // Tiles are powers of two or multiples of `multiple` (block_m = 192 is
   // three warpgroups of 64 rows, warps = 12 three warpgroups); the caps keep
   // shared-memory and register footprints (products of these) far from
@@ -57,6 +58,11 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (persistent && pipeline != PipelineKind::TmaWarpSpecialized)
     return emitError() << "#attn.config: persistent needs pipeline = tma_ws, "
                           "got "
+                       << stringifyPipelineKind(pipeline);
+  // K and V get mbarriers of their own in the tensor-map ring.
+  if (overlapSoftmax && pipeline != PipelineKind::TmaWarpSpecialized)
+    return emitError() << "#attn.config: overlap_softmax needs pipeline = "
+                          "tma_ws, got "
                        << stringifyPipelineKind(pipeline);
   return success();
 }

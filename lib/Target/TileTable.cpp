@@ -182,5 +182,5 @@ ConfigAttr mlir::attn::toConfigAttr(MLIRContext *context,
                          c.pipeline, c.accInRegisters, c.mma,
                          /*alignBytes=*/16, /*maxHeadDim=*/0,
                          /*deterministic=*/c.dqPass, c.headSplit,
-                         isPersistentKernel(c, problem));
+                         isPersistentKernel(c, problem), c.overlapSoftmax);
 }

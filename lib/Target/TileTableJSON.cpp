@@ -76,6 +76,7 @@ json::Value mlir::attn::toJSON(const TileCandidate &c) {
       {"head_split", c.headSplit},
       {"dq_pass", c.dqPass},
       {"persistent_masks", masksToJSON(c.persistentMasks)},
+      {"overlap_softmax", c.overlapSoftmax},
       {"priority", c.priority},
   };
 }

@@ -73,6 +73,7 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
     else
       r.fail("field 'persistent_masks': unknown mask '" + m + "'");
   }
+  c.overlapSoftmax = r.getBool("overlap_softmax", false, false);
   r.finish();
   for (int64_t f : {c.blockM, c.blockN, c.warps, c.stages, c.headDimMax})
     if (f <= 0)
@@ -96,6 +97,10 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
        c.pipeline != PipelineKind::TmaWarpSpecialized))
     r.fail("persistent_masks is for forward tiles of pipeline tma_ws (its "
            "producer loads the next tile's Q and K/V by tensor maps)");
+  if (c.overlapSoftmax && (c.direction != Direction::Forward ||
+                           c.pipeline != PipelineKind::TmaWarpSpecialized))
+    r.fail("overlap_softmax is for forward tiles of pipeline tma_ws (K and V "
+           "get mbarriers of their own in its tensor-map ring)");
   // Stash the flag in `aligned` for the caller to expand.
   c.aligned = alignedVariant;
   return c;

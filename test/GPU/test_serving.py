@@ -5,6 +5,7 @@ paged (lib.attention_kvcache), each sequence against the float32 reference
 of that sequence alone (test_attention.reference).
 
     python3 test/GPU/test_serving.py [--bundle DIR] [--quick]
+                                     [--head-dims 64,128]
 
 Outputs are poisoned (NaN) before each launch; rows of a packed batch that
 no sequence owns must stay NaN. Shapes no variant covers are skipped with
@@ -164,11 +165,11 @@ def kvcache_case(lib, res, name, *, dtype, d, sq, lens, capacity, heads, mask,
         res.ok(tag)
 
 
-def correctness(lib, res, quick):
+def correctness(lib, res, quick, head_dims=(64, 128)):
     rng = random.Random(0)
     dtypes = ["bf16"] if quick else ["bf16", "f16"]
     for dtype in dtypes:
-        for d in (64, 128):
+        for d in head_dims:
             for heads in HEADS:
                 for mask, causal, window in MASKS:
                     tag = f"{dtype}-d{d}-{heads[0]}x{heads[1]}-{mask}"
@@ -275,9 +276,9 @@ def error_paths(lib, res):
                      f"{e}")
 
 
-def run_all(bundle, quick=False):
+def run_all(bundle, quick=False, head_dims=(64, 128)):
     def suite(lib, res):
-        correctness(lib, res, quick)
+        correctness(lib, res, quick, head_dims)
         error_paths(lib, res)
     return run_suite(bundle, suite)
 
@@ -286,8 +287,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bundle", default=default_bundle())
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--head-dims", default="64,128",
+                    type=lambda text: [int(d) for d in text.split(",")],
+                    help="head dims of the correctness cases")
     args = ap.parse_args()
-    res, _ = run_all(args.bundle, args.quick)
+    res, _ = run_all(args.bundle, args.quick, args.head_dims)
     print(res.summary())
     return 1 if res.failed else 0
 

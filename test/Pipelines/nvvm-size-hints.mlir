@@ -16,13 +16,13 @@
 // workgroups per SM) and the tma_d64_m192n128w16 one after it (2897..,
 // >= 20) are one tile, so one class from 1449 down to the smaller fill
 // (the fewest workgroups per SM it was measured at). D = 256 gives
-// tma_d256_m128n80w12 from 725, then the general tma_d256_m128n64w12.
+// tma_d256_m128n80w12 from 2897, then the general tma_d256_m128n64w12.
 // RUN: rm -rf %t && attn-opt %s --attn-to-nvvm="chip=sm_90a format=bin toolkit=%cuda_toolkit size-hints=1,512,4096,16384 sm-count=132 tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json" --attn-write-bundle="dir=%t" -o /dev/null
 // RUN: %python -c "import json, sys; b = json.load(open(sys.argv[1])); print(b['version']); [print(v['name'], v.get('tensor_maps', False), sorted(v['conditions'].items())) for v in b['variants']]" %t/bundle.json | FileCheck %s --check-prefix=BUNDLE
 // BUNDLE:      10
 // BUNDLE-NEXT: fwd_bf16_d64_none_m192n128w16s2tma True [('align_bytes', 16), ('grid_min_blocks_per_sm', 20), ('seqlen_k_min', 1449), ('seqlen_k_multiple', 1), ('seqlen_q_min', 1449), ('seqlen_q_multiple', 1)]
 // BUNDLE-NEXT: fwd_bf16_d64_none_m128n64w8s2 False [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
-// BUNDLE-NEXT: fwd_bf16_d256_none_m128n80w12s2tmap True [('align_bytes', 16), ('grid_min_blocks_per_sm', 7), ('seqlen_k_min', 725), ('seqlen_k_multiple', 1), ('seqlen_q_min', 725), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d256_none_m128n80w12s2tmap True [('align_bytes', 16), ('grid_min_blocks_per_sm', 7), ('seqlen_k_min', 2897), ('seqlen_k_multiple', 1), ('seqlen_q_min', 2897), ('seqlen_q_multiple', 1)]
 // BUNDLE-NEXT: fwd_bf16_d256_none_m128n64w12s2tmap True [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
 // BUNDLE-NOT:  fwd_
 

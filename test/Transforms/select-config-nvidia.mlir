@@ -75,7 +75,7 @@ func.func @d128_bf16(%q: tensor<1x8x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v:
 // SM86-LABEL: func.func @d256_f16
 // SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM90A-LABEL: func.func @d256_f16
-// SM90A: attn.attention {{.*}}config = #attn.config<name = "tma_d256_m128n64w12", block_m = 128, block_n = 64, warps = 12, stages = 2, pipeline = tma_ws, acc_in_registers = true, mma = wgmma.m64nNk16, persistent = true>
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "tma_d256_m128n64w12", block_m = 128, block_n = 64, warps = 12, stages = 2, pipeline = tma_ws, acc_in_registers = true, mma = wgmma.m64nNk16, persistent = true, overlap_softmax = true>
 func.func @d256_f16(%q: tensor<1x8x?x256xf16>, %k: tensor<1x8x?x256xf16>, %v: tensor<1x8x?x256xf16>, %o: tensor<1x8x?x256xf16>) -> tensor<1x8x?x256xf16> {
   %r = attn.attention q(%q : tensor<1x8x?x256xf16>) k(%k : tensor<1x8x?x256xf16>) v(%v : tensor<1x8x?x256xf16>)
       outs(%o : tensor<1x8x?x256xf16>) -> tensor<1x8x?x256xf16>
@@ -89,7 +89,7 @@ func.func @d256_f16(%q: tensor<1x8x?x256xf16>, %k: tensor<1x8x?x256xf16>, %v: te
 // SM86-LABEL: func.func @d256_bf16
 // SM86: attn.attention {{.*}}config = #attn.config<name = "mma_d256_m64n32w4", block_m = 64, block_n = 32, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = mma.m16n8k16>
 // SM90A-LABEL: func.func @d256_bf16
-// SM90A: attn.attention {{.*}}config = #attn.config<name = "tma_d256_m128n64w12", block_m = 128, block_n = 64, warps = 12, stages = 2, pipeline = tma_ws, acc_in_registers = true, mma = wgmma.m64nNk16, persistent = true>
+// SM90A: attn.attention {{.*}}config = #attn.config<name = "tma_d256_m128n64w12", block_m = 128, block_n = 64, warps = 12, stages = 2, pipeline = tma_ws, acc_in_registers = true, mma = wgmma.m64nNk16, persistent = true, overlap_softmax = true>
 func.func @d256_bf16(%q: tensor<1x8x?x256xbf16>, %k: tensor<1x8x?x256xbf16>, %v: tensor<1x8x?x256xbf16>, %o: tensor<1x8x?x256xbf16>) -> tensor<1x8x?x256xbf16> {
   %r = attn.attention q(%q : tensor<1x8x?x256xbf16>) k(%k : tensor<1x8x?x256xbf16>) v(%v : tensor<1x8x?x256xbf16>)
       outs(%o : tensor<1x8x?x256xbf16>) -> tensor<1x8x?x256xbf16>

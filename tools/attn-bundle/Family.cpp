@@ -531,15 +531,17 @@ void attn::printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
 
 /// `config` assuming `alignBytes` of alignment instead, serving head dims
 /// up to `maxHeadDim` when they are dynamic (0: static), and (a backward
-/// plan) without atomics when `deterministic`.
+/// plan) without atomics when `deterministic`. Head dims given at run time
+/// keep the plain key loop: with overlap_softmax the D <= 256 kernel
+/// spilled 20 bytes (ptxas 13.0), where it spills none without.
 static ConfigAttr withAlignBytes(ConfigAttr c, int64_t alignBytes,
                                  int64_t maxHeadDim = 0,
                                  bool deterministic = false) {
-  return ConfigAttr::get(c.getContext(), c.getName(), c.getBlockM(),
-                         c.getBlockN(), c.getWarps(), c.getStages(),
-                         c.getPipeline(), c.getAccInRegisters(), c.getMma(),
-                         alignBytes, maxHeadDim, deterministic,
-                         c.getHeadSplit(), c.getPersistent());
+  return ConfigAttr::get(
+      c.getContext(), c.getName(), c.getBlockM(), c.getBlockN(), c.getWarps(),
+      c.getStages(), c.getPipeline(), c.getAccInRegisters(), c.getMma(),
+      alignBytes, maxHeadDim, deterministic, c.getHeadSplit(),
+      c.getPersistent(), c.getOverlapSoftmax() && maxHeadDim == 0);
 }
 
 void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,

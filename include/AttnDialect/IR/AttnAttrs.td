@@ -191,6 +191,12 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     (query block, head, batch) tiles in turn, longest first under a causal
     mask, and its producer loads the next tile's Q and K/V while the
     computing warpgroups finish and store the current one.
+    `overlap_softmax` (optional, default false), on an `attn.attention` of
+    pipeline `tma_ws`: each computing warpgroup issues S = Q K^T of key
+    block j and O += P V of block j - 1 together and runs the softmax of j
+    while the second is in flight (FlashAttention-3's intra-warpgroup
+    overlap); K and V get mbarriers of their own, so that K of a later block
+    is loaded while V of block j - 1 is still read.
 
     Example:
     ```mlir
@@ -217,7 +223,9 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     DefaultValuedParameter<"int64_t", "1",
                            "backward column slices">:$head_split,
     DefaultValuedParameter<"bool", "false",
-                           "forward over a persistent grid">:$persistent
+                           "forward over a persistent grid">:$persistent,
+    DefaultValuedParameter<"bool", "false",
+                           "softmax under the previous block's P V">:$overlap_softmax
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

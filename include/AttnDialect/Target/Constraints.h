@@ -41,7 +41,9 @@ struct SharedMemoryLayout {
   int64_t qBytes = 0, kStageBytes = 0, vStageBytes = 0, alignSlack = 0;
   /// The mbarriers of a warp-specialized ring (full, then empty, one 8-byte
   /// word per stage each) after the K/V stages, then (`queryBarriers`, a
-  /// persistent kernel) Q's full and empty; 0 bytes without a ring.
+  /// persistent kernel) Q's full and empty, then (`valueBarriers`: K and V
+  /// released apart) V's own full and empty per stage; 0 bytes without a
+  /// ring.
   int64_t barrierOffset = 0, barrierBytes = 0;
   int64_t totalBytes = 0;
 };
@@ -50,7 +52,8 @@ SharedMemoryLayout getSharedMemoryLayout(int64_t blockM, int64_t blockN,
                                          int64_t headDim, int64_t headDimV,
                                          int64_t padElems, bool swizzled,
                                          bool ringBarriers = false,
-                                         bool queryBarriers = false);
+                                         bool queryBarriers = false,
+                                         bool valueBarriers = false);
 
 /// 32-bit registers per thread: the f32 score accumulator (rowsPerWarp x
 /// block_n), the f32 output accumulator (rowsPerWarp x Dv) and the packed

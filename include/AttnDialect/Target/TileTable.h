@@ -113,6 +113,9 @@ struct TileCandidate {
   bool isPersistentFor(MaskKind mask) const {
     return llvm::is_contained(persistentMasks, mask);
   }
+  /// Forward (tma_ws): the softmax of a key block runs under the previous
+  /// block's P V (ConfigAttr's overlap_softmax).
+  bool overlapSoftmax = false;
   /// Lower first; ties keep table order.
   int64_t priority = 0;
   /// Position in the chip's list, for stable ordering.

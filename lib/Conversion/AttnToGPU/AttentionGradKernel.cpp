@@ -65,7 +65,7 @@ static KernelSpec getProductSpec(const KernelSpec &spec, int64_t rows,
       c.getContext(), c.getName(), rows, cols, c.getWarps(), c.getStages(),
       c.getPipeline(), c.getAccInRegisters(), c.getMma(), c.getAlignBytes(),
       c.getMaxHeadDim(), c.getDeterministic(), c.getHeadSplit(),
-      c.getPersistent());
+      c.getPersistent(), c.getOverlapSoftmax());
   return p;
 }
 

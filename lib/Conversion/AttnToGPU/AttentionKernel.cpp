@@ -39,7 +39,8 @@ struct SharedLayout : SharedMemoryLayout {
             spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
             spec.tileHeadDimV, target.getSharedRowPadding(),
             kind == SharedTileLayout::Swizzle128B,
-            isWarpSpecialized(spec.config.getPipeline()), spec.walksTiles())),
+            isWarpSpecialized(spec.config.getPipeline()), spec.walksTiles(),
+            spec.config.getOverlapSoftmax())),
         kind(kind) {}
 };
 
@@ -55,6 +56,7 @@ public:
     threads = spec.warps() * target.getWarpSize();
     copyThreads = threads;
     warpSpecialized = isWarpSpecialized(spec.config.getPipeline());
+    overlapSoftmax = spec.config.getOverlapSoftmax();
     tileLoop = spec.walksTiles();
   }
 
@@ -114,6 +116,15 @@ private:
   /// One key block; `afterScores`, when set, runs right after S = Q K^T.
   SmallVector<Value> emitBlock(Value block, Value stage, ValueRange state,
                                function_ref<void()> afterScores = {});
+  /// The online softmax of one key block's scores `s`, from the row state
+  /// (m, then l): the probabilities P V takes (dropped out where dropout
+  /// applies), the factors that rescale O, and the new m and l.
+  struct SoftmaxStep {
+    SmallVector<Value> p, alpha, stats;
+  };
+  SoftmaxStep emitSoftmax(Value block, SmallVector<Value> s, ValueRange state);
+  /// O's elements times their row slot's factor.
+  SmallVector<Value> rescale(ValueRange acc, ArrayRef<Value> alpha);
   /// The key-block loop over [jLo, jHi): K/V staged in `stages` buffers.
   scf::ForOp emitKeyLoop(Value jLo, Value jHi, ValueRange init);
   /// The same loop for async outputs: the next block's loads are issued
@@ -147,6 +158,12 @@ private:
   void emitRoles(function_ref<void()> produce, function_ref<void()> consume);
   /// The computing warpgroups' key loop over [jLo, jHi) and epilogue.
   void emitConsumerTile(Value jLo, Value jHi);
+  /// The key blocks [jLo, jHi) (at least one) of a tile with the softmax
+  /// overlapped: S of block j and O += P V of block j - 1 in flight
+  /// together, the softmax of j under the latter (FlashAttention-3's
+  /// intra-warpgroup overlap). Returns the state after the last P V.
+  SmallVector<Value> emitOverlappedBlocks(Value jLo, Value jHi,
+                                          ValueRange init);
   /// The roles of a kernel whose workgroups walk tiles (forEachTile), each
   /// with its own Q: a persistent grid, or a packed sequence's row blocks
   /// from `firstBlock` (the workgroup's grid x).
@@ -197,11 +214,23 @@ private:
   /// When j > jLo, arrives on `empty` of block j - 1's stage: its P V
   /// completed, so the producer may refill it.
   void releaseStageBefore(Value j, Value jLo);
+  /// With the softmax overlapped (overlapsSoftmax), `full` and `empty`
+  /// guard a stage's K, and these its V: V of block j is read one block
+  /// later than K, and K of block j + stages is loaded meanwhile.
+  Value valueFullBarrier(Value stage) {
+    return ringBarrier(2 * spec.stages(), stage);
+  }
+  Value valueEmptyBarrier(Value stage) {
+    return ringBarrier(3 * spec.stages(), stage);
+  }
   /// A tile loop's Q buffer: `full` when it holds the tile's Q,
   /// `empty` when every S = Q K^T of the previous tile completed.
-  Value queryFullBarrier() { return ringBarrier(2 * spec.stages(), c32(0)); }
-  Value queryEmptyBarrier() {
-    return ringBarrier(2 * spec.stages() + 1, c32(0));
+  Value queryFullBarrier() { return ringBarrier(ringBarriers(), c32(0)); }
+  Value queryEmptyBarrier() { return ringBarrier(ringBarriers() + 1, c32(0)); }
+  /// The ring's barriers: full and empty per stage, for K and V apart when
+  /// the softmax is overlapped.
+  int64_t ringBarriers() const {
+    return (overlapSoftmax ? 4 : 2) * spec.stages();
   }
   /// The loop state before the first key block: m = -inf, l = 0, O = 0.
   SmallVector<Value> getInitialState();
@@ -238,6 +267,8 @@ private:
   /// Threads that issue tile copies (all, or a producer warpgroup's).
   int64_t copyThreads;
   bool warpSpecialized;
+  /// The softmax of a block runs under the previous block's P V.
+  bool overlapSoftmax;
   /// Workgroups walk tiles, Q with barriers of its own (emitTileLoop).
   bool tileLoop;
 
@@ -419,7 +450,26 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
   SmallVector<Value> s = mma->computeScores(b, loc, lane, query, k);
   if (afterScores)
     afterScores();
+  SoftmaxStep step = emitSoftmax(block, s, state.take_front(2 * slots));
+  SmallVector<Value> newState(step.stats);
+  SmallVector<Value> acc = rescale(state.drop_front(2 * slots), step.alpha);
+  llvm::append_range(newState,
+                     mma->accumulateOutput(b, loc, lane, step.p, v, acc));
+  return newState;
+}
 
+SmallVector<Value> KernelEmitter::rescale(ValueRange acc,
+                                          ArrayRef<Value> alpha) {
+  SmallVector<Value> out;
+  for (unsigned e = 0, ne = oLayout.getNumElements(); e < ne; ++e)
+    out.push_back(fmul(acc[e], alpha[oLayout.rowSlot[e]]));
+  return out;
+}
+
+KernelEmitter::SoftmaxStep
+KernelEmitter::emitSoftmax(Value block, SmallVector<Value> s,
+                           ValueRange state) {
+  unsigned slots = sLayout.getNumRowSlots();
   // Scores in the exp2 domain are t * tScale: t is q.k (times scale*log2e)
   // or the soft-capped score (times log2e). Keeping the factor out of the
   // elementwise work makes exp2(t * tScale - m) one fma; it needs
@@ -506,12 +556,7 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
     for (unsigned e = 0, ne = s.size(); e < ne; ++e)
       s[e] = fmul(s[e], z[e]);
   }
-  SmallVector<Value> acc;
-  for (unsigned e = 0, ne = oLayout.getNumElements(); e < ne; ++e)
-    acc.push_back(fmul(state[2 * slots + e], alpha[oLayout.rowSlot[e]]));
-  acc = mma->accumulateOutput(b, loc, lane, s, v, acc);
-  llvm::copy(acc, newState.begin() + 2 * slots);
-  return newState;
+  return {s, alpha, newState};
 }
 
 void KernelEmitter::emitEpilogue(ValueRange state) {
@@ -903,6 +948,11 @@ void KernelEmitter::emitRoles(function_ref<void()> produce,
     for (int64_t st = 0; st < spec.stages(); ++st) {
       target.emitBarrierInit(b, loc, fullBarrier(c32(st)), fullArrivals);
       target.emitBarrierInit(b, loc, emptyBarrier(c32(st)), consumerThreads);
+      if (!overlapSoftmax)
+        continue;
+      target.emitBarrierInit(b, loc, valueFullBarrier(c32(st)), fullArrivals);
+      target.emitBarrierInit(b, loc, valueEmptyBarrier(c32(st)),
+                             consumerThreads);
     }
     if (tileLoop) {
       target.emitBarrierInit(b, loc, queryFullBarrier(), 1);
@@ -953,15 +1003,21 @@ void KernelEmitter::emitConsumerTile(Value jLo, Value jHi) {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    scf::ForOp loop = emitConsumerLoop(jLo, jHi, init);
-    // Every S = Q K^T of the tile has completed: Q's buffer may be refilled.
-    if (tileLoop)
-      target.emitBarrierArrive(b, loc, queryEmptyBarrier());
-    SmallVector<Value> state(loop.getResults());
-    if (mma->hasAsyncOutput()) {
-      SmallVector<Value> acc = mma->waitOutput(
-          b, loc, ArrayRef<Value>(state).drop_front(2 * slots));
-      llvm::copy(acc, state.begin() + 2 * slots);
+    SmallVector<Value> state;
+    if (overlapSoftmax) {
+      state = emitOverlappedBlocks(jLo, jHi, init);
+    } else {
+      scf::ForOp loop = emitConsumerLoop(jLo, jHi, init);
+      // Every S = Q K^T of the tile has completed: Q's buffer may be
+      // refilled.
+      if (tileLoop)
+        target.emitBarrierArrive(b, loc, queryEmptyBarrier());
+      state.assign(loop.getResults().begin(), loop.getResults().end());
+      if (mma->hasAsyncOutput()) {
+        SmallVector<Value> acc = mma->waitOutput(
+            b, loc, ArrayRef<Value>(state).drop_front(2 * slots));
+        llvm::copy(acc, state.begin() + 2 * slots);
+      }
     }
     scf::YieldOp::create(b, loc, state);
     b.setInsertionPointToStart(ifOp.elseBlock());
@@ -971,10 +1027,78 @@ void KernelEmitter::emitConsumerTile(Value jLo, Value jHi) {
   }
   SmallVector<Value> state(ifOp.getResults());
   // The last block's P V has completed too: its stage goes back to the
-  // producer, which may be filling the next tile's blocks.
-  if (tileLoop)
+  // producer, which may be filling the next tile's blocks (the overlapped
+  // blocks released each stage as they went).
+  if (tileLoop && !overlapSoftmax)
     releaseStageBefore(jHi, jLo);
   emitEpilogue(state);
+}
+
+SmallVector<Value> KernelEmitter::emitOverlappedBlocks(Value jLo, Value jHi,
+                                                       ValueRange init) {
+  unsigned slots = sLayout.getNumRowSlots();
+  auto arrive = [&](Value bar) { target.emitBarrierArrive(b, loc, bar); };
+  // Block jLo: S, its wait, the softmax; O is still zero.
+  Value first = stageOf(jLo, jLo);
+  waitFull(fullBarrier(first), useOf(jLo, jLo));
+  SmallVector<Value> s = mma->issueScores(b, loc, lane, query, keyTile(first));
+  s = mma->waitOutput(b, loc, s, /*pending=*/0);
+  arrive(emptyBarrier(first));
+  SoftmaxStep step = emitSoftmax(jLo, s, init.take_front(2 * slots));
+  SmallVector<Value> loopInit(step.stats);
+  llvm::append_range(loopInit, init.drop_front(2 * slots));
+  SmallVector<Value> packed = mma->packProbabilities(b, loc, step.p);
+  llvm::append_range(loopInit, packed);
+  unsigned numAcc = oLayout.getNumElements(), numP = packed.size();
+
+  auto loop =
+      scf::ForOp::create(b, loc, add(jLo, c32(1)), jHi, c32(1), loopInit);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    ValueRange args = loop.getRegionIterArgs();
+    ValueRange stats = args.take_front(2 * slots);
+    ValueRange acc = args.slice(2 * slots, numAcc);
+    ValueRange p = args.take_back(numP);
+    // S of block j first, then P V of block j - 1: waiting for all but the
+    // last group completes S alone.
+    Value stage = stageOf(j, jLo);
+    Value prev = sub(j, c32(1));
+    Value prevStage = stageOf(prev, jLo);
+    waitFull(fullBarrier(stage), useOf(j, jLo));
+    waitFull(valueFullBarrier(prevStage), useOf(prev, jLo));
+    SmallVector<Value> sj =
+        mma->issueScores(b, loc, lane, query, keyTile(stage));
+    SmallVector<Value> o = mma->accumulatePackedOutput(
+        b, loc, lane, SmallVector<Value>(p), valueTile(prevStage),
+        SmallVector<Value>(acc));
+    sj = mma->waitOutput(b, loc, sj, /*pending=*/1);
+    arrive(emptyBarrier(stage));
+    SoftmaxStep next = emitSoftmax(j, sj, stats);
+    o = mma->waitOutput(b, loc, o, /*pending=*/0);
+    arrive(valueEmptyBarrier(prevStage));
+    SmallVector<Value> yield(next.stats);
+    llvm::append_range(yield, rescale(o, next.alpha));
+    llvm::append_range(yield, mma->packProbabilities(b, loc, next.p));
+    scf::YieldOp::create(b, loc, yield);
+  }
+  // Every S = Q K^T of the tile has completed: Q's buffer may be refilled.
+  if (tileLoop)
+    arrive(queryEmptyBarrier());
+  ValueRange results = loop.getResults();
+  Value last = sub(jHi, c32(1));
+  Value lastStage = stageOf(last, jLo);
+  waitFull(valueFullBarrier(lastStage), useOf(last, jLo));
+  SmallVector<Value> o = mma->accumulatePackedOutput(
+      b, loc, lane, SmallVector<Value>(results.take_back(numP)),
+      valueTile(lastStage),
+      SmallVector<Value>(results.slice(2 * slots, numAcc)));
+  o = mma->waitOutput(b, loc, o, /*pending=*/0);
+  arrive(valueEmptyBarrier(lastStage));
+  SmallVector<Value> state(results.take_front(2 * slots));
+  llvm::append_range(state, o);
+  return state;
 }
 
 /// A tma_ws kernel whose workgroups walk tiles (forEachTile: a persistent
@@ -1119,8 +1243,10 @@ void KernelEmitter::loadTensorTiles(Value j, Value jLo, Value stage) {
   // and columns past the tensor's ends arrive as zeros and count toward
   // the transaction like the others.
   Value full = fullBarrier(stage);
-  int64_t kvBytes =
-      spec.blockN() * (spec.tileHeadDim + spec.tileHeadDimV) * elemBytes;
+  int64_t kBytes = spec.blockN() * spec.tileHeadDim * elemBytes;
+  int64_t vBytes = spec.blockN() * spec.tileHeadDimV * elemBytes;
+  // With the softmax overlapped V has barriers of its own (below).
+  int64_t kvBytes = overlapSoftmax ? kBytes : kBytes + vBytes;
   int64_t qBytes = spec.blockM() * spec.tileHeadDim * elemBytes;
   if (tileLoop) {
     // Q has a barrier of its own (emitTileLoop).
@@ -1139,7 +1265,12 @@ void KernelEmitter::loadTensorTiles(Value j, Value jLo, Value stage) {
   }
   Value n0 = packedRow(mul(j, c32(spec.blockN())), kRow0);
   loadTensorTile(keyTile(stage), 1, n0, headKV, full);
-  loadTensorTile(valueTile(stage), 2, n0, headKV, full);
+  if (!overlapSoftmax)
+    return loadTensorTile(valueTile(stage), 2, n0, headKV, full);
+  Value valueFull = valueFullBarrier(stage);
+  waitEmpty(valueEmptyBarrier(stage), useOf(j, jLo));
+  target.emitBarrierArriveExpectBytes(b, loc, valueFull, vBytes);
+  loadTensorTile(valueTile(stage), 2, n0, headKV, valueFull);
 }
 
 void KernelEmitter::bindTensorMaps() {

@@ -102,6 +102,12 @@ public:
   SmallVector<Value> accumulateOutput(OpBuilder &b, Location loc, Value lane,
                                       ArrayRef<Value> p, const SharedTile &v,
                                       ArrayRef<Value> acc) override;
+  SmallVector<Value> packProbabilities(OpBuilder &b, Location loc,
+                                       ArrayRef<Value> p) override;
+  SmallVector<Value> accumulatePackedOutput(OpBuilder &b, Location loc,
+                                            Value lane, ArrayRef<Value> packed,
+                                            const SharedTile &v,
+                                            ArrayRef<Value> acc) override;
   bool hasAsyncOutput() const override { return true; }
   SmallVector<Value> waitOutput(OpBuilder &b, Location loc, ArrayRef<Value> acc,
                                 int64_t pending) override;
@@ -152,6 +158,12 @@ private:
   /// inside it when `wait`.
   SmallVector<Value> emitScores(OpBuilder &b, Location loc, const SharedTile &k,
                                 bool wait, ArrayRef<Value> init = {});
+  /// O = `acc` + P V as one statement left in flight; `aStep(kk)` gives
+  /// P's four A registers of k16 step kk.
+  SmallVector<Value>
+  emitOutputChain(OpBuilder &b, Location loc, const SharedTile &v,
+                  ArrayRef<Value> acc,
+                  function_ref<SmallVector<Value>(int64_t)> aStep);
   Value pack(OpBuilder &b, Location loc, Value lo, Value hi) {
     return packPair(b, loc, spec.elemType, lo, hi);
   }
@@ -353,19 +365,48 @@ SmallVector<Value> WgmmaM64NNK16::accumulateOutput(OpBuilder &b, Location loc,
                                                    ArrayRef<Value> p,
                                                    const SharedTile &v,
                                                    ArrayRef<Value> acc) {
+  // S tiles 2kk and 2kk + 1 (row g pair, row g + 8 pair each), packed next
+  // to their step.
+  return emitOutputChain(b, loc, v, acc, [&](int64_t kk) {
+    ArrayRef<Value> pt = p.slice(8 * kk, 8);
+    return SmallVector<Value>{
+        pack(b, loc, pt[0], pt[1]), pack(b, loc, pt[2], pt[3]),
+        pack(b, loc, pt[4], pt[5]), pack(b, loc, pt[6], pt[7])};
+  });
+}
+
+SmallVector<Value> WgmmaM64NNK16::accumulatePackedOutput(
+    OpBuilder &b, Location loc, Value lane, ArrayRef<Value> packed,
+    const SharedTile &v, ArrayRef<Value> acc) {
+  return emitOutputChain(b, loc, v, acc, [&](int64_t kk) {
+    return SmallVector<Value>(packed.slice(4 * kk, 4));
+  });
+}
+
+SmallVector<Value> WgmmaM64NNK16::emitOutputChain(
+    OpBuilder &b, Location loc, const SharedTile &v, ArrayRef<Value> acc,
+    function_ref<SmallVector<Value>(int64_t)> aStep) {
   Value vDesc = descriptor(b, loc, v.base, /*lbo=*/v.rows * kRowBytes,
                            /*sbo=*/kAtomBytes);
   StepDescs aDescs, bDescs{vDesc};
   SmallVector<SmallVector<Value>> a;
   for (int64_t kk = 0; kk < spec.blockN() / 16; ++kk) {
-    // S tiles 2kk and 2kk + 1 (row g pair, row g + 8 pair each).
-    ArrayRef<Value> pt = p.slice(8 * kk, 8);
-    a.push_back({pack(b, loc, pt[0], pt[1]), pack(b, loc, pt[2], pt[3]),
-                 pack(b, loc, pt[4], pt[5]), pack(b, loc, pt[6], pt[7])});
+    a.push_back(aStep(kk));
     addStep(b, loc, bDescs, kk * 16 * kRowBytes);
   }
   return emitChain(b, loc, spec.tileHeadDimV, a, aDescs, bDescs,
                    /*transB=*/true, acc, /*wait=*/false);
+}
+
+SmallVector<Value> WgmmaM64NNK16::packProbabilities(OpBuilder &b,
+                                                    Location loc,
+                                                    ArrayRef<Value> p) {
+  // Elements 2i and 2i + 1 are adjacent columns of one row; four pairs in
+  // order are a k16 step's A registers (accumulateOutput's order).
+  SmallVector<Value> packed;
+  for (size_t e = 0; e + 1 < p.size(); e += 2)
+    packed.push_back(pack(b, loc, p[e], p[e + 1]));
+  return packed;
 }
 
 std::unique_ptr<MmaEmitter>

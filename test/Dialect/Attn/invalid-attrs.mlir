@@ -125,3 +125,9 @@ module attributes {test.attr = #attn.masks<causal>} {}
 // persistent: only the tma_ws producer walks tiles
 // expected-error @+1 {{#attn.config: persistent needs pipeline = tma_ws, got cp_async_ws}}
 module attributes {test.attr = #attn.config<name = "t", block_m = 128, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, persistent = true>} {}
+
+// -----
+
+// overlap_softmax: K and V barriers of their own exist in the tma_ws ring only
+// expected-error @+1 {{#attn.config: overlap_softmax needs pipeline = tma_ws, got cp_async_ws}}
+module attributes {test.attr = #attn.config<name = "t", block_m = 128, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, overlap_softmax = true>} {}

@@ -130,6 +130,21 @@ public:
                                               const SharedTile &v,
                                               ArrayRef<Value> acc) = 0;
 
+  /// P (f32, getScoreLayout order) in the form the matrix instructions of
+  /// accumulateOutput read (default: unchanged), so that a P kept across a
+  /// key block holds no more registers than they need.
+  virtual SmallVector<Value> packProbabilities(OpBuilder &b, Location loc,
+                                               ArrayRef<Value> p) {
+    return SmallVector<Value>(p);
+  }
+  /// accumulateOutput for probabilities that packProbabilities returned.
+  virtual SmallVector<Value>
+  accumulatePackedOutput(OpBuilder &b, Location loc, Value lane,
+                         ArrayRef<Value> packed, const SharedTile &v,
+                         ArrayRef<Value> acc) {
+    return accumulateOutput(b, loc, lane, packed, v, acc);
+  }
+
   /// True when accumulateOutput returns before its matrix instructions
   /// finished (they keep reading the V tile and writing the result
   /// registers). The next computeScores then completes them too, and the

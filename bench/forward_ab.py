@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Forward kernels of several bundles side by side in one process: the same
+inputs, each bundle's attention timed in turn (rounds alternate the
+bundles), outputs compared with the first bundle's, and torch SDPA's cuDNN
+forward on the same tensors as a yardstick. bf16 or f16, B x S = 16384
+tokens, hidden 2048 (bench.py's grid); the forward counterpart of
+backward_ab.py.
+
+    python3 bench/forward_ab.py NAME=DIR NAME=DIR ... [--head-dims 64,128]
+        [--seqlens 1024,4096] [--rounds 2] [--dtype bf16]
+
+Prints one row per configuration: TFLOP/s of each bundle (best of the
+rounds), each over the first, cuDNN's, and the largest output difference
+to the first bundle relative to the output's largest magnitude.
+"""
+import argparse
+import os
+import sys
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+
+from bench import bench_ms, grid  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("bundles", nargs="+", help="NAME=DIR")
+    ap.add_argument("--head-dims", default="64,128,256")
+    ap.add_argument("--seqlens", default="1024,2048,4096,8192,16384")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
+    args = ap.parse_args()
+
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    if not torch.cuda.is_available():
+        print("SKIP forward_ab: no CUDA device")
+        return 0
+    import attn_runtime
+    libs = []
+    for spec in args.bundles:
+        name, _, path = spec.partition("=")
+        libs.append((name, attn_runtime.load(path)))
+    names = [n for n, _ in libs]
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+    print(f"device: {torch.cuda.get_device_name()}; {args.dtype} forward "
+          "TFLOP/s")
+    print("| D | S | causal | " + " | ".join(names) + " | "
+          + " | ".join(f"{n}/{names[0]}" for n in names[1:])
+          + " | cudnn | " + " | ".join(f"{n}/cudnn" for n in names)
+          + " | max rel diff |", flush=True)
+    torch.manual_seed(0)
+    head_dims = [int(x) for x in args.head_dims.split(",")]
+    seqlens = [int(x) for x in args.seqlens.split(",")]
+    for d, heads, s, batch, causal in grid(seqlens, head_dims):
+        q, k, v = (torch.randn(batch, heads, s, d, device="cuda", dtype=dtype)
+                   for _ in range(3))
+        flops = 4 * batch * heads * s * s * d / (2 if causal else 1)
+        outs = [lib.attention(q, k, v, causal=causal)[0] for _, lib in libs]
+        scale = outs[0].float().abs().max().item() or 1.0
+        diff = max([(outs[0].float() - o.float()).abs().max().item() / scale
+                    for o in outs[1:]] or [0.0])
+        best = [0.0] * len(libs)
+        for _ in range(args.rounds):
+            for i, (_, lib) in enumerate(libs):
+                ms = bench_ms(lambda lib=lib: lib.attention(q, k, v,
+                                                            causal=causal))
+                best[i] = max(best[i], flops / ms / 1e9)
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            cudnn = flops / bench_ms(lambda: F.scaled_dot_product_attention(
+                q, k, v, is_causal=causal)) / 1e9
+        print(f"| {d} | {s} | {'yes' if causal else 'no'} | "
+              + " | ".join(f"{x:.1f}" for x in best) + " | "
+              + " | ".join(f"{x / best[0]:.3f}" for x in best[1:])
+              + f" | {cudnn:.1f} | "
+              + " | ".join(f"{x / cudnn:.2f}" for x in best)
+              + f" | {diff:.1e} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
