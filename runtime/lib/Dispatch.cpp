@@ -842,9 +842,9 @@ int attn::packedRowBlocksPerWorkgroup(const Variant &v,
       !p.max_seqlen_q || int64_t(p.batch) * p.max_seqlen_q != p.seqlen_q)
     return 1;
   int64_t halfX = (forwardGridX(v, p) + 1) / 2;
-  bool pairs = forwardGridX(v, p) >= 2 &&
-               halfX * forwardGridY(v, p) * p.batch >=
-                   kPackedPairMinWaves * multiprocessors;
+  bool pairs =
+      forwardGridX(v, p) >= 2 && halfX * forwardGridY(v, p) * p.batch >=
+                                     kPackedPairMinWaves * multiprocessors;
   return pairs ? 2 : 1;
 }
 

@@ -45,8 +45,7 @@ int64_t forwardGridY(const Variant &v, const attn_fwd_params &params);
 /// tile's Q and K/V while the first one's outputs are stored; else 1. Any
 /// count is correct (the kernel takes blocks x, x + gridDim.x, ...).
 inline constexpr int64_t kPackedPairMinWaves = 4;
-int packedRowBlocksPerWorkgroup(const Variant &v,
-                                const attn_fwd_params &params,
+int packedRowBlocksPerWorkgroup(const Variant &v, const attn_fwd_params &params,
                                 int multiprocessors);
 
 /// Split-KV: how many splits `params` (num_splits, or 0: chosen from the
