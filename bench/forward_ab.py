@@ -9,6 +9,11 @@ backward_ab.py.
     python3 bench/forward_ab.py NAME=DIR NAME=DIR ... [--head-dims 64,128]
         [--seqlens 1024,4096] [--rounds 2] [--dtype bf16]
 
+NAME=DIR@VARIANT forces the bundle's variant VARIANT (Library.force_variant)
+instead of its dispatch: `{d}` and `{mask}` in it become the head dim and
+`none` or `causal`, e.g. `n176=B@fwd_bf16_d{d}_{mask}_m128n176w12s2tmap`
+(hand configs through `attn-bundle --input`).
+
 Prints one row per configuration: TFLOP/s of each bundle (best of the
 rounds), each over the first, cuDNN's, and the largest output difference
 to the first bundle relative to the output's largest magnitude.
@@ -41,10 +46,12 @@ def main():
         print("SKIP forward_ab: no CUDA device")
         return 0
     import attn_runtime
-    libs = []
+    libs, forced = [], []
     for spec in args.bundles:
         name, _, path = spec.partition("=")
+        path, _, variant = path.partition("@")
         libs.append((name, attn_runtime.load(path)))
+        forced.append(variant)
     names = [n for n, _ in libs]
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     print(f"device: {torch.cuda.get_device_name()}; {args.dtype} forward "
@@ -60,6 +67,10 @@ def main():
         q, k, v = (torch.randn(batch, heads, s, d, device="cuda", dtype=dtype)
                    for _ in range(3))
         flops = 4 * batch * heads * s * s * d / (2 if causal else 1)
+        mask = "causal" if causal else "none"
+        for (_, lib), variant in zip(libs, forced):
+            if variant:
+                lib.force_variant(variant.format(d=d, mask=mask))
         outs = [lib.attention(q, k, v, causal=causal)[0] for _, lib in libs]
         scale = outs[0].float().abs().max().item() or 1.0
         diff = max([(outs[0].float() - o.float()).abs().max().item() / scale

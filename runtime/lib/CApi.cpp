@@ -263,6 +263,14 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
                       unsigned(forwardGridY(v, *params)),
                       unsigned(params->batch * splits), unsigned(v.threads),
                       unsigned(v.kernel.dynamicSmem)};
+  if (v.tensorMaps && v.layout == SeqLayout::Varlen) {
+    DeviceInfo device;
+    s = bundle->backend->deviceInfo(bundle->info, params->stream, device);
+    if (!s.isOk())
+      return report(s);
+    int per = packedRowBlocksPerWorkgroup(v, *params, device.multiprocessors);
+    g.gridX = (g.gridX + per - 1) / per;
+  }
   if (v.persistent) {
     // Workgroups walk the tiles (one an SM: these kernels hold an SM's
     // shared memory); any grid would be correct.

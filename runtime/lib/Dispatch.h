@@ -38,6 +38,16 @@ Status selectVariant(const BundleInfo &bundle, const attn_fwd_params &params,
 int64_t forwardGridX(const Variant &v, const attn_fwd_params &params);
 int64_t forwardGridY(const Variant &v, const attn_fwd_params &params);
 
+/// Row blocks of its sequence each workgroup of a packed-batch tile loop
+/// (`tensor_maps`, varlen) walks: 2 when every sequence has max_seqlen_q
+/// rows and half the grid still makes kPackedPairMinWaves waves on
+/// `multiprocessors`, so that a workgroup's producer loads its second
+/// tile's Q and K/V while the first one's outputs are stored; else 1. Any
+/// count is correct (the kernel takes blocks x, x + gridDim.x, ...).
+inline constexpr int64_t kPackedPairMinWaves = 4;
+int packedRowBlocksPerWorkgroup(const Variant &v, const attn_fwd_params &params,
+                                int multiprocessors);
+
 /// Split-KV: how many splits `params` (num_splits, or 0: chosen from the
 /// grid and `multiprocessors`) gets on variant `v` (1 when it cannot split),
 /// and the workspace bytes that needs.

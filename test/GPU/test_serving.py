@@ -41,14 +41,14 @@ def skip_or_fail(res, name, e):
 
 
 def varlen_case(lib, res, name, *, dtype, d, lens_q, lens_k, heads, mask,
-                causal, window, packed_qkv=False, max_q=None):
+                causal, window, packed_qkv=False, max_q=None, spare=3):
     import torch
     import attn_runtime as ar
 
     tdtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     hq, hkv = heads
     tq, tk = sum(lens_q), sum(lens_k)
-    spare = 3  # rows no sequence owns: must stay untouched
+    # `spare` rows no sequence owns: must stay untouched.
     if packed_qkv and hq == hkv and tq == tk:
         # q, k and v as strided views of one [total, 3, H, D] tensor.
         qkv = torch.randn(tq + spare, 3, hq, d, dtype=tdtype, device="cuda")
@@ -218,6 +218,13 @@ def correctness(lib, res, quick, head_dims=(64, 128)):
                         lens_k=[700, 40, 9, 129], heads=(32, 8),
                         mask="causal_bottom_right", causal="bottom_right",
                         window=None, max_q=1)
+            # Equal lengths and no spare rows on a grid of eight waves: the
+            # runtime gives each workgroup two row blocks of its sequence
+            # (packedRowBlocksPerWorkgroup).
+            varlen_case(lib, res, f"varlen-{dtype}-d{d}-32x512-pairs",
+                        dtype=dtype, d=d, lens_q=[512] * 32,
+                        lens_k=[512] * 32, heads=(16, 16), mask="causal",
+                        causal=True, window=None, spare=0)
             # Equal lengths: top-left causal with a window, q/k/v views of
             # one packed tensor.
             varlen_case(lib, res, f"varlen-{dtype}-d{d}-packedqkv-window",

@@ -214,7 +214,7 @@ private:
   /// When j > jLo, arrives on `empty` of block j - 1's stage: its P V
   /// completed, so the producer may refill it.
   void releaseStageBefore(Value j, Value jLo);
-  /// With the softmax overlapped (overlapsSoftmax), `full` and `empty`
+  /// With the softmax overlapped (overlap_softmax), `full` and `empty`
   /// guard a stage's K, and these its V: V of block j is read one block
   /// later than K, and K of block j + stages is loaded meanwhile.
   Value valueFullBarrier(Value stage) {
@@ -466,9 +466,9 @@ SmallVector<Value> KernelEmitter::rescale(ValueRange acc,
   return out;
 }
 
-KernelEmitter::SoftmaxStep
-KernelEmitter::emitSoftmax(Value block, SmallVector<Value> s,
-                           ValueRange state) {
+KernelEmitter::SoftmaxStep KernelEmitter::emitSoftmax(Value block,
+                                                      SmallVector<Value> s,
+                                                      ValueRange state) {
   unsigned slots = sLayout.getNumRowSlots();
   // Scores in the exp2 domain are t * tScale: t is q.k (times scale*log2e)
   // or the soft-capped score (times log2e). Keeping the factor out of the

@@ -398,8 +398,7 @@ SmallVector<Value> WgmmaM64NNK16::emitOutputChain(
                    /*transB=*/true, acc, /*wait=*/false);
 }
 
-SmallVector<Value> WgmmaM64NNK16::packProbabilities(OpBuilder &b,
-                                                    Location loc,
+SmallVector<Value> WgmmaM64NNK16::packProbabilities(OpBuilder &b, Location loc,
                                                     ArrayRef<Value> p) {
   // Elements 2i and 2i + 1 are adjacent columns of one row; four pairs in
   // order are a k16 step's A registers (accumulateOutput's order).

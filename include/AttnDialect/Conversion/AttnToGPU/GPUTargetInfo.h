@@ -138,10 +138,11 @@ public:
     return SmallVector<Value>(p);
   }
   /// accumulateOutput for probabilities that packProbabilities returned.
-  virtual SmallVector<Value>
-  accumulatePackedOutput(OpBuilder &b, Location loc, Value lane,
-                         ArrayRef<Value> packed, const SharedTile &v,
-                         ArrayRef<Value> acc) {
+  virtual SmallVector<Value> accumulatePackedOutput(OpBuilder &b, Location loc,
+                                                    Value lane,
+                                                    ArrayRef<Value> packed,
+                                                    const SharedTile &v,
+                                                    ArrayRef<Value> acc) {
     return accumulateOutput(b, loc, lane, packed, v, acc);
   }
 
