@@ -16,7 +16,7 @@
 // RUN: for f in %t.part*; do if grep -q .entry $f; then %cuda_toolkit/bin/ptxas -arch=sm_90a -v $f -o %t.cubin 2>&1; fi; done | FileCheck %s --check-prefix=PTXAS --implicit-check-not="Potential Performance Loss"
 // RUN: %wgmma-check %t.ptx | FileCheck %s --check-prefix=ASYNC
 
-// CHECK-LABEL: .entry fwd_bf16_d256_none_m128n80w12s2tma(
+// CHECK-LABEL: .entry fwd_bf16_d256_none_m128n80w12s2tmao(
 // CHECK-COUNT-8: mbarrier.init.shared.b64
 // CHECK-NOT: mbarrier.init
 // CHECK: setmaxnreg.dec.sync.aligned.u32 24;
@@ -39,20 +39,20 @@
 // CHECK: mbarrier.arrive.shared.b64
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK: mbarrier.arrive.shared.b64
-// CHECK-LABEL: .entry fwd_bf16_d256_causal_softcap_m128n64w12s2tmap(
+// CHECK-LABEL: .entry fwd_bf16_d256_causal_softcap_m128n64w12s2tmapo(
 // CHECK-COUNT-10: mbarrier.init.shared.b64
 // CHECK-NOT: mbarrier.init
 // CHECK: wgmma.wait_group.sync.aligned 1;
 
 // PTXAS-NOT: warning
-// PTXAS: Compiling entry function 'fwd_bf16_d256_none_m128n80w12s2tma' for 'sm_90a'
+// PTXAS: Compiling entry function 'fwd_bf16_d256_none_m128n80w12s2tmao' for 'sm_90a'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Compiling entry function 'fwd_bf16_d256_causal_softcap_m128n64w12s2tmap' for 'sm_90a'
+// PTXAS: Compiling entry function 'fwd_bf16_d256_causal_softcap_m128n64w12s2tmapo' for 'sm_90a'
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: warning
 
-// ASYNC: fwd_bf16_d256_none_m128n80w12s2tma: 4 async wgmma chains, no hazard
-// ASYNC: fwd_bf16_d256_causal_softcap_m128n64w12s2tmap: 4 async wgmma chains, no hazard
+// ASYNC: fwd_bf16_d256_none_m128n80w12s2tmao: 4 async wgmma chains, no hazard
+// ASYNC: fwd_bf16_d256_causal_softcap_m128n64w12s2tmapo: 4 async wgmma chains, no hazard
 
 #cfg = #attn.config<name = "tma_d256_m128n80w12", block_m = 128, block_n = 80, warps = 12, stages = 2, pipeline = tma_ws, acc_in_registers = true, mma = wgmma.m64nNk16, overlap_softmax = true>
 func.func @d256(%q: memref<?x8x?x256xbf16>, %o: memref<?x8x?x256xbf16>) {

@@ -22,11 +22,11 @@
 // BUNDLE:      10
 // BUNDLE-NEXT: fwd_bf16_d64_none_m192n128w16s2tma True [('align_bytes', 16), ('grid_min_blocks_per_sm', 20), ('seqlen_k_min', 1449), ('seqlen_k_multiple', 1), ('seqlen_q_min', 1449), ('seqlen_q_multiple', 1)]
 // BUNDLE-NEXT: fwd_bf16_d64_none_m128n64w8s2 False [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
-// BUNDLE-NEXT: fwd_bf16_d256_none_m128n80w12s2tmap True [('align_bytes', 16), ('grid_min_blocks_per_sm', 7), ('seqlen_k_min', 2897), ('seqlen_k_multiple', 1), ('seqlen_q_min', 2897), ('seqlen_q_multiple', 1)]
-// BUNDLE-NEXT: fwd_bf16_d256_none_m128n64w12s2tmap True [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d256_none_m128n80w12s2tmapo True [('align_bytes', 16), ('grid_min_blocks_per_sm', 7), ('seqlen_k_min', 2897), ('seqlen_k_multiple', 1), ('seqlen_q_min', 2897), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d256_none_m128n64w12s2tmapo True [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
 // BUNDLE-NOT:  fwd_
 
-// CHECK: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n128w12s4tma"{{.*}}tensor_maps = true{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"{{.*}}entry = "fwd_bf16_d256_none_m128n64w12s2tmap"{{.*}}tensor_maps = true
+// CHECK: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n128w12s4tma"{{.*}}tensor_maps = true{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"{{.*}}entry = "fwd_bf16_d256_none_m128n64w12s2tmapo"{{.*}}tensor_maps = true
 // CHECK-LABEL: llvm.func @dyn(
 // CHECK: llvm.mlir.constant(4096 : index)
 // CHECK: llvm.cond_br
@@ -34,7 +34,7 @@
 // CHECK: gpu.launch_func @fwd_bf16_d64_none_m128n128w12s4tma
 // CHECK: gpu.launch_func @fwd_bf16_d64_none_m128n64w8s2
 // ONE-NOT: m128n128w12
-// ONE: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"{{.*}}entry = "fwd_bf16_d256_none_m128n64w12s2tmap"
+// ONE: attn.kernels = [{{.*}}entry = "fwd_bf16_d64_none_m128n64w8s2"{{.*}}entry = "fwd_bf16_d256_none_m128n64w12s2tmapo"
 // ONE-NOT: m128n128w12
 func.func @dyn(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
                %v: tensor<?x8x?x64xbf16>, %o: tensor<?x8x?x64xbf16>)
@@ -49,7 +49,7 @@ func.func @dyn(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
 // CHECK-NOT: gpu.launch_func
 // CHECK: llvm.call @cuTensorMapEncodeTiled
 // CHECK-NOT: gpu.launch_func
-// CHECK: gpu.launch_func @fwd_bf16_d256_none_m128n64w12s2tmap
+// CHECK: gpu.launch_func @fwd_bf16_d256_none_m128n64w12s2tmapo
 // CHECK-NOT: gpu.launch_func
 func.func @dyn256(%q: tensor<?x2x?x256xbf16>, %k: tensor<?x2x?x256xbf16>,
                   %v: tensor<?x2x?x256xbf16>, %o: tensor<?x2x?x256xbf16>)

@@ -56,11 +56,15 @@ std::string attn::getKernelName(const KernelSpec &spec) {
           "s" + std::to_string(spec.stages());
   // A warp-specialized kernel of the same tile: "ws" after the stages, or
   // "tma" when its producer copies by tensor maps ("tmap" over a persistent
-  // grid).
+  // grid), then "o" when its softmax runs under P V (overlap_softmax): the
+  // name is the kernel's key, so configs that differ only there must not
+  // share one.
   if (spec.tensorMaps())
     name += spec.config.getPersistent() ? "tmap" : "tma";
   else if (isWarpSpecialized(spec.config.getPipeline()))
     name += "ws";
+  if (spec.config.getOverlapSoftmax())
+    name += "o";
   if (spec.config.getAlignBytes() != 16)
     name += "_align" + std::to_string(spec.config.getAlignBytes());
   return name;
