@@ -834,11 +834,12 @@ int attn::packedRowBlocksPerWorkgroup(const Variant &v,
                                       const attn_fwd_params &p,
                                       int multiprocessors) {
   // Measured on the H100 (bench/RESULTS.md, 2026-11-27): 32 x 512 at
-  // D = 128 0.86 -> 0.91-0.92 of the dense batch; on grids under four
-  // waves after halving (D = 256, 8 heads) it lost up to 6%. Unequal
-  // lengths keep a workgroup a block: a long sequence's blocks would
-  // serialize.
+  // D = 128 0.86 -> 0.91-0.92 of the dense batch; at D = 256, whose tiles
+  // do twice the work, 2-6% lost, and three or more blocks a workgroup lost
+  // at D = 128 too. Unequal lengths keep a workgroup a block: a long
+  // sequence's blocks would serialize.
   if (!v.tensorMaps || v.layout != SeqLayout::Varlen || multiprocessors <= 0 ||
+      std::max(v.headDim, v.maxHeadDim) > kPackedPairMaxHeadDim ||
       !p.max_seqlen_q || int64_t(p.batch) * p.max_seqlen_q != p.seqlen_q)
     return 1;
   int64_t halfX = (forwardGridX(v, p) + 1) / 2;

@@ -39,12 +39,14 @@ int64_t forwardGridX(const Variant &v, const attn_fwd_params &params);
 int64_t forwardGridY(const Variant &v, const attn_fwd_params &params);
 
 /// Row blocks of its sequence each workgroup of a packed-batch tile loop
-/// (`tensor_maps`, varlen) walks: 2 when every sequence has max_seqlen_q
-/// rows and half the grid still makes kPackedPairMinWaves waves on
-/// `multiprocessors`, so that a workgroup's producer loads its second
-/// tile's Q and K/V while the first one's outputs are stored; else 1. Any
-/// count is correct (the kernel takes blocks x, x + gridDim.x, ...).
+/// (`tensor_maps`, varlen, head dims up to kPackedPairMaxHeadDim) walks: 2
+/// when every sequence has max_seqlen_q rows and half the grid still makes
+/// kPackedPairMinWaves waves on `multiprocessors`, so that a workgroup's
+/// producer loads its second tile's Q and K/V while the first one's
+/// outputs are stored; else 1. Any count is correct (the kernel takes
+/// blocks x, x + gridDim.x, ...).
 inline constexpr int64_t kPackedPairMinWaves = 4;
+inline constexpr int kPackedPairMaxHeadDim = 128;
 int packedRowBlocksPerWorkgroup(const Variant &v, const attn_fwd_params &params,
                                 int multiprocessors);
 
