@@ -67,6 +67,26 @@ TEST(SmemBytes, SwizzledTilesAreDenseWithAlignmentSlack) {
   EXPECT_EQ(l.totalBytes, 1024 + 32768 + 131072);
 }
 
+TEST(SmemBytes, RingBarriers) {
+  // The D = 256 block_n 80 tile (tma_d256_m128n80w12): Q 128 x 256, two
+  // stages of K and V 80 x 256, bf16, swizzled. A ring has a full and an
+  // empty mbarrier per stage (8 bytes each), a tile loop Q's pair, and
+  // overlap_softmax a pair per stage for V.
+  auto bytes = [](bool queryBarriers, bool valueBarriers) {
+    return getSharedMemoryLayout(128, 80, 2, 2, 256, 256, 0,
+                                 /*swizzled=*/true, /*ringBarriers=*/true,
+                                 queryBarriers, valueBarriers);
+  };
+  SharedMemoryLayout plain = bytes(false, false);
+  EXPECT_EQ(plain.barrierOffset, 65536 + 2 * (40960 + 40960));
+  EXPECT_EQ(plain.barrierBytes, 32);
+  EXPECT_EQ(bytes(true, false).barrierBytes, 48);
+  EXPECT_EQ(bytes(false, true).barrierBytes, 64);
+  SharedMemoryLayout both = bytes(true, true);
+  EXPECT_EQ(both.barrierBytes, 80);
+  EXPECT_EQ(both.totalBytes, kSwizzleAlignBytes + plain.barrierOffset + 80);
+}
+
 TEST(SmemBytes, PaddedLayoutOffsets) {
   // The kernel carves [Q][K stages][V stages]: K starts at qBytes, V at
   // qBytes + stages * kStageBytes. D = 64, Dv = 128, pad 8, 2-byte elements.
