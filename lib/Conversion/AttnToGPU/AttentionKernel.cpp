@@ -3,7 +3,8 @@
 //
 // Emits the body of the FlashAttention-2 forward kernel. All per-tile work is
 // unrolled here in C++, so register arrays (scores, probabilities, output
-// accumulators) are SSA values indexed by constants only.
+// accumulators) are SSA values indexed by constants only. The warp-
+// specialized pipelines' roles and ring are in WarpSpecializedKernel.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,8 +13,7 @@
 #include "AttnDialect/Target/Constraints.h"
 #include "AttnDialect/Utils/MaskUtils.h"
 #include "DropoutFragment.h"
-#include "KernelBuilder.h"
-#include "ScoreParams.h"
+#include "ForwardKernelEmitter.h"
 #include "SplitWorkspace.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -26,295 +26,24 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-namespace {
-/// Shared-memory carving of one kernel (lib/Target's formula, which the
-/// constraint checks use too).
-struct SharedLayout : SharedMemoryLayout {
-  SharedTileLayout kind;
-
-  SharedLayout(const KernelSpec &spec, const GPUTargetInfo &target,
-               SharedTileLayout kind)
-      : SharedMemoryLayout(getSharedMemoryLayout(
-            spec.blockM(), spec.blockN(), spec.stages(),
-            spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
-            spec.tileHeadDimV, target.getSharedRowPadding(),
-            kind == SharedTileLayout::Swizzle128B,
-            isWarpSpecialized(spec.config.getPipeline()), spec.walksTiles(),
-            spec.config.getOverlapSoftmax())),
-        kind(kind) {}
-};
-
-/// Emission state of one kernel body.
-class KernelEmitter : KernelBuilder {
-public:
-  KernelEmitter(OpBuilder &b, Location loc, Block &entry,
-                const KernelSpec &spec, const GPUTargetInfo &target)
-      : KernelBuilder(b, loc), entry(entry), spec(spec), target(target),
-        mma(target.createMmaEmitter(spec)),
-        smem(spec, target, mma->getSharedTileLayout()) {
-    elemBytes = spec.elemType.getIntOrFloatBitWidth() / 8;
-    threads = spec.warps() * target.getWarpSize();
-    copyThreads = threads;
-    warpSpecialized = isWarpSpecialized(spec.config.getPipeline());
-    overlapSoftmax = spec.config.getOverlapSoftmax();
-    tileLoop = spec.walksTiles();
-  }
-
-  void emit();
-
-private:
-  Value arg(unsigned i) { return entry.getArgument(i); }
-  Value exp2(Value v) { return target.emitExp2(b, loc, v); }
-  Value sharedAt(int64_t byteOffset, Value stage, int64_t stageBytes);
-  SharedTile sharedTile(Value base, int64_t rows, int64_t cols,
-                        int64_t rowStride) {
-    return {base, rows, cols, rowStride, spec.elemType, smem.kind};
-  }
-  SharedTile keyTile(Value stage) {
-    return sharedTile(sharedAt(smem.qBytes, stage, smem.kStageBytes),
-                      spec.blockN(), spec.tileHeadDim, smem.kRowStride);
-  }
-  SharedTile valueTile(Value stage) {
-    return sharedTile(sharedAt(smem.qBytes + spec.stages() * smem.kStageBytes,
-                               stage, smem.vStageBytes),
-                      spec.blockN(), spec.tileHeadDimV, smem.vRowStride);
-  }
-  /// Waits for `pending` copy groups, then publishes them to all threads.
-  void waitCopies(int pending);
-
-  /// Copies rows of the matrix `src` into `tile`: rows of D elements, or of
-  /// Dv with `valueRows` (read from the arguments when dynamic).
-  void copyTile(const SharedTile &tile, bool valueRows, Value src,
-                Value rowStart, Value rowLimit, Value rowStride,
-                function_ref<Value(Value)> rowOffset = {});
-  /// The run-time value (i32) of a dynamic head dim `d` (spec.headDim or
-  /// spec.headDimV), clamped to the tile's `tileCols`; null when static.
-  Value getDynamicHeadDim(int64_t d, unsigned argIndex, int64_t tileCols);
-  /// Binds sq, sk and the sequence's row offsets for a serving layout.
-  void bindSequence();
-  /// i32 element `i` of the i32 array argument `array`, clamped to [lo, hi].
-  Value loadClamped(unsigned array, Value i, Value lo, Value hi);
-  /// Element offset of key `row` in a paged cache whose pages are
-  /// `pageStride` elements apart and rows `rowStride`.
-  Value pagedRowOffset(Value row, Value pageStride, Value rowStride);
-  /// Everything after the ids and lengths are bound.
-  void emitBody();
-  /// The tile's global pointers (and dropout's b * Hq + h).
-  void bindPointers();
-  /// What every tile of the workgroup shares: score parameters, shared
-  /// memory, accumulator layouts.
-  void bindTileInvariants();
-  /// The tile rows (and query positions) of this thread's row slots.
-  void bindRows();
-  /// The key blocks [jLo, jHi) any row of the tile sees (of its split).
-  std::pair<Value, Value> getKeyBlocks();
-  /// Issues (and commits) the copies of this block's Q tile.
-  void loadQueryTile();
-  void loadKV(Value block, Value stage);
-  /// Adds the bias of the key block at n0 to this thread's scores.
-  void addBias(MutableArrayRef<Value> s, Value tScale, Value n0);
-  /// One key block; `afterScores`, when set, runs right after S = Q K^T.
-  SmallVector<Value> emitBlock(Value block, Value stage, ValueRange state,
-                               function_ref<void()> afterScores = {});
-  /// The online softmax of one key block's scores `s`, from the row state
-  /// (m, then l): the probabilities P V takes (dropped out where dropout
-  /// applies), the factors that rescale O, and the new m and l.
-  struct SoftmaxStep {
-    SmallVector<Value> p, alpha, stats;
-  };
-  SoftmaxStep emitSoftmax(Value block, SmallVector<Value> s, ValueRange state);
-  /// O's elements times their row slot's factor.
-  SmallVector<Value> rescale(ValueRange acc, ArrayRef<Value> alpha);
-  /// The key-block loop over [jLo, jHi): K/V staged in `stages` buffers.
-  scf::ForOp emitKeyLoop(Value jLo, Value jHi, ValueRange init);
-  /// The same loop for async outputs: the next block's loads are issued
-  /// after S = Q K^T (which completes the previous P V) and a barrier.
-  scf::ForOp emitAsyncKeyLoop(Value jLo, Value jHi, ValueRange init);
-  /// Issues block j + 1's K/V copies into its buffer when j + 1 < jHi.
-  void loadNextKV(Value j, Value jLo, Value jHi);
-  /// Block j's place in the ring's sequence of blocks.
-  Value ringIndex(Value j, Value jLo) {
-    Value i = sub(j, jLo);
-    return ringBase ? add(i, ringBase) : i;
-  }
-  Value stageOf(Value j, Value jLo) {
-    int64_t n = spec.stages();
-    if (llvm::isPowerOf2_64(n))
-      return arith::AndIOp::create(b, loc, ringIndex(j, jLo), c32(n - 1));
-    return arith::RemUIOp::create(b, loc, ringIndex(j, jLo), c32(n));
-  }
-  /// How often block j's ring stage was filled before it (the mbarrier
-  /// phases the producer and the computing warpgroups wait on).
-  Value useOf(Value j, Value jLo) {
-    return arith::DivUIOp::create(b, loc, ringIndex(j, jLo),
-                                  c32(spec.stages()));
-  }
-  /// Warp-specialized kernels: a producer warpgroup fills a ring of K/V
-  /// stages, the other warpgroups only compute (see emitWarpSpecialized).
-  void emitWarpSpecialized(Value jLo, Value jHi);
-  /// Initializes the ring and splits the workgroup: `produce` runs in the
-  /// producer (one thread of it with tensor maps), `consume` in the
-  /// computing warpgroups.
-  void emitRoles(function_ref<void()> produce, function_ref<void()> consume);
-  /// The computing warpgroups' key loop over [jLo, jHi) and epilogue.
-  void emitConsumerTile(Value jLo, Value jHi);
-  /// The key blocks [jLo, jHi) (at least one) of a tile with the softmax
-  /// overlapped: S of block j and O += P V of block j - 1 in flight
-  /// together, the softmax of j under the latter (FlashAttention-3's
-  /// intra-warpgroup overlap). Returns the state after the last P V.
-  SmallVector<Value> emitOverlappedBlocks(Value jLo, Value jHi,
-                                          ValueRange init);
-  /// The roles of a kernel whose workgroups walk tiles (forEachTile), each
-  /// with its own Q: a persistent grid, or a packed sequence's row blocks
-  /// from `firstBlock` (the workgroup's grid x).
-  void emitTileLoop(Value firstBlock = Value());
-  /// Row `r` of a sequence starting at packed row `row0` (dense: `r`).
-  Value packedRow(Value r, Value row0) {
-    return spec.layout == SeqLayout::Varlen ? add(r, row0) : r;
-  }
-  /// Runs `body` for each of the workgroup's tiles with m0, head, headKV,
-  /// batch and ringBase bound; `tileIndex` counts the workgroup's tiles.
-  /// `firstBlock`: a packed sequence's first row block (else null).
-  void
-  forEachTile(Value firstBlock,
-              function_ref<void(Value jLo, Value jHi, Value tileIndex)> body);
-  void emitProducerLoop(Value jLo, Value jHi);
-  /// The producer of a tma_ws kernel: one thread issues block j's K and V
-  /// boxes (and Q's with the first block) against `full[stage]`.
-  void loadTensorTiles(Value j, Value jLo, Value stage);
-  /// Copies `tile`'s 64-column panels from the tensor map argument `map`
-  /// (ABI attn-fwd-v2) at row `row` of head `h`, completing on `bar`.
-  void loadTensorTile(const SharedTile &tile, unsigned map, Value row, Value h,
-                      Value bar);
-  /// Stores the tensor-map arguments (attn-fwd-v2) to stack slots whose
-  /// addresses TMA takes (attn-nvvm-tensor-map-args then reads them in
-  /// the parameter space instead).
-  void bindTensorMaps();
-  scf::ForOp emitConsumerLoop(Value jLo, Value jHi, ValueRange init);
-  /// The ring's mbarriers: `full` completes when stage s holds its block,
-  /// `empty` when every computing thread is done reading it.
-  Value fullBarrier(Value stage) { return ringBarrier(0, stage); }
-  Value emptyBarrier(Value stage) { return ringBarrier(spec.stages(), stage); }
-  Value ringBarrier(int64_t first, Value stage) {
-    return sharedAt(smem.barrierOffset + 8 * first, stage, 8);
-  }
-  /// Waits for use `use` of a `full` barrier to complete (parity use & 1).
-  void waitFull(Value bar, Value use) {
-    target.emitBarrierWait(b, loc, bar,
-                           arith::AndIOp::create(b, loc, use, c32(1)));
-  }
-  /// Waits until use `use - 1` of an `empty` barrier completed (parity
-  /// (use & 1) ^ 1, which a fresh barrier passes for use 0).
-  void waitEmpty(Value bar, Value use) {
-    target.emitBarrierWait(
-        b, loc, bar,
-        arith::XOrIOp::create(
-            b, loc, arith::AndIOp::create(b, loc, use, c32(1)), c32(1)));
-  }
-  /// When j > jLo, arrives on `empty` of block j - 1's stage: its P V
-  /// completed, so the producer may refill it.
-  void releaseStageBefore(Value j, Value jLo);
-  /// With the softmax overlapped (overlap_softmax), `full` and `empty`
-  /// guard a stage's K, and these its V: V of block j is read one block
-  /// later than K, and K of block j + stages is loaded meanwhile.
-  Value valueFullBarrier(Value stage) {
-    return ringBarrier(2 * spec.stages(), stage);
-  }
-  Value valueEmptyBarrier(Value stage) {
-    return ringBarrier(3 * spec.stages(), stage);
-  }
-  /// A tile loop's Q buffer: `full` when it holds the tile's Q,
-  /// `empty` when every S = Q K^T of the previous tile completed.
-  Value queryFullBarrier() { return ringBarrier(ringBarriers(), c32(0)); }
-  Value queryEmptyBarrier() { return ringBarrier(ringBarriers() + 1, c32(0)); }
-  /// The ring's barriers: full and empty per stage, for K and V apart when
-  /// the softmax is overlapped.
-  int64_t ringBarriers() const {
-    return (overlapSoftmax ? 4 : 2) * spec.stages();
-  }
-  /// The loop state before the first key block: m = -inf, l = 0, O = 0.
-  SmallVector<Value> getInitialState();
-  void emitEpilogue(ValueRange state);
-  /// Stores the normalized accumulator rows (f32 `vals(e)` of element e)
-  /// at `base` + row * rowStride + column, as `type`, runs of adjacent
-  /// columns as one vector store of at most `maxAlign` bytes; columns of
-  /// the padded tile past Dv are not stored.
-  void storeRows(Value base, function_ref<Value(Value)> rowOffset, Type type,
-                 int64_t maxAlign, function_ref<Value(unsigned)> vals);
-  /// Element offset (i64) of tile row `r` in a q/o-shaped tensor whose head
-  /// and row strides are given: r * rowStride, or with packed GQA heads
-  /// (r % G) * headStride + (r / G) * rowStride.
-  Value rowOffset(Value r, Value headStride, Value rowStride);
-  /// The query position of tile row `r` (r / G with packed GQA heads).
-  Value queryOf(Value r) {
-    return spec.packGQA() ? arith::DivUIOp::create(b, loc, r, group) : r;
-  }
-  /// The output rows and their lse (when lse is not null), where the op
-  /// puts them.
-  void storeOutputs(
-      function_ref<Value(unsigned)> normalized,
-      function_ref<void(Value base, Value headStride, Value enabled)> storeLse);
-  /// Restricts [jLo, jHi) to this workgroup's share of the key blocks when
-  /// the keys are split (split-KV).
-  void clampToSplit(Value &jLo, Value &jHi);
-
-  Block &entry;
-  const KernelSpec &spec;
-  const GPUTargetInfo &target;
-  std::unique_ptr<MmaEmitter> mma;
-  SharedLayout smem;
-  int64_t elemBytes, threads;
-  /// Threads that issue tile copies (all, or a producer warpgroup's).
-  int64_t copyThreads;
-  bool warpSpecialized;
-  /// The softmax of a block runs under the previous block's P V.
-  bool overlapSoftmax;
-  /// Workgroups walk tiles, Q with barriers of its own (emitTileLoop).
-  bool tileLoop;
-
-  // Values computed once at kernel entry.
-  Value tid, lane, warpRow, m0, head, headKV, batch, sq, sk, smemBase;
-  /// Query heads per key/value head; rows of the tile (G * Sq when packed).
-  Value group, rows;
-  /// First query and key row of the sequence (packed batches; else 0).
-  Value qRow0, kRow0;
-  /// Key blocks of the workgroup's earlier tiles (emitTileLoop).
-  Value ringBase;
-  /// Split-KV: the number of splits and this workgroup's one.
-  Value numSplits, split;
-  /// D and Dv given at run time (null when static).
-  Value headDimArg, headDimVArg;
-  Value qPtr, kPtr, vPtr, oPtr, biasPtr;
-  /// Generic addresses of the q, k and v tensor maps (tma_ws).
-  SmallVector<Value> tensorMaps;
-  ScoreParams score;
-  /// With dropout: b * Hq + h.
-  Value dropoutBH;
-  SharedTile qTile;
-  SmallVector<Value> query;
-  AccLayout sLayout, oLayout;
-  SmallVector<Value> rowOfSlot;   // absolute tile row of each row slot
-  SmallVector<Value> queryOfSlot; // its query position (for masks)
-};
-} // namespace
-
-Value KernelEmitter::sharedAt(int64_t byteOffset, Value stage,
-                              int64_t stageBytes) {
+Value ForwardKernelEmitter::sharedAt(int64_t byteOffset, Value stage,
+                                     int64_t stageBytes) {
   Value off = c32(byteOffset);
   if (stage)
     off = add(off, mul(stage, c32(stageBytes)));
   return gep(smemBase, b.getI8Type(), off);
 }
 
-void KernelEmitter::waitCopies(int pending) {
+void ForwardKernelEmitter::waitCopies(int pending) {
   target.emitCopyWait(b, loc, pending);
   mma->emitSharedWritesVisible(b, loc);
   gpu::BarrierOp::create(b, loc);
 }
 
-void KernelEmitter::copyTile(const SharedTile &tile, bool valueRows, Value src,
-                             Value rowStart, Value rowLimit, Value rowStride,
-                             function_ref<Value(Value)> rowOffset) {
+void ForwardKernelEmitter::copyTile(const SharedTile &tile, bool valueRows,
+                                    Value src, Value rowStart, Value rowLimit,
+                                    Value rowStride,
+                                    function_ref<Value(Value)> rowOffset) {
   // A producer warpgroup copies with few registers (fixed columns).
   emitTileCopy(b, loc, target, tile, valueRows ? spec.headDimV : spec.headDim,
                tid, copyThreads, src, rowStart, rowLimit, rowStride,
@@ -323,8 +52,8 @@ void KernelEmitter::copyTile(const SharedTile &tile, bool valueRows, Value src,
                /*fixedColumns=*/copyThreads != threads);
 }
 
-Value KernelEmitter::getDynamicHeadDim(int64_t d, unsigned argIndex,
-                                       int64_t tileCols) {
+Value ForwardKernelEmitter::getDynamicHeadDim(int64_t d, unsigned argIndex,
+                                              int64_t tileCols) {
   if (!ShapedType::isDynamic(d))
     return Value();
   // The runtime checks D <= max_head_dim; the clamp keeps a bad value from
@@ -334,14 +63,15 @@ Value KernelEmitter::getDynamicHeadDim(int64_t d, unsigned argIndex,
       c32(tileCols));
 }
 
-Value KernelEmitter::loadClamped(unsigned array, Value i, Value lo, Value hi) {
+Value ForwardKernelEmitter::loadClamped(unsigned array, Value i, Value lo,
+                                        Value hi) {
   Value v = LLVM::LoadOp::create(b, loc, b.getI32Type(),
                                  gep(arg(array), b.getI32Type(), ext(i)), 4);
   return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, v, lo),
                                 hi);
 }
 
-void KernelEmitter::bindSequence() {
+void ForwardKernelEmitter::bindSequence() {
   qRow0 = kRow0 = c32(0);
   switch (spec.layout) {
   case SeqLayout::Dense:
@@ -366,8 +96,8 @@ void KernelEmitter::bindSequence() {
   }
 }
 
-Value KernelEmitter::pagedRowOffset(Value row, Value pageStride,
-                                    Value rowStride) {
+Value ForwardKernelEmitter::pagedRowOffset(Value row, Value pageStride,
+                                           Value rowStride) {
   // Rows past Sk are not copied, but the table is read for them too: clamp.
   Value last = arith::MaxSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, sk, c32(1)), c32(0));
@@ -388,7 +118,8 @@ Value KernelEmitter::pagedRowOffset(Value row, Value pageStride,
 /// softcap as the op defines). Rows and keys past the ends read the last
 /// bias element instead (their scores are masked or never stored), so every
 /// load is in bounds; broadcast dimensions have stride 0.
-void KernelEmitter::addBias(MutableArrayRef<Value> s, Value tScale, Value n0) {
+void ForwardKernelEmitter::addBias(MutableArrayRef<Value> s, Value tScale,
+                                   Value n0) {
   Value lastRow = arith::SubIOp::create(b, loc, sq, c32(1));
   Value lastCol = arith::SubIOp::create(b, loc, sk, c32(1));
   Value colBase = add(n0, sLayout.laneCol);
@@ -412,7 +143,7 @@ void KernelEmitter::addBias(MutableArrayRef<Value> s, Value tScale, Value n0) {
   }
 }
 
-void KernelEmitter::loadQueryTile() {
+void ForwardKernelEmitter::loadQueryTile() {
   if (spec.packGQA())
     copyTile(qTile, false, qPtr, m0, rows, Value(), [&](Value r) {
       return rowOffset(r, arg(kArgQStrideB + 1), arg(kArgQStrideB + 2));
@@ -422,7 +153,7 @@ void KernelEmitter::loadQueryTile() {
   target.emitCopyCommit(b, loc);
 }
 
-void KernelEmitter::loadKV(Value block, Value stage) {
+void ForwardKernelEmitter::loadKV(Value block, Value stage) {
   Value n0 = mul(block, c32(spec.blockN()));
   SharedTile k = keyTile(stage), v = valueTile(stage);
   if (spec.layout == SeqLayout::Paged) {
@@ -442,9 +173,9 @@ void KernelEmitter::loadKV(Value block, Value stage) {
 
 /// One key block: scores, mask, online-softmax update, O += P V.
 /// `state` is [m per slot..., l per slot..., O...].
-SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
-                                            ValueRange state,
-                                            function_ref<void()> afterScores) {
+SmallVector<Value>
+ForwardKernelEmitter::emitBlock(Value block, Value stage, ValueRange state,
+                                function_ref<void()> afterScores) {
   unsigned slots = sLayout.getNumRowSlots();
   SharedTile k = keyTile(stage), v = valueTile(stage);
   SmallVector<Value> s = mma->computeScores(b, loc, lane, query, k);
@@ -458,17 +189,17 @@ SmallVector<Value> KernelEmitter::emitBlock(Value block, Value stage,
   return newState;
 }
 
-SmallVector<Value> KernelEmitter::rescale(ValueRange acc,
-                                          ArrayRef<Value> alpha) {
+SmallVector<Value> ForwardKernelEmitter::rescale(ValueRange acc,
+                                                 ArrayRef<Value> alpha) {
   SmallVector<Value> out;
   for (unsigned e = 0, ne = oLayout.getNumElements(); e < ne; ++e)
     out.push_back(fmul(acc[e], alpha[oLayout.rowSlot[e]]));
   return out;
 }
 
-KernelEmitter::SoftmaxStep KernelEmitter::emitSoftmax(Value block,
-                                                      SmallVector<Value> s,
-                                                      ValueRange state) {
+ForwardKernelEmitter::SoftmaxStep
+ForwardKernelEmitter::emitSoftmax(Value block, SmallVector<Value> s,
+                                  ValueRange state) {
   unsigned slots = sLayout.getNumRowSlots();
   // Scores in the exp2 domain are t * tScale: t is q.k (times scale*log2e)
   // or the soft-capped score (times log2e). Keeping the factor out of the
@@ -559,7 +290,7 @@ KernelEmitter::SoftmaxStep KernelEmitter::emitSoftmax(Value block,
   return {s, alpha, newState};
 }
 
-void KernelEmitter::emitEpilogue(ValueRange state) {
+void ForwardKernelEmitter::emitEpilogue(ValueRange state) {
   unsigned slots = sLayout.getNumRowSlots();
   Value negInf = cf(-std::numeric_limits<double>::infinity());
   SmallVector<Value> inv(slots), lse(slots);
@@ -627,7 +358,7 @@ void KernelEmitter::emitEpilogue(ValueRange state) {
   storeOutputs(normalized, storeLse);
 }
 
-void KernelEmitter::storeOutputs(
+void ForwardKernelEmitter::storeOutputs(
     function_ref<Value(unsigned)> normalized,
     function_ref<void(Value base, Value headStride, Value enabled)> storeLse) {
   storeRows(
@@ -656,17 +387,18 @@ void KernelEmitter::storeOutputs(
   storeLse(gep(lsePtr, f32, lseBase), arg(kArgLseStrideB + 1), hasLse);
 }
 
-Value KernelEmitter::rowOffset(Value r, Value headStride, Value rowStride) {
+Value ForwardKernelEmitter::rowOffset(Value r, Value headStride,
+                                      Value rowStride) {
   if (!spec.packGQA())
     return mul(ext(r), rowStride);
   Value g = arith::RemUIOp::create(b, loc, r, group);
   return add(mul(ext(g), headStride), mul(ext(queryOf(r)), rowStride));
 }
 
-void KernelEmitter::storeRows(Value base,
-                              function_ref<Value(Value)> rowOffsetOf, Type type,
-                              int64_t maxAlign,
-                              function_ref<Value(unsigned)> vals) {
+void ForwardKernelEmitter::storeRows(Value base,
+                                     function_ref<Value(Value)> rowOffsetOf,
+                                     Type type, int64_t maxAlign,
+                                     function_ref<Value(unsigned)> vals) {
   // Runs of adjacent columns of one row become one vector store.
   int64_t bytes = type.getIntOrFloatBitWidth() / 8;
   unsigned ne = oLayout.getNumElements();
@@ -712,7 +444,7 @@ void KernelEmitter::storeRows(Value base,
   }
 }
 
-void KernelEmitter::clampToSplit(Value &jLo, Value &jHi) {
+void ForwardKernelEmitter::clampToSplit(Value &jLo, Value &jHi) {
   if (!spec.splitKV())
     return;
   // Split s of n takes key blocks [s * c, (s + 1) * c), c = ceil(blocks /
@@ -725,7 +457,7 @@ void KernelEmitter::clampToSplit(Value &jLo, Value &jHi) {
   jHi = arith::MaxUIOp::create(b, loc, jHi, jLo);
 }
 
-void KernelEmitter::emit() {
+void ForwardKernelEmitter::emit() {
   int64_t warpSize = target.getWarpSize();
   tid = toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
   lane = arith::RemUIOp::create(b, loc, tid, c32(warpSize));
@@ -806,7 +538,7 @@ void KernelEmitter::emit() {
   emitBody();
 }
 
-void KernelEmitter::bindPointers() {
+void ForwardKernelEmitter::bindPointers() {
   // The sequence's first row: batch * stride_b, or (packed) its offset
   // times the row stride; a paged cache adds each row's page on copy.
   auto base = [&](unsigned ptrArg, unsigned strideArg, Value h, Value row0,
@@ -830,7 +562,7 @@ void KernelEmitter::bindPointers() {
     dropoutBH = add(mul(batch, arg(kArgHeadsQ)), head);
 }
 
-void KernelEmitter::bindTileInvariants() {
+void ForwardKernelEmitter::bindTileInvariants() {
   score = bindScoreParams(b, loc, entry.getArguments(), spec, kArgScale,
                           kArgDropoutP);
   smemBase = getDynamicSharedMemoryBase(
@@ -842,7 +574,7 @@ void KernelEmitter::bindTileInvariants() {
       sharedTile(smemBase, spec.blockM(), spec.tileHeadDim, smem.qRowStride);
 }
 
-void KernelEmitter::bindRows() {
+void ForwardKernelEmitter::bindRows() {
   rowOfSlot.clear();
   queryOfSlot.clear();
   for (int64_t off : sLayout.rowSlotOffsets)
@@ -851,7 +583,7 @@ void KernelEmitter::bindRows() {
     queryOfSlot.push_back(queryOf(r));
 }
 
-std::pair<Value, Value> KernelEmitter::getKeyBlocks() {
+std::pair<Value, Value> ForwardKernelEmitter::getKeyBlocks() {
   // The query positions of the block's rows: [m0, m0 + block_m), or with
   // packed heads [m0 / G, (m0 + block_m - 1) / G + 1).
   Value qBegin = queryOf(m0);
@@ -866,7 +598,7 @@ std::pair<Value, Value> KernelEmitter::getKeyBlocks() {
   return {jLo, jHi};
 }
 
-void KernelEmitter::emitBody() {
+void ForwardKernelEmitter::emitBody() {
   bindPointers();
   bindTileInvariants();
   bindRows();
@@ -900,7 +632,7 @@ void KernelEmitter::emitBody() {
   emitEpilogue(state);
 }
 
-SmallVector<Value> KernelEmitter::getInitialState() {
+SmallVector<Value> ForwardKernelEmitter::getInitialState() {
   SmallVector<Value> init;
   unsigned slots = sLayout.getNumRowSlots();
   for (unsigned i = 0; i < slots; ++i)
@@ -912,420 +644,7 @@ SmallVector<Value> KernelEmitter::getInitialState() {
   return init;
 }
 
-/// FlashAttention-3's roles, with cp.async as the copy engine: warpgroup 0
-/// produces (Q, then K and V), the others compute; no CTA-wide barrier after
-/// the split, so the computing warpgroups drift apart and one's softmax
-/// overlaps another's wgmmas. Stage s of block j is (j - jLo) % stages, its use
-/// u = (j - jLo) / stages: the producer waits for `empty[s]` of use u - 1
-/// (parity (u & 1) ^ 1, which a fresh barrier passes), copies, and arrives
-/// on `full[s]` once its copies landed and are fenced for the async proxy;
-/// a computing thread waits for `full[s]` of use u (parity u & 1) and
-/// arrives on `empty` of block j - 1's stage after S = Q K^T of block j
-/// (its wgmma wait also retired P V of block j - 1).
-void KernelEmitter::emitWarpSpecialized(Value jLo, Value jHi) {
-  emitRoles([&] { emitProducerLoop(jLo, jHi); },
-            [&] {
-              query = mma->loadQuery(b, loc, lane, qTile, warpRow);
-              emitConsumerTile(jLo, jHi);
-            });
-}
-
-void KernelEmitter::emitRoles(function_ref<void()> produce,
-                              function_ref<void()> consume) {
-  int64_t producerThreads = kProducerWarps * target.getWarpSize();
-  int64_t consumerThreads = threads - producerThreads;
-  if (spec.tensorMaps())
-    bindTensorMaps();
-  Value first =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c32(0));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    // With tensor maps one producer thread arrives (its copies complete
-    // the transaction count); with cp.async every producer thread does.
-    int64_t fullArrivals = spec.tensorMaps() ? 1 : producerThreads;
-    for (int64_t st = 0; st < spec.stages(); ++st) {
-      target.emitBarrierInit(b, loc, fullBarrier(c32(st)), fullArrivals);
-      target.emitBarrierInit(b, loc, emptyBarrier(c32(st)), consumerThreads);
-      if (!overlapSoftmax)
-        continue;
-      target.emitBarrierInit(b, loc, valueFullBarrier(c32(st)), fullArrivals);
-      target.emitBarrierInit(b, loc, valueEmptyBarrier(c32(st)),
-                             consumerThreads);
-    }
-    if (tileLoop) {
-      target.emitBarrierInit(b, loc, queryFullBarrier(), 1);
-      target.emitBarrierInit(b, loc, queryEmptyBarrier(), consumerThreads);
-    }
-  }
-  // Publishes the initialized ring; the last CTA-wide barrier.
-  gpu::BarrierOp::create(b, loc);
-  WarpRoleRegisters regs = getWarpRoleRegisters(
-      spec.warps(), target.getWarpSize(), target.getChipSpec().regsPerBlockMax,
-      target.getChipSpec().regsPerThreadMax,
-      hasBusyProducer(spec.config.getAlignBytes(), tileLoop, spec.mask));
-  Value producer = lt(tid, c32(producerThreads));
-  OpBuilder::InsertionGuard guard(b);
-  auto roles = scf::IfOp::create(b, loc, producer, /*withElse=*/true);
-  b.setInsertionPointToStart(roles.thenBlock());
-  target.emitSetMaxRegisters(b, loc, regs.producer, /*increase=*/false);
-  copyThreads = producerThreads;
-  if (spec.tensorMaps()) {
-    // One thread (the one that set the ring up) issues every box; the rest
-    // of the warpgroup is done.
-    OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    produce();
-  } else {
-    // Q lands with the first key block: its `full` arrival waits for every
-    // copy group before it, and S = Q K^T is Q's first reader.
-    loadQueryTile();
-    produce();
-    // Nothing left in flight when no key block is visible.
-    target.emitCopyWait(b, loc, 0);
-  }
-  b.setInsertionPointToStart(roles.elseBlock());
-  target.emitSetMaxRegisters(b, loc, regs.consumer, /*increase=*/true);
-  consume();
-}
-
-void KernelEmitter::emitConsumerTile(Value jLo, Value jHi) {
-  SmallVector<Value> init = getInitialState();
-  unsigned slots = sLayout.getNumRowSlots();
-  // The key loop, then (async P V) the wait for the last product. A tile
-  // without key blocks skips both: had its zeros met the loop's in-flight
-  // accumulators before the wait, ptxas would serialize every wgmma of the
-  // kernel (C7515; the D = 256 causal tile loops did).
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(init)),
-                                lt(jLo, jHi), /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    SmallVector<Value> state;
-    if (overlapSoftmax) {
-      state = emitOverlappedBlocks(jLo, jHi, init);
-    } else {
-      scf::ForOp loop = emitConsumerLoop(jLo, jHi, init);
-      // Every S = Q K^T of the tile has completed: Q's buffer may be
-      // refilled.
-      if (tileLoop)
-        target.emitBarrierArrive(b, loc, queryEmptyBarrier());
-      state.assign(loop.getResults().begin(), loop.getResults().end());
-      if (mma->hasAsyncOutput()) {
-        SmallVector<Value> acc = mma->waitOutput(
-            b, loc, ArrayRef<Value>(state).drop_front(2 * slots));
-        llvm::copy(acc, state.begin() + 2 * slots);
-      }
-    }
-    scf::YieldOp::create(b, loc, state);
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    if (tileLoop)
-      target.emitBarrierArrive(b, loc, queryEmptyBarrier());
-    scf::YieldOp::create(b, loc, init);
-  }
-  SmallVector<Value> state(ifOp.getResults());
-  // The last block's P V has completed too: its stage goes back to the
-  // producer, which may be filling the next tile's blocks (the overlapped
-  // blocks released each stage as they went).
-  if (tileLoop && !overlapSoftmax)
-    releaseStageBefore(jHi, jLo);
-  emitEpilogue(state);
-}
-
-SmallVector<Value> KernelEmitter::emitOverlappedBlocks(Value jLo, Value jHi,
-                                                       ValueRange init) {
-  unsigned slots = sLayout.getNumRowSlots();
-  auto arrive = [&](Value bar) { target.emitBarrierArrive(b, loc, bar); };
-  // Block jLo: S, its wait, the softmax; O is still zero.
-  Value first = stageOf(jLo, jLo);
-  waitFull(fullBarrier(first), useOf(jLo, jLo));
-  SmallVector<Value> s = mma->issueScores(b, loc, lane, query, keyTile(first));
-  s = mma->waitOutput(b, loc, s, /*pending=*/0);
-  arrive(emptyBarrier(first));
-  SoftmaxStep step = emitSoftmax(jLo, s, init.take_front(2 * slots));
-  SmallVector<Value> loopInit(step.stats);
-  llvm::append_range(loopInit, init.drop_front(2 * slots));
-  SmallVector<Value> packed = mma->packProbabilities(b, loc, step.p);
-  llvm::append_range(loopInit, packed);
-  unsigned numAcc = oLayout.getNumElements(), numP = packed.size();
-
-  auto loop =
-      scf::ForOp::create(b, loc, add(jLo, c32(1)), jHi, c32(1), loopInit);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
-    ValueRange args = loop.getRegionIterArgs();
-    ValueRange stats = args.take_front(2 * slots);
-    ValueRange acc = args.slice(2 * slots, numAcc);
-    ValueRange p = args.take_back(numP);
-    // S of block j first, then P V of block j - 1: waiting for all but the
-    // last group completes S alone.
-    Value stage = stageOf(j, jLo);
-    Value prev = sub(j, c32(1));
-    Value prevStage = stageOf(prev, jLo);
-    waitFull(fullBarrier(stage), useOf(j, jLo));
-    waitFull(valueFullBarrier(prevStage), useOf(prev, jLo));
-    SmallVector<Value> sj =
-        mma->issueScores(b, loc, lane, query, keyTile(stage));
-    SmallVector<Value> o = mma->accumulatePackedOutput(
-        b, loc, lane, SmallVector<Value>(p), valueTile(prevStage),
-        SmallVector<Value>(acc));
-    sj = mma->waitOutput(b, loc, sj, /*pending=*/1);
-    arrive(emptyBarrier(stage));
-    SoftmaxStep next = emitSoftmax(j, sj, stats);
-    o = mma->waitOutput(b, loc, o, /*pending=*/0);
-    arrive(valueEmptyBarrier(prevStage));
-    SmallVector<Value> yield(next.stats);
-    llvm::append_range(yield, rescale(o, next.alpha));
-    llvm::append_range(yield, mma->packProbabilities(b, loc, next.p));
-    scf::YieldOp::create(b, loc, yield);
-  }
-  // Every S = Q K^T of the tile has completed: Q's buffer may be refilled.
-  if (tileLoop)
-    arrive(queryEmptyBarrier());
-  ValueRange results = loop.getResults();
-  Value last = sub(jHi, c32(1));
-  Value lastStage = stageOf(last, jLo);
-  waitFull(valueFullBarrier(lastStage), useOf(last, jLo));
-  SmallVector<Value> o = mma->accumulatePackedOutput(
-      b, loc, lane, SmallVector<Value>(results.take_back(numP)),
-      valueTile(lastStage),
-      SmallVector<Value>(results.slice(2 * slots, numAcc)));
-  o = mma->waitOutput(b, loc, o, /*pending=*/0);
-  arrive(valueEmptyBarrier(lastStage));
-  SmallVector<Value> state(results.take_front(2 * slots));
-  llvm::append_range(state, o);
-  return state;
-}
-
-/// A tma_ws kernel whose workgroups walk tiles (forEachTile: a persistent
-/// grid, or a packed sequence's row blocks). The ring's stage and phase
-/// counters run on across tiles (`ringBase`: key blocks of the workgroup's
-/// earlier tiles), and Q gets a full/empty pair of its own: the producer
-/// refills Q once every S = Q K^T of the tile completed, and meanwhile fills
-/// the ring with the next tile's K and V, while the computing warpgroups
-/// store the outputs.
-void KernelEmitter::emitTileLoop(Value firstBlock) {
-  bindTileInvariants();
-  int64_t qBytes = spec.blockM() * spec.tileHeadDim * elemBytes;
-  emitRoles(
-      [&] {
-        forEachTile(firstBlock, [&](Value jLo, Value jHi, Value tileIndex) {
-          waitEmpty(queryEmptyBarrier(), tileIndex);
-          target.emitBarrierArriveExpectBytes(b, loc, queryFullBarrier(),
-                                              qBytes);
-          loadTensorTile(qTile, 0, packedRow(m0, qRow0), head,
-                         queryFullBarrier());
-          emitProducerLoop(jLo, jHi);
-        });
-      },
-      [&] {
-        query = mma->loadQuery(b, loc, lane, qTile, warpRow);
-        forEachTile(firstBlock, [&](Value jLo, Value jHi, Value tileIndex) {
-          bindPointers();
-          bindRows();
-          waitFull(queryFullBarrier(), tileIndex);
-          emitConsumerTile(jLo, jHi);
-        });
-      });
-}
-
-/// A persistent grid is FlashAttention-3's: unit u of the (query block,
-/// head, batch) tiles goes to workgroup u % W of W, query blocks fastest so
-/// that the tiles running at once share K and V in L2 (with heads fastest,
-/// a causal D = 128 grid at S = 2k read each head's K and V from memory once
-/// a tile and ran 0.73x the plain grid; with single causal tiles round
-/// robin, 0.60-0.97x).
-void KernelEmitter::forEachTile(
-    Value firstBlock,
-    function_ref<void(Value jLo, Value jHi, Value tileIndex)> body) {
-  if (spec.layout == SeqLayout::Varlen) {
-    // The workgroup's sequence and head are bound; it takes row blocks x,
-    // x + gridDim.x, ... of the sequence (the grid is sized by a hint).
-    Value blocks = arith::CeilDivUIOp::create(b, loc, rows, c32(spec.blockM()));
-    Value step = gridDim(gpu::Dimension::x);
-    auto loop = scf::ForOp::create(b, loc, firstBlock, blocks, step,
-                                   ValueRange{c32(0), c32(0)});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    m0 = mul(loop.getInductionVar(), c32(spec.blockM()));
-    ringBase = loop.getRegionIterArgs()[0];
-    Value tileIndex = loop.getRegionIterArgs()[1];
-    auto [jLo, jHi] = getKeyBlocks();
-    body(jLo, jHi, tileIndex);
-    scf::YieldOp::create(
-        b, loc,
-        ValueRange{add(ringBase, sub(jHi, jLo)), add(tileIndex, c32(1))});
-    ringBase = Value();
-    return;
-  }
-  Value headsQ = arg(kArgHeadsQ);
-  Value blocksM = arith::CeilDivUIOp::create(b, loc, sq, c32(spec.blockM()));
-  Value headsBatch = mul(headsQ, arg(kArgBatch));
-  // Under a causal mask query block i of n sees about i + 1 key blocks: a
-  // unit pairs blocks n - 1 - p and p (the longer first), so that every
-  // unit costs about n + 1 blocks and a static round robin balances.
-  bool causal = isCausal(spec.mask);
-  int64_t tilesPerUnit = causal ? 2 : 1;
-  Value unitsPerHead =
-      arith::CeilDivUIOp::create(b, loc, blocksM, c32(tilesPerUnit));
-  Value units = mul(unitsPerHead, headsBatch);
-  // The workgroup's linear id and count, whatever the grid's shape.
-  using gpu::Dimension;
-  Value id = add(blockId(Dimension::x),
-                 mul(gridDim(Dimension::x),
-                     add(blockId(Dimension::y),
-                         mul(gridDim(Dimension::y), blockId(Dimension::z)))));
-  Value count = mul(mul(gridDim(Dimension::x), gridDim(Dimension::y)),
-                    gridDim(Dimension::z));
-  // Slot k of this workgroup is tile k % tilesPerUnit of its unit
-  // id + (k / tilesPerUnit) x count: one flat loop (an inner loop over a
-  // unit's tiles spilled the producer's 24 registers).
-  Value myUnits = arith::CeilDivUIOp::create(
-      b, loc, sub(arith::MaxUIOp::create(b, loc, units, id), id), count);
-  auto loop =
-      scf::ForOp::create(b, loc, c32(0), mul(myUnits, c32(tilesPerUnit)),
-                         c32(1), ValueRange{c32(0)});
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value k = loop.getInductionVar();
-  Value slot =
-      causal ? arith::ShRUIOp::create(b, loc, k, c32(1)).getResult() : k;
-  Value u = add(id, mul(count, slot));
-  Value p = arith::RemUIOp::create(b, loc, u, unitsPerHead);
-  Value bh = arith::DivUIOp::create(b, loc, u, unitsPerHead);
-  head = arith::RemUIOp::create(b, loc, bh, headsQ);
-  batch = arith::DivUIOp::create(b, loc, bh, headsQ);
-  headKV = arith::DivSIOp::create(b, loc, head, group);
-  Value mBlock = p, phantom;
-  if (causal) {
-    // The second tile of the middle unit (n odd) is past the rows: it
-    // sees no key and stores nothing.
-    Value longer = sub(sub(blocksM, c32(1)), p);
-    Value second = eq(arith::AndIOp::create(b, loc, k, c32(1)), c32(1));
-    phantom = arith::AndIOp::create(b, loc, second, eq(p, longer));
-    mBlock = arith::SelectOp::create(
-        b, loc, second, arith::SelectOp::create(b, loc, phantom, blocksM, p),
-        longer);
-  }
-  m0 = mul(mBlock, c32(spec.blockM()));
-  ringBase = loop.getRegionIterArgs()[0];
-  auto [jLo, jHi] = getKeyBlocks();
-  if (phantom)
-    jHi = arith::SelectOp::create(b, loc, phantom, jLo, jHi);
-  body(jLo, jHi, k);
-  scf::YieldOp::create(b, loc, add(ringBase, sub(jHi, jLo)));
-  ringBase = Value();
-}
-
-void KernelEmitter::emitProducerLoop(Value jLo, Value jHi) {
-  auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value j = loop.getInductionVar();
-  Value stage = stageOf(j, jLo);
-  waitEmpty(emptyBarrier(stage), useOf(j, jLo));
-  if (spec.tensorMaps())
-    return loadTensorTiles(j, jLo, stage);
-  loadKV(j, stage);
-  // One block in flight per thread: the ring, not the copy groups, keeps
-  // the producer ahead of the computing warpgroups.
-  target.emitCopyWait(b, loc, 0);
-  mma->emitSharedWritesVisible(b, loc);
-  target.emitBarrierArrive(b, loc, fullBarrier(stage));
-}
-
-void KernelEmitter::loadTensorTiles(Value j, Value jLo, Value stage) {
-  // TMA writes through the async proxy, which wgmma reads: no fence. Rows
-  // and columns past the tensor's ends arrive as zeros and count toward
-  // the transaction like the others.
-  Value full = fullBarrier(stage);
-  int64_t kBytes = spec.blockN() * spec.tileHeadDim * elemBytes;
-  int64_t vBytes = spec.blockN() * spec.tileHeadDimV * elemBytes;
-  // With the softmax overlapped V has barriers of its own (below).
-  int64_t kvBytes = overlapSoftmax ? kBytes : kBytes + vBytes;
-  int64_t qBytes = spec.blockM() * spec.tileHeadDim * elemBytes;
-  if (tileLoop) {
-    // Q has a barrier of its own (emitTileLoop).
-    target.emitBarrierArriveExpectBytes(b, loc, full, kvBytes);
-  } else {
-    Value first =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j, jLo);
-    // Q comes with the first key block, on the same barrier.
-    OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/true);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    target.emitBarrierArriveExpectBytes(b, loc, full, qBytes + kvBytes);
-    loadTensorTile(qTile, 0, m0, head, full);
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    target.emitBarrierArriveExpectBytes(b, loc, full, kvBytes);
-  }
-  Value n0 = packedRow(mul(j, c32(spec.blockN())), kRow0);
-  loadTensorTile(keyTile(stage), 1, n0, headKV, full);
-  if (!overlapSoftmax)
-    return loadTensorTile(valueTile(stage), 2, n0, headKV, full);
-  Value valueFull = valueFullBarrier(stage);
-  waitEmpty(valueEmptyBarrier(stage), useOf(j, jLo));
-  target.emitBarrierArriveExpectBytes(b, loc, valueFull, vBytes);
-  loadTensorTile(valueTile(stage), 2, n0, headKV, valueFull);
-}
-
-void KernelEmitter::bindTensorMaps() {
-  unsigned first = entry.getNumArguments() - kNumTensorMaps;
-  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-  for (unsigned i = 0; i < kNumTensorMaps; ++i) {
-    Value slot = LLVM::AllocaOp::create(b, loc, ptrType,
-                                        getTensorMapType(b.getContext()),
-                                        c32(1), kTensorMapAlign);
-    LLVM::StoreOp::create(b, loc, arg(first + i), slot, kTensorMapAlign);
-    tensorMaps.push_back(slot);
-  }
-}
-
-void KernelEmitter::loadTensorTile(const SharedTile &tile, unsigned map,
-                                   Value row, Value h, Value bar) {
-  // Box p holds columns [64 p, 64 p + 64): the tile's 128-byte panel p.
-  Value desc = tensorMaps[map];
-  for (int64_t p = 0; p * kTensorMapBoxCols < tile.cols; ++p) {
-    Value dst = gep(tile.base, b.getI8Type(),
-                    c32(p * tile.rows * kTensorMapBoxCols * elemBytes));
-    // A packed batch is one [1, H, total, D] tensor.
-    Value b4 = spec.layout == SeqLayout::Varlen ? c32(0) : batch;
-    target.emitTensorTileLoad(
-        b, loc, dst, desc, ValueRange{c32(p * kTensorMapBoxCols), row, h, b4},
-        bar);
-  }
-}
-
-void KernelEmitter::releaseStageBefore(Value j, Value jLo) {
-  Value after =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, jLo);
-  OpBuilder::InsertionGuard guard(b);
-  auto ifOp = scf::IfOp::create(b, loc, after, /*withElse=*/false);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  target.emitBarrierArrive(b, loc, emptyBarrier(stageOf(sub(j, c32(1)), jLo)));
-}
-
-scf::ForOp KernelEmitter::emitConsumerLoop(Value jLo, Value jHi,
-                                           ValueRange init) {
-  auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value j = loop.getInductionVar();
-  Value stage = stageOf(j, jLo);
-  waitFull(fullBarrier(stage), useOf(j, jLo));
-  // S = Q K^T of block j also retired P V of block j - 1.
-  auto release = [&] { releaseStageBefore(j, jLo); };
-  SmallVector<Value> next =
-      emitBlock(j, stage, loop.getRegionIterArgs(), release);
-  scf::YieldOp::create(b, loc, next);
-  return loop;
-}
-
-void KernelEmitter::loadNextKV(Value j, Value jLo, Value jHi) {
+void ForwardKernelEmitter::loadNextKV(Value j, Value jLo, Value jHi) {
   // Buffers alternate from the first visible block on (jLo may be odd).
   Value next = add(j, c32(1));
   Value more =
@@ -1336,49 +655,52 @@ void KernelEmitter::loadNextKV(Value j, Value jLo, Value jHi) {
   loadKV(next, stageOf(next, jLo));
 }
 
-scf::ForOp KernelEmitter::emitKeyLoop(Value jLo, Value jHi, ValueRange init) {
-  bool doubleBuffer = spec.stages() > 1;
+scf::ForOp ForwardKernelEmitter::emitBlockLoop(
+    Value jLo, Value jHi, ValueRange init,
+    function_ref<SmallVector<Value>(Value j, ValueRange state)> body) {
   auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value j = loop.getInductionVar();
-  Value stage;
-  // Every warp must be done with the buffer about to be overwritten.
-  gpu::BarrierOp::create(b, loc);
-  if (doubleBuffer) {
-    loadNextKV(j, jLo, jHi);
-    // Commit an empty group on the last block so "wait 1" still means
-    // "block j has landed".
-    target.emitCopyCommit(b, loc);
-    waitCopies(1);
-    stage = stageOf(j, jLo);
-  } else {
-    loadKV(j, Value());
-    waitCopies(0);
-  }
-  SmallVector<Value> next = emitBlock(j, stage, loop.getRegionIterArgs());
-  scf::YieldOp::create(b, loc, next);
+  scf::YieldOp::create(b, loc,
+                       body(loop.getInductionVar(), loop.getRegionIterArgs()));
   return loop;
 }
 
-scf::ForOp KernelEmitter::emitAsyncKeyLoop(Value jLo, Value jHi,
-                                           ValueRange init) {
-  auto loop = scf::ForOp::create(b, loc, jLo, jHi, c32(1), init);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value j = loop.getInductionVar();
-  // Block j's tiles, issued one iteration earlier (or above), are visible.
-  waitCopies(0);
-  auto issueNext = [&] {
-    // S = Q K^T completed the previous block's P V in this warp; after the
-    // barrier, in every warp, so its buffers (block j + 1's) are free.
+scf::ForOp ForwardKernelEmitter::emitKeyLoop(Value jLo, Value jHi,
+                                             ValueRange init) {
+  bool doubleBuffer = spec.stages() > 1;
+  return emitBlockLoop(jLo, jHi, init, [&](Value j, ValueRange state) {
+    Value stage;
+    // Every warp must be done with the buffer about to be overwritten.
     gpu::BarrierOp::create(b, loc);
-    loadNextKV(j, jLo, jHi);
-  };
-  SmallVector<Value> next =
-      emitBlock(j, stageOf(j, jLo), loop.getRegionIterArgs(), issueNext);
-  scf::YieldOp::create(b, loc, next);
-  return loop;
+    if (doubleBuffer) {
+      loadNextKV(j, jLo, jHi);
+      // Commit an empty group on the last block so "wait 1" still means
+      // "block j has landed".
+      target.emitCopyCommit(b, loc);
+      waitCopies(1);
+      stage = stageOf(j, jLo);
+    } else {
+      loadKV(j, Value());
+      waitCopies(0);
+    }
+    return emitBlock(j, stage, state);
+  });
+}
+
+scf::ForOp ForwardKernelEmitter::emitAsyncKeyLoop(Value jLo, Value jHi,
+                                                  ValueRange init) {
+  return emitBlockLoop(jLo, jHi, init, [&](Value j, ValueRange state) {
+    // Block j's tiles, issued one iteration earlier (or above), are visible.
+    waitCopies(0);
+    auto issueNext = [&] {
+      // S = Q K^T completed the previous block's P V in this warp; after
+      // the barrier, in every warp, so its buffers (block j + 1's) are free.
+      gpu::BarrierOp::create(b, loc);
+      loadNextKV(j, jLo, jHi);
+    };
+    return emitBlock(j, stageOf(j, jLo), state, issueNext);
+  });
 }
 
 int64_t attn::getDynamicSharedMemoryBytes(const KernelSpec &spec,
@@ -1408,7 +730,7 @@ gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &builder, Location loc,
     // prologue, while this grid computes.
     if (usesDependentLaunch(spec, target))
       target.emitLaunchDependents(b, loc);
-    KernelEmitter(b, loc, entry, spec, target).emit();
+    ForwardKernelEmitter(b, loc, entry, spec, target).emit();
   });
   return func;
 }

@@ -77,7 +77,7 @@ LogicalResult NVVMTargetInfo::checkWgmmaSupported(
   ConfigAttr c = spec.config;
   if (isWarpSpecialized(c.getPipeline())) {
     // A producer warpgroup, then the computing ones; the ring's stages are
-    // mbarrier-guarded (AttentionKernel.cpp). The tables' pipeline rule,
+    // mbarrier-guarded (WarpSpecializedKernel.cpp). The tables' pipeline rule,
     // then what the lowering adds to it.
     StringRef pipeline = stringifyPipelineKind(c.getPipeline());
     TileCandidate cand;
