@@ -2,8 +2,10 @@
 """The TMA and cp.async forms of the warp-specialized sm_90a tiles, side by
 side through the runtime: each pair forced by name (Library.force_variant)
 on the same tensors. Prints whether the outputs are bit-identical (the
-forms differ only in the copy engine) and both TFLOP/s (bench.tflops_of),
-bf16, non-causal and causal, batch * S = 16384 tokens.
+forms differ in the copy engine, and the TMA ones in a persistent grid or
+an overlapped key loop, which do the same operations in the same order)
+and both TFLOP/s (bench.tflops_of), bf16, non-causal and causal, batch * S
+= 16384 tokens. Forms are found by name among the bundle's variants.
 
 Usage: tma_ab.py BUNDLE_DIR [--head-dims 64,128,256] [--seqlens 1024,...]
 """
@@ -22,8 +24,19 @@ from bench import TOKENS, tflops_of  # noqa: E402
 
 # The tiles each head dim's forms use on sm_90a (lib/Target/TileTables.json
 # and the H100 tuning file): the first whose conditions admit the call.
-TILES = {64: ["m128n128w12s4", "m128n128w12s2"], 128: ["m128n128w12s3"],
-         256: ["m128n64w12s2"]}
+TILES = {64: ["m192n128w16s2", "m128n128w12s4"], 128: ["m128n128w12s3"],
+         256: ["m128n80w12s2", "m128n64w12s2"]}
+# A TMA form's name ends in "tma", "tmap" over a persistent grid, then "o"
+# with overlap_softmax; its cp.async form's in "ws" (KernelABI.cpp).
+TMA_FORMS = ("tma", "tmap", "tmao", "tmapo")
+
+
+def forms(lib, d, mask, tile):
+    """The bundle's TMA and cp.async variants of `tile`, or None."""
+    stem = f"fwd_bf16_d{d}_{mask}_{tile}"
+    tma = [n for n in lib.variants if n in [stem + f for f in TMA_FORMS]]
+    ws = stem + "ws"
+    return (tma[0], ws) if tma and ws in lib.variants else None
 
 
 def main():
@@ -62,8 +75,10 @@ def main():
                 # The first tile whose forms both take the call.
                 error = None
                 for tile in TILES[d]:
-                    tma, ws = (f"fwd_bf16_d{d}_{mask}_{tile}{form}"
-                               for form in ("tma", "ws"))
+                    if not forms(lib, d, mask, tile):
+                        error = f"no TMA and cp.async forms of {tile}"
+                        continue
+                    tma, ws = forms(lib, d, mask, tile)
                     try:
                         same = torch.equal(run(tma), run(ws))
                         break
