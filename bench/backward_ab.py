@@ -21,7 +21,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
-from bench import HIDDEN, TOKENS, bench_ms  # noqa: E402
+from bench import (HIDDEN, TOKENS, ab_best_tflops, ab_header,  # noqa: E402
+                   ab_row, bench_ms)
 
 BWD_FLOPS = 2.5  # times the forward's (bench_backward.py)
 
@@ -48,10 +49,7 @@ def main():
         libs.append((name, attn_runtime.load(path)))
     names = [n for n, _ in libs]
     print(f"device: {torch.cuda.get_device_name()}; backward TFLOP/s")
-    print("| D | S | causal | " + " | ".join(names) + " | "
-          + " | ".join(f"{n}/{names[0]}" for n in names[1:])
-          + " | cudnn | " + " | ".join(f"{n}/cudnn" for n in names)
-          + " | max rel diff |", flush=True)
+    print(ab_header(names), flush=True)
     torch.manual_seed(0)
     for d in [int(x) for x in args.head_dims.split(",")]:
         heads = HIDDEN // d
@@ -76,24 +74,17 @@ def main():
                         scale = a.float().abs().max().item() or 1.0
                         diff = max(diff, (a.float() - b.float()).abs().max()
                                    .item() / scale)
-                best = [0.0] * len(libs)
-                for _ in range(args.rounds):
-                    for i, (_, lib) in enumerate(libs):
-                        ms = bench_ms(lambda lib=lib: lib.attention_backward(
-                            g, q, k, v, out, lse, causal=causal))
-                        best[i] = max(best[i], flops / ms / 1e9)
+                best = ab_best_tflops(
+                    [lib for _, lib in libs], args.rounds, flops,
+                    lambda lib: lib.attention_backward(g, q, k, v, out, lse,
+                                                       causal=causal))
                 leaves = [x.clone().requires_grad_() for x in (q, k, v)]
                 with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
                     ref = F.scaled_dot_product_attention(*leaves,
                                                          is_causal=causal)
                 cudnn = flops / bench_ms(lambda: torch.autograd.grad(
                     ref, leaves, g, retain_graph=True)) / 1e9
-                print(f"| {d} | {s} | {'yes' if causal else 'no'} | "
-                      + " | ".join(f"{x:.1f}" for x in best) + " | "
-                      + " | ".join(f"{x / best[0]:.3f}" for x in best[1:])
-                      + f" | {cudnn:.1f} | "
-                      + " | ".join(f"{x / cudnn:.2f}" for x in best)
-                      + f" | {diff:.1e} |", flush=True)
+                print(ab_row(d, s, causal, best, cudnn, diff), flush=True)
     return 0
 
 

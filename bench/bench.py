@@ -100,6 +100,36 @@ def per_call_us(fn, n, warmup=0):
     return (time.perf_counter() - t) / n * 1e6
 
 
+def ab_header(names):
+    """The header of an A/B table (forward_ab.py, backward_ab.py): each
+    bundle's TFLOP/s, each over the first, cuDNN's, each over cuDNN's."""
+    return ("| D | S | causal | " + " | ".join(names) + " | "
+            + " | ".join(f"{n}/{names[0]}" for n in names[1:])
+            + " | cudnn | " + " | ".join(f"{n}/cudnn" for n in names)
+            + " | max rel diff |")
+
+
+def ab_best_tflops(libs, rounds, flops, call):
+    """Best TFLOP/s of `call(lib)` for each library over `rounds` rounds
+    that alternate the libraries (a drifting clock hits each alike)."""
+    best = [0.0] * len(libs)
+    for _ in range(rounds):
+        for i, lib in enumerate(libs):
+            ms = bench_ms(lambda lib=lib: call(lib))
+            best[i] = max(best[i], flops / ms / 1e9)
+    return best
+
+
+def ab_row(d, s, causal, best, cudnn, diff):
+    """One row under ab_header."""
+    return (f"| {d} | {s} | {'yes' if causal else 'no'} | "
+            + " | ".join(f"{x:.1f}" for x in best) + " | "
+            + " | ".join(f"{x / best[0]:.3f}" for x in best[1:])
+            + f" | {cudnn:.1f} | "
+            + " | ".join(f"{x / cudnn:.2f}" for x in best)
+            + f" | {diff:.1e} |")
+
+
 def shifted(x):
     """A copy of `x` as a view one element past its buffer's (aligned)
     start: what the element-aligned variants serve."""

@@ -26,7 +26,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
-from bench import bench_ms, grid  # noqa: E402
+from bench import (ab_best_tflops, ab_header, ab_row, bench_ms,  # noqa: E402
+                   grid)
 
 
 def main():
@@ -56,10 +57,7 @@ def main():
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     print(f"device: {torch.cuda.get_device_name()}; {args.dtype} forward "
           "TFLOP/s")
-    print("| D | S | causal | " + " | ".join(names) + " | "
-          + " | ".join(f"{n}/{names[0]}" for n in names[1:])
-          + " | cudnn | " + " | ".join(f"{n}/cudnn" for n in names)
-          + " | max rel diff |", flush=True)
+    print(ab_header(names), flush=True)
     torch.manual_seed(0)
     head_dims = [int(x) for x in args.head_dims.split(",")]
     seqlens = [int(x) for x in args.seqlens.split(",")]
@@ -75,21 +73,13 @@ def main():
         scale = outs[0].float().abs().max().item() or 1.0
         diff = max([(outs[0].float() - o.float()).abs().max().item() / scale
                     for o in outs[1:]] or [0.0])
-        best = [0.0] * len(libs)
-        for _ in range(args.rounds):
-            for i, (_, lib) in enumerate(libs):
-                ms = bench_ms(lambda lib=lib: lib.attention(q, k, v,
-                                                            causal=causal))
-                best[i] = max(best[i], flops / ms / 1e9)
+        best = ab_best_tflops([lib for _, lib in libs], args.rounds, flops,
+                              lambda lib: lib.attention(q, k, v,
+                                                        causal=causal))
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
             cudnn = flops / bench_ms(lambda: F.scaled_dot_product_attention(
                 q, k, v, is_causal=causal)) / 1e9
-        print(f"| {d} | {s} | {'yes' if causal else 'no'} | "
-              + " | ".join(f"{x:.1f}" for x in best) + " | "
-              + " | ".join(f"{x / best[0]:.3f}" for x in best[1:])
-              + f" | {cudnn:.1f} | "
-              + " | ".join(f"{x / cudnn:.2f}" for x in best)
-              + f" | {diff:.1e} |", flush=True)
+        print(ab_row(d, s, causal, best, cudnn, diff), flush=True)
     return 0
 
 

@@ -263,22 +263,20 @@ attn_status attn_forward(attn_bundle *bundle, const attn_fwd_params *params) {
                       unsigned(forwardGridY(v, *params)),
                       unsigned(params->batch * splits), unsigned(v.threads),
                       unsigned(v.kernel.dynamicSmem)};
-  if (v.tensorMaps && v.layout == SeqLayout::Varlen) {
-    DeviceInfo device;
+  // Tile loops size their grid by the multiprocessors: a persistent grid,
+  // a packed batch's row blocks.
+  DeviceInfo device;
+  if (v.persistent || (v.tensorMaps && v.layout == SeqLayout::Varlen)) {
     s = bundle->backend->deviceInfo(bundle->info, params->stream, device);
     if (!s.isOk())
       return report(s);
-    int per = packedRowBlocksPerWorkgroup(v, *params, device.multiprocessors);
-    g.gridX = (g.gridX + per - 1) / per;
   }
+  int per = packedRowBlocksPerWorkgroup(v, *params, device.multiprocessors);
+  g.gridX = (g.gridX + per - 1) / per;
   if (v.persistent) {
     // Workgroups walk the tiles (one an SM: these kernels hold an SM's
-    // shared memory); any grid would be correct.
-    DeviceInfo device;
-    s = bundle->backend->deviceInfo(bundle->info, params->stream, device);
-    if (!s.isOk())
-      return report(s);
-    // A driver that cannot tell the SM count gets a workgroup a tile.
+    // shared memory); any grid would be correct. A driver that cannot tell
+    // the SM count gets a workgroup a tile.
     int64_t tiles = int64_t(g.gridX) * g.gridY * g.gridZ;
     int64_t sms = device.multiprocessors > 0 ? device.multiprocessors : tiles;
     g = {unsigned(std::max<int64_t>(1, std::min(tiles, sms))), 1, 1, g.blockX,

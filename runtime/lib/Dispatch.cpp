@@ -842,11 +842,9 @@ int attn::packedRowBlocksPerWorkgroup(const Variant &v,
       std::max(v.headDim, v.maxHeadDim) > kPackedPairMaxHeadDim ||
       !p.max_seqlen_q || int64_t(p.batch) * p.max_seqlen_q != p.seqlen_q)
     return 1;
-  int64_t halfX = (forwardGridX(v, p) + 1) / 2;
-  bool pairs =
-      forwardGridX(v, p) >= 2 && halfX * forwardGridY(v, p) * p.batch >=
-                                     kPackedPairMinWaves * multiprocessors;
-  return pairs ? 2 : 1;
+  int64_t gridX = forwardGridX(v, p);
+  int64_t halved = (gridX + 1) / 2 * forwardGridY(v, p) * p.batch;
+  return gridX >= 2 && halved >= kPackedPairMinWaves * multiprocessors ? 2 : 1;
 }
 
 int attn::chooseSplits(const Variant &v, const attn_fwd_params &p,
