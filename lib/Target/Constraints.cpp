@@ -44,7 +44,8 @@ static llvm::StringRef lowering(Vendor vendor) {
 SharedMemoryLayout mlir::attn::getSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled,
-    bool ringBarriers, bool queryBarriers, bool valueBarriers) {
+    bool ringBarriers, bool queryBarriers, bool valueBarriers,
+    int64_t smemMaxBytes) {
   // The table's padding counts 16-bit elements: the same bytes for f32
   // (16 bytes keeps the f32 kernel's 16-byte row loads of eight rows on
   // eight distinct bank groups).
@@ -57,11 +58,20 @@ SharedMemoryLayout mlir::attn::getSharedMemoryLayout(
   l.kStageBytes = blockN * l.kRowStride * elemBytes;
   l.vStageBytes = blockN * l.vRowStride * elemBytes;
   l.alignSlack = swizzled ? kSwizzleAlignBytes : 0;
-  l.barrierOffset = l.qBytes + stages * (l.kStageBytes + l.vStageBytes);
-  // A full and an empty mbarrier (8 bytes each) per stage.
-  l.barrierBytes =
-      ringBarriers ? 16 * (stages * (1 + valueBarriers) + queryBarriers) : 0;
-  l.totalBytes = l.alignSlack + l.barrierOffset + l.barrierBytes;
+  auto carve = [&](int64_t queryBuffers) {
+    l.queryBuffers = queryBuffers;
+    l.kOffset = queryBuffers * l.qBytes;
+    l.barrierOffset = l.kOffset + stages * (l.kStageBytes + l.vStageBytes);
+    // A full and an empty mbarrier (8 bytes each) per stage (and per Q
+    // buffer).
+    l.barrierBytes = ringBarriers ? 16 * (stages * (1 + valueBarriers) +
+                                          (queryBarriers ? queryBuffers : 0))
+                                  : 0;
+    l.totalBytes = l.alignSlack + l.barrierOffset + l.barrierBytes;
+  };
+  carve(2);
+  if (!queryBarriers || smemMaxBytes <= 0 || l.totalBytes > smemMaxBytes)
+    carve(1);
   return l;
 }
 
@@ -534,12 +544,12 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
         .str();
   }
   // Operands read from shared memory by descriptor (wgmma) are swizzled.
-  bytes = getSharedMemoryLayout(cand.blockM, cand.blockN, cand.stages,
-                                getElementBytes(problem.elementType),
-                                problem.headDim, problem.headDimV,
-                                chip.smemRowPadElems, instr.sharedOperands,
-                                isWarpSpecialized(cand.pipeline),
-                                walksTiles(cand, problem), cand.overlapSoftmax)
+  bytes = getSharedMemoryLayout(
+              cand.blockM, cand.blockN, cand.stages,
+              getElementBytes(problem.elementType), problem.headDim,
+              problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
+              isWarpSpecialized(cand.pipeline), walksTiles(cand, problem),
+              cand.overlapSoftmax, chip.smemMaxBytes)
               .totalBytes;
   if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
     return std::nullopt;

@@ -2,7 +2,9 @@
 // (ConfigAttr's persistent):
 // every workgroup walks (query block, head, batch) tiles from its linear id
 // by the grid's size (%nctaid), so any grid is correct; Q gets a full and
-// an empty mbarrier beside the ring's (2 x stages + 2 in all). Without a
+// an empty mbarrier beside the ring's (2 x stages + 2 in all), a pair per
+// buffer where the shared memory holds two (the D = 64 tile: the producer
+// loads tile t + 1's Q while tile t reads its own; 2 x stages + 4). Without a
 // mask the producer keeps 24 registers; under a causal mask the pairs of
 // tiles it decodes need 32 (the computing warpgroups then get 232, or 160
 // of the 16-warp D = 64 tile either way). A packed batch (cu_seqlens): the
@@ -44,6 +46,8 @@
 // CHECK-COUNT-6: mbarrier.init.shared.b64
 // CHECK: setmaxnreg.dec.sync.aligned.u32 32;
 // CHECK-LABEL: .entry fwd_bf16_d64_none_m192n128w16s2tmap(
+// CHECK-COUNT-8: mbarrier.init.shared.b64
+// CHECK-NOT: mbarrier.init
 // CHECK: setmaxnreg.dec.sync.aligned.u32 24;
 // CHECK: setmaxnreg.inc.sync.aligned.u32 160;
 // CHECK-LABEL: .entry fwd_bf16_d128_causal_varlen_m128n128w12s3tma(

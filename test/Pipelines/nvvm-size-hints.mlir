@@ -10,17 +10,16 @@
 // RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa" | FileCheck %s --check-prefix=ONE
 // With the H100 tuning file and the SM count, written as a bundle: the
 // copy's lengths and grid fill become its conditions, as attn-bundle's. The
-// file's ws_* entries resolve to their TMA forms (bundle version 10: the D = 256 ones
-// walk a persistent grid, "tmap", as the tables' persistent_masks say): for
-// D = 64 without a mask, its ws_d64_m192n128w16 entry (1449..2896, >= 21
-// workgroups per SM) and the tma_d64_m192n128w16 one after it (2897..,
-// >= 20) are one tile, so one class from 1449 down to the smaller fill
-// (the fewest workgroups per SM it was measured at). D = 256 gives
-// tma_d256_m128n80w12 from 2897, then the general tma_d256_m128n64w12.
+// file's entries resolve to their TMA forms (a persistent grid, "tmap", where
+// the tables' persistent_masks say): for D = 64 without a mask
+// tma_d128_m128n128w12s3 up to 1448 (>= 31 workgroups per SM) and
+// tma_d64_m192n128w16 from 1449 (>= 20), then the general wgmma tile. D = 256
+// gives tma_d256_m128n80w12 from 2897, then the general tma_d256_m128n64w12.
 // RUN: rm -rf %t && attn-opt %s --attn-to-nvvm="chip=sm_90a format=bin toolkit=%cuda_toolkit size-hints=1,512,4096,16384 sm-count=132 tuning=%attn_src_root/lib/Target/Tunings/sm_90a-h100.json" --attn-write-bundle="dir=%t" -o /dev/null
 // RUN: %python -c "import json, sys; b = json.load(open(sys.argv[1])); print(b['version']); [print(v['name'], v.get('tensor_maps', False), sorted(v['conditions'].items())) for v in b['variants']]" %t/bundle.json | FileCheck %s --check-prefix=BUNDLE
 // BUNDLE:      10
-// BUNDLE-NEXT: fwd_bf16_d64_none_m192n128w16s2tma True [('align_bytes', 16), ('grid_min_blocks_per_sm', 20), ('seqlen_k_min', 1449), ('seqlen_k_multiple', 1), ('seqlen_q_min', 1449), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d64_none_m128n128w12s3tmap True [('align_bytes', 16), ('grid_min_blocks_per_sm', 31), ('seqlen_k_max', 1448), ('seqlen_k_min', 1), ('seqlen_k_multiple', 1), ('seqlen_q_max', 1448), ('seqlen_q_min', 1), ('seqlen_q_multiple', 1)]
+// BUNDLE-NEXT: fwd_bf16_d64_none_m192n128w16s2tmap True [('align_bytes', 16), ('grid_min_blocks_per_sm', 20), ('seqlen_k_min', 1449), ('seqlen_k_multiple', 1), ('seqlen_q_min', 1449), ('seqlen_q_multiple', 1)]
 // BUNDLE-NEXT: fwd_bf16_d64_none_m128n64w8s2 False [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]
 // BUNDLE-NEXT: fwd_bf16_d256_none_m128n80w12s2tmapo True [('align_bytes', 16), ('grid_min_blocks_per_sm', 7), ('seqlen_k_min', 2897), ('seqlen_k_multiple', 1), ('seqlen_q_min', 2897), ('seqlen_q_multiple', 1)]
 // BUNDLE-NEXT: fwd_bf16_d256_none_m128n64w12s2tmapo True [('align_bytes', 16), ('seqlen_k_multiple', 1), ('seqlen_q_multiple', 1)]

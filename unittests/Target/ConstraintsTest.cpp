@@ -87,6 +87,31 @@ TEST(SmemBytes, RingBarriers) {
   EXPECT_EQ(both.totalBytes, kSwizzleAlignBytes + plain.barrierOffset + 80);
 }
 
+TEST(SmemBytes, SecondQueryBufferWhereItFits) {
+  // A tile loop's Q gets a second buffer (and barrier pair) when the layout
+  // still fits the chip: the D = 64 tile (tma_d64_m192n128w16: Q 192 x 64,
+  // two stages of K and V 128 x 64) does within 232448 bytes, the D = 256
+  // block_n 80 tile does not.
+  SharedMemoryLayout d64 = getSharedMemoryLayout(
+      192, 128, 2, 2, 64, 64, 0, /*swizzled=*/true, /*ringBarriers=*/true,
+      /*queryBarriers=*/true, /*valueBarriers=*/false, 232448);
+  EXPECT_EQ(d64.queryBuffers, 2);
+  EXPECT_EQ(d64.kOffset, 2 * 24576);
+  EXPECT_EQ(d64.barrierOffset, 2 * 24576 + 2 * (16384 + 16384));
+  EXPECT_EQ(d64.barrierBytes, 16 * (2 + 2));
+  SharedMemoryLayout d256 = getSharedMemoryLayout(
+      128, 80, 2, 2, 256, 256, 0, /*swizzled=*/true, /*ringBarriers=*/true,
+      /*queryBarriers=*/true, /*valueBarriers=*/false, 232448);
+  EXPECT_EQ(d256.queryBuffers, 1);
+  EXPECT_EQ(d256.kOffset, 65536);
+  EXPECT_EQ(d256.barrierBytes, 48);
+  // Without a tile loop (no Q barriers) Q keeps one buffer.
+  EXPECT_EQ(getSharedMemoryLayout(192, 128, 2, 2, 64, 64, 0, true, true,
+                                  /*queryBarriers=*/false, false, 232448)
+                .queryBuffers,
+            1);
+}
+
 TEST(SmemBytes, PaddedLayoutOffsets) {
   // The kernel carves [Q][K stages][V stages]: K starts at qBytes, V at
   // qBytes + stages * kStageBytes. D = 64, Dv = 128, pad 8, 2-byte elements.

@@ -29,31 +29,35 @@ using CheckResult = std::optional<std::string>;
 inline constexpr int64_t kSwizzleAlignBytes = 1024;
 
 /// The shared-memory (LDS) carving of a forward kernel: the Q tile (block_m
-/// rows of D), then `stages` K tiles (block_n rows of D), then `stages` V
-/// tiles (block_n rows of Dv). Padded tiles pad every row by `padElems`
-/// elements against bank conflicts; swizzled tiles are dense and preceded by
-/// kSwizzleAlignBytes of alignment slack. The constraint checks and the
-/// kernels' layout both come from here.
+/// rows of D; `queryBuffers` of them), then `stages` K tiles (block_n rows
+/// of D), then `stages` V tiles (block_n rows of Dv). Padded tiles pad every
+/// row by `padElems` elements against bank conflicts; swizzled tiles are
+/// dense and preceded by kSwizzleAlignBytes of alignment slack. The
+/// constraint checks and the kernels' layout both come from here.
 struct SharedMemoryLayout {
   /// Row strides, in elements.
   int64_t qRowStride = 0, kRowStride = 0, vRowStride = 0;
-  /// Sizes, in bytes.
+  /// Sizes, in bytes (qBytes: one Q buffer).
   int64_t qBytes = 0, kStageBytes = 0, vStageBytes = 0, alignSlack = 0;
+  /// Q buffers: two where a tile loop's workgroup has the room, so that the
+  /// producer loads the next tile's Q while the current tile still reads
+  /// its own; K starts after them.
+  int64_t queryBuffers = 1, kOffset = 0;
   /// The mbarriers of a warp-specialized ring (full, then empty, one 8-byte
-  /// word per stage each) after the K/V stages, then (`queryBarriers`, a
-  /// persistent kernel) Q's full and empty, then (`valueBarriers`: K and V
-  /// released apart) V's own full and empty per stage; 0 bytes without a
-  /// ring.
+  /// word per stage each) after the K/V stages, then (`valueBarriers`: K and
+  /// V released apart) V's own full and empty per stage, then (`queryBarriers`,
+  /// a tile loop) a full and an empty per Q buffer; 0 bytes without a ring.
   int64_t barrierOffset = 0, barrierBytes = 0;
   int64_t totalBytes = 0;
 };
-SharedMemoryLayout getSharedMemoryLayout(int64_t blockM, int64_t blockN,
-                                         int64_t stages, int64_t elemBytes,
-                                         int64_t headDim, int64_t headDimV,
-                                         int64_t padElems, bool swizzled,
-                                         bool ringBarriers = false,
-                                         bool queryBarriers = false,
-                                         bool valueBarriers = false);
+/// With `queryBarriers` and `smemMaxBytes` > 0, Q gets a second buffer when
+/// the whole layout still fits in `smemMaxBytes`.
+SharedMemoryLayout
+getSharedMemoryLayout(int64_t blockM, int64_t blockN, int64_t stages,
+                      int64_t elemBytes, int64_t headDim, int64_t headDimV,
+                      int64_t padElems, bool swizzled,
+                      bool ringBarriers = false, bool queryBarriers = false,
+                      bool valueBarriers = false, int64_t smemMaxBytes = 0);
 
 /// 32-bit registers per thread: the f32 score accumulator (rowsPerWarp x
 /// block_n), the f32 output accumulator (rowsPerWarp x Dv) and the packed

@@ -35,7 +35,8 @@ struct SharedLayout : SharedMemoryLayout {
             spec.tileHeadDimV, target.getSharedRowPadding(),
             kind == SharedTileLayout::Swizzle128B,
             isWarpSpecialized(spec.config.getPipeline()), spec.walksTiles(),
-            spec.config.getOverlapSoftmax())),
+            spec.config.getOverlapSoftmax(),
+            target.getChipSpec().smemMaxBytes)),
         kind(kind) {}
 };
 
@@ -66,11 +67,11 @@ private:
     return {base, rows, cols, rowStride, spec.elemType, smem.kind};
   }
   SharedTile keyTile(Value stage) {
-    return sharedTile(sharedAt(smem.qBytes, stage, smem.kStageBytes),
+    return sharedTile(sharedAt(smem.kOffset, stage, smem.kStageBytes),
                       spec.blockN(), spec.tileHeadDim, smem.kRowStride);
   }
   SharedTile valueTile(Value stage) {
-    return sharedTile(sharedAt(smem.qBytes + spec.stages() * smem.kStageBytes,
+    return sharedTile(sharedAt(smem.kOffset + spec.stages() * smem.kStageBytes,
                                stage, smem.vStageBytes),
                       spec.blockN(), spec.tileHeadDimV, smem.vRowStride);
   }
@@ -223,10 +224,16 @@ private:
   Value valueEmptyBarrier(Value stage) {
     return ringBarrier(3 * spec.stages(), stage);
   }
-  /// A tile loop's Q buffer: `full` when it holds the tile's Q,
-  /// `empty` when every S = Q K^T of the previous tile completed.
-  Value queryFullBarrier() { return ringBarrier(ringBarriers(), c32(0)); }
-  Value queryEmptyBarrier() { return ringBarrier(ringBarriers() + 1, c32(0)); }
+  /// A tile loop's Q buffer (queryBuffer): `full` when it holds the tile's
+  /// Q, `empty` when every S = Q K^T of the tile before that used the
+  /// buffer completed.
+  Value queryFullBarrier() { return ringBarrier(ringBarriers(), queryBuffer); }
+  Value queryEmptyBarrier() {
+    return ringBarrier(ringBarriers() + smem.queryBuffers, queryBuffer);
+  }
+  /// Binds the Q buffer of the workgroup's tile `tileIndex` (qTile,
+  /// queryBuffer) and returns how often that buffer was filled before.
+  Value bindQueryBuffer(Value tileIndex);
   /// The ring's barriers: full and empty per stage, for K and V apart when
   /// the softmax is overlapped.
   int64_t ringBarriers() const {
@@ -280,6 +287,8 @@ private:
   Value qRow0, kRow0;
   /// Key blocks of the workgroup's earlier tiles (emitTileLoop).
   Value ringBase;
+  /// A tile loop's current Q buffer (of smem.queryBuffers).
+  Value queryBuffer;
   /// Split-KV: the number of splits and this workgroup's one.
   Value numSplits, split;
   /// D and Dv given at run time (null when static).

@@ -58,7 +58,8 @@ void ForwardKernelEmitter::emitRoles(function_ref<void()> produce,
       target.emitBarrierInit(b, loc, valueEmptyBarrier(c32(st)),
                              consumerThreads);
     }
-    if (tileLoop) {
+    for (int64_t i = 0; tileLoop && i < smem.queryBuffers; ++i) {
+      queryBuffer = c32(i);
       target.emitBarrierInit(b, loc, queryFullBarrier(), 1);
       target.emitBarrierInit(b, loc, queryEmptyBarrier(), consumerThreads);
     }
@@ -219,7 +220,8 @@ void ForwardKernelEmitter::emitTileLoop(Value firstBlock) {
   emitRoles(
       [&] {
         forEachTile(firstBlock, [&](Value jLo, Value jHi, Value tileIndex) {
-          waitEmpty(queryEmptyBarrier(), tileIndex);
+          Value use = bindQueryBuffer(tileIndex);
+          waitEmpty(queryEmptyBarrier(), use);
           target.emitBarrierArriveExpectBytes(b, loc, queryFullBarrier(),
                                               qBytes);
           loadTensorTile(qTile, 0, packedRow(m0, qRow0), head,
@@ -228,14 +230,24 @@ void ForwardKernelEmitter::emitTileLoop(Value firstBlock) {
         });
       },
       [&] {
-        query = mma->loadQuery(b, loc, lane, qTile, warpRow);
         forEachTile(firstBlock, [&](Value jLo, Value jHi, Value tileIndex) {
           bindPointers();
           bindRows();
-          waitFull(queryFullBarrier(), tileIndex);
+          Value use = bindQueryBuffer(tileIndex);
+          waitFull(queryFullBarrier(), use);
+          query = mma->loadQuery(b, loc, lane, qTile, warpRow);
           emitConsumerTile(jLo, jHi);
         });
       });
+}
+
+Value ForwardKernelEmitter::bindQueryBuffer(Value tileIndex) {
+  int64_t n = smem.queryBuffers;
+  assert(llvm::isPowerOf2_64(n) && "Q buffers: one or two");
+  queryBuffer = arith::AndIOp::create(b, loc, tileIndex, c32(n - 1));
+  qTile = sharedTile(sharedAt(0, queryBuffer, smem.qBytes), spec.blockM(),
+                     spec.tileHeadDim, smem.qRowStride);
+  return arith::ShRUIOp::create(b, loc, tileIndex, c32(llvm::Log2_64(n)));
 }
 
 /// A persistent grid is FlashAttention-3's: unit u of the (query block,
