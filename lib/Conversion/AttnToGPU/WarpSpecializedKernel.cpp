@@ -112,11 +112,8 @@ void ForwardKernelEmitter::emitConsumerTile(Value jLo, Value jHi) {
     if (overlapSoftmax) {
       state = emitOverlappedBlocks(jLo, jHi, init);
     } else {
+      // The loop releases Q's buffer after the tile's last S = Q K^T.
       scf::ForOp loop = emitConsumerLoop(jLo, jHi, init);
-      // Every S = Q K^T of the tile has completed: Q's buffer may be
-      // refilled.
-      if (tileLoop)
-        target.emitBarrierArrive(b, loc, queryEmptyBarrier());
       state.assign(loop.getResults().begin(), loop.getResults().end());
       if (mma->hasAsyncOutput()) {
         SmallVector<Value> acc = mma->waitOutput(
@@ -150,6 +147,19 @@ SmallVector<Value> ForwardKernelEmitter::emitOverlappedBlocks(Value jLo,
   SmallVector<Value> s = mma->issueScores(b, loc, lane, query, keyTile(first));
   s = mma->waitOutput(b, loc, s, /*pending=*/0);
   arrive(emptyBarrier(first));
+  // After the tile's last S = Q K^T, Q's buffer goes back to the producer
+  // before the softmax (the next tile's Q load runs under it).
+  auto releaseQueryAfter = [&](Value j) {
+    if (!tileLoop)
+      return;
+    Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j,
+                                       sub(jHi, c32(1)));
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, last, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    arrive(queryEmptyBarrier());
+  };
+  releaseQueryAfter(jLo);
   SoftmaxStep step = emitSoftmax(jLo, s, init.take_front(2 * slots));
   SmallVector<Value> loopInit(step.stats);
   llvm::append_range(loopInit, init.drop_front(2 * slots));
@@ -181,6 +191,7 @@ SmallVector<Value> ForwardKernelEmitter::emitOverlappedBlocks(Value jLo,
         SmallVector<Value>(acc));
     sj = mma->waitOutput(b, loc, sj, /*pending=*/1);
     arrive(emptyBarrier(stage));
+    releaseQueryAfter(j);
     SoftmaxStep next = emitSoftmax(j, sj, stats);
     o = mma->waitOutput(b, loc, o, /*pending=*/0);
     arrive(valueEmptyBarrier(prevStage));
@@ -189,9 +200,6 @@ SmallVector<Value> ForwardKernelEmitter::emitOverlappedBlocks(Value jLo,
     llvm::append_range(yield, mma->packProbabilities(b, loc, next.p));
     scf::YieldOp::create(b, loc, yield);
   }
-  // Every S = Q K^T of the tile has completed: Q's buffer may be refilled.
-  if (tileLoop)
-    arrive(queryEmptyBarrier());
   ValueRange results = loop.getResults();
   Value last = sub(jHi, c32(1));
   Value lastStage = stageOf(last, jLo);
@@ -431,8 +439,21 @@ scf::ForOp ForwardKernelEmitter::emitConsumerLoop(Value jLo, Value jHi,
   return emitBlockLoop(jLo, jHi, init, [&](Value j, ValueRange state) {
     Value stage = stageOf(j, jLo);
     waitFull(fullBarrier(stage), useOf(j, jLo));
-    // S = Q K^T of block j also retired P V of block j - 1.
-    auto release = [&] { releaseStageBefore(j, jLo); };
+    // S = Q K^T of block j also retired P V of block j - 1. After the
+    // tile's last S, Q's buffer goes back to the producer before the
+    // softmax, which the next tile's Q load then runs under (no wgmma is in
+    // flight across the branch).
+    auto release = [&] {
+      releaseStageBefore(j, jLo);
+      if (!tileLoop)
+        return;
+      Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j,
+                                         sub(jHi, c32(1)));
+      OpBuilder::InsertionGuard guard(b);
+      auto ifOp = scf::IfOp::create(b, loc, last, /*withElse=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      target.emitBarrierArrive(b, loc, queryEmptyBarrier());
+    };
     return emitBlock(j, stage, state, release);
   });
 }
