@@ -632,13 +632,11 @@ void MainStageEmitter::emitQueryPass() {
   copyRows(q, spec.headDim, kBwdQ, kBwdQStrideB, h, m0, sq);
   copyRows(dO, spec.headDimV, kBwdDO, kBwdDOStrideB, h, m0, sq);
   target.emitCopyCommit(b, loc);
-  publishCopies();
-  SmallVector<Value> query = sMma->loadQuery(b, loc, lane, q, warpRow);
-  SmallVector<Value> gradOut = pMma->loadQuery(b, loc, lane, dO, warpRow);
   AccLayout sl = sMma->getScoreLayout(b, loc, lane);
   AccLayout ol = sMma->getOutputLayout(b, loc, lane);
 
-  // Per row slot: the query position, its lse (exp2 domain) and delta.
+  // Per row slot: the query position, its lse (exp2 domain) and delta,
+  // read while the copies of Q and dO are in flight.
   Value lastQ = sub(sq, c32(1)), lastK = sub(sk, c32(1));
   Value log2e = cf(M_LOG2E),
         negInf = cf(-std::numeric_limits<double>::infinity());
@@ -675,6 +673,9 @@ void MainStageEmitter::emitQueryPass() {
     b.setInsertionPointToStart(ifOp.thenBlock());
     store(deltas.back(), gep(deltaBase, f32, ext(r)), 4);
   }
+  publishCopies();
+  SmallVector<Value> query = sMma->loadQuery(b, loc, lane, q, warpRow);
+  SmallVector<Value> gradOut = pMma->loadQuery(b, loc, lane, dO, warpRow);
   Value biasBase;
   if (spec.biasType)
     biasBase = gep(arg(kBwdBias), spec.biasType,
