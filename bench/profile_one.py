@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Launches one forward kernel of a bundle a few times through the runtime,
-for a profiler or sanitizer.
+"""Launches one forward kernel of a bundle (or, with --backward, its
+backward plan's stages) a few times through the runtime, for a profiler or
+sanitizer.
 
 Usage: profile_one.py BUNDLE_DIR [--dtype bf16] [--d 128] [--mask none]
                       [--s 4096] [--b 4] [--launches 3] [--variant NAME]
+                      [--backward]
 
 Calls lib.attention on random inputs (B, heads = 2048 / D, S), so the
 runtime picks the variant as it would for that call, or the one --variant
@@ -14,6 +16,9 @@ names (Library.force_variant). Meant to run under
     compute-sanitizer --tool memcheck python3 bench/profile_one.py BUNDLE --s 300
 
 (the first launches warm up: -s skips them). Prints the variant launched.
+With --backward the forward runs once and lib.attention_backward
+--launches times: `ncu --metrics gpu__time_duration.sum -k regex:bwd_`
+then lists each stage's duration.
 """
 import argparse
 import os
@@ -40,6 +45,8 @@ def main():
     ap.add_argument("--b", type=int, default=4)
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--variant", help="force this variant (by name)")
+    ap.add_argument("--backward", action="store_true",
+                    help="launch the backward plan instead")
     a = ap.parse_args()
     lib = attn_runtime.load(a.bundle)
     if a.variant:
@@ -50,6 +57,16 @@ def main():
     causal = {"none": False, "causal": True,
               "causal_bottom_right": "bottom_right"}.get(a.mask, False)
     window = (128, 0) if a.mask == "sliding_window" else None
+    if a.backward:
+        out, lse = lib.attention(q, k, v, causal=causal, window=window,
+                                 return_lse=True)
+        dout = torch.randn_like(out)
+        for _ in range(a.launches):
+            lib.attention_backward(dout, q, k, v, out, lse, causal=causal,
+                                   window=window)
+        torch.cuda.synchronize()
+        print(f"backward: {a.launches} launches, B={a.b} H={h} S={a.s}")
+        return
     for _ in range(a.launches):
         lib.attention(q, k, v, causal=causal, window=window)
     torch.cuda.synchronize()

@@ -61,9 +61,11 @@ def main():
     tma = {v["name"] for v in variants if v.get("tensor_maps")}
     for v in variants:
         cond = v.get("conditions", {})
-        # ("tmap": the persistent TMA form.)
-        if v["name"].endswith("ws") and (v["name"][:-2] + "tma" in tma or
-                                         v["name"][:-2] + "tmap" in tma):
+        # (Its TMA form's name ends in tma, tmap when persistent, and tmao
+        # or tmapo with the softmax overlapped.)
+        if v["name"].endswith("ws") and any(
+                v["name"][:-2] + "tma" + suffix in tma
+                for suffix in ("", "p", "o", "po")):
             continue
         if ("seqlen_q_min" not in cond or v.get("layout", "dense") != "dense"
                 or v.get("bias", "none") != "none" or v.get("softcap")

@@ -28,7 +28,7 @@
 // FWD: .minnctapersm 2
 // FWD: wgmma.mma_async
 
-// BWD-LABEL: .entry bwd_bf16_d64_causal_det_dropout_m64n64w4s2_pre(
+// BWD-NOT: _pre(
 // BWD-LABEL: .entry bwd_bf16_d64_causal_det_dropout_m64n64w4s2_main(
 // BWD: .param .f32 bwd_bf16_d64_causal_det_dropout_m64n64w4s2_main_param_55,
 // BWD-NEXT: .param .u64 bwd_bf16_d64_causal_det_dropout_m64n64w4s2_main_param_56,

@@ -267,11 +267,13 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
   declareDynamicSharedMemory(b, loc, gpuModule, target);
   int64_t rowThreads = kBackwardRowWarps * target.getWarpSize();
   BackwardKernels k;
-  k.pre =
-      createStage(b, loc, (planName + "_pre").str(), rowThreads, spec, target);
-  emitKernelBody(b, loc, k.pre, [&](Block &) {
-    RowStageEmitter(b, loc, k.pre, spec, target).emitPre();
-  });
+  if (!queryPassComputesDelta(spec)) {
+    k.pre = createStage(b, loc, (planName + "_pre").str(), rowThreads, spec,
+                        target);
+    emitKernelBody(b, loc, k.pre, [&](Block &) {
+      RowStageEmitter(b, loc, k.pre, spec, target).emitPre();
+    });
+  }
   // One main kernel per head_split slice: `_main`, then `_main_1`, ...
   for (int64_t s = 0; s < spec.config.getHeadSplit(); ++s) {
     std::string name = (planName + "_main").str();

@@ -542,6 +542,54 @@ void MainStageEmitter::emit() {
   emitEpilogue(SmallVector<Value>(ifOp.getResults()));
 }
 
+Value MainStageEmitter::emitRowDelta(Value h, Value row,
+                                     const AccLayout &layout) {
+  // This lane's share: the bits of its lane id the row's lanes differ in.
+  int64_t shares = int64_t(1) << layout.rowReduceXor.size();
+  Value share = c32(0);
+  for (auto [i, m] : llvm::enumerate(layout.rowReduceXor)) {
+    assert(llvm::isPowerOf2_32(m) && "row lanes differ in single bits");
+    Value bit = arith::ShRUIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, lane, c32(m)),
+        c32(llvm::Log2_32(m)));
+    share = arith::OrIOp::create(b, loc, share,
+                                 arith::ShLIOp::create(b, loc, bit, c32(i)));
+  }
+  int64_t dv = spec.headDimV;
+  int64_t vec = 16 / elemBytes;
+  if (spec.config.getAlignBytes() < 16 || dv % vec)
+    vec = 1;
+  int64_t chunks = dv / vec;
+  Type type =
+      vec > 1 ? Type(VectorType::get({vec}, spec.elemType)) : spec.elemType;
+  Value o = rowPtr(kBwdO, kBwdOStrideB, batch, h, row);
+  Value dout = rowPtr(kBwdDO, kBwdDOStrideB, batch, h, row);
+  Value sum = cf(0.0);
+  for (int64_t i = 0; i * shares < chunks; ++i) {
+    // Chunk share + i x shares; shares past the row's end read chunk 0 and
+    // add nothing.
+    Value c = add(share, c32(i * shares));
+    bool tail = (i + 1) * shares > chunks;
+    Value valid = tail ? lt(c, c32(chunks)) : Value();
+    Value at = ext(mul(tail ? select(valid, c, c32(0)) : c, c32(vec)));
+    Value x = load(type, gep(o, spec.elemType, at), vec * elemBytes);
+    Value y = load(type, gep(dout, spec.elemType, at), vec * elemBytes);
+    Value part = cf(0.0);
+    for (int64_t e = 0; e < vec; ++e) {
+      auto elem = [&](Value v) -> Value {
+        if (vec > 1)
+          v = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e});
+        return arith::ExtFOp::create(b, loc, f32, v);
+      };
+      part = fadd(part, fmul(elem(x), elem(y)));
+    }
+    sum = fadd(sum, tail ? select(valid, part, cf(0.0)) : part);
+  }
+  for (int32_t m : layout.rowReduceXor)
+    sum = fadd(sum, target.emitShuffleXor(b, loc, sum, m));
+  return sum;
+}
+
 void MainStageEmitter::emitQueryPass() {
   int64_t ws = target.getWarpSize(), bn = spec.blockN();
   int64_t d = spec.tileHeadDim, dv = spec.tileHeadDimV;
@@ -584,13 +632,11 @@ void MainStageEmitter::emitQueryPass() {
   copyRows(q, spec.headDim, kBwdQ, kBwdQStrideB, h, m0, sq);
   copyRows(dO, spec.headDimV, kBwdDO, kBwdDOStrideB, h, m0, sq);
   target.emitCopyCommit(b, loc);
-  publishCopies();
-  SmallVector<Value> query = sMma->loadQuery(b, loc, lane, q, warpRow);
-  SmallVector<Value> gradOut = pMma->loadQuery(b, loc, lane, dO, warpRow);
   AccLayout sl = sMma->getScoreLayout(b, loc, lane);
   AccLayout ol = sMma->getOutputLayout(b, loc, lane);
 
-  // Per row slot: the query position, its lse (exp2 domain) and delta.
+  // Per row slot: the query position, its lse (exp2 domain) and delta,
+  // read while the copies of Q and dO are in flight.
   Value lastQ = sub(sq, c32(1)), lastK = sub(sk, c32(1));
   Value log2e = cf(M_LOG2E),
         negInf = cf(-std::numeric_limits<double>::infinity());
@@ -598,14 +644,38 @@ void MainStageEmitter::emitQueryPass() {
                       add(mul(ext(batch), arg(kBwdLseStrideB)),
                           mul(ext(h), arg(kBwdLseStrideB + 1))));
   Value deltaBase = gep(deltaPtr(), f32, workspaceRow(batch, h, c32(0)));
+  bool computesDelta = queryPassComputesDelta(spec);
+  Value firstOfRow;
+  if (computesDelta) {
+    // The row's first lane (no rowReduceXor bit set) stores its delta.
+    int32_t bits = 0;
+    for (int32_t m : sl.rowReduceXor)
+      bits |= m;
+    firstOfRow = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::AndIOp::create(b, loc, lane, c32(bits)), c32(0));
+  }
   SmallVector<Value> rowQ, lse2, deltas;
   for (int64_t off : sl.rowSlotOffsets) {
     Value r = add(add(m0, warpRow), add(sl.laneRow, c32(off)));
     Value rc = arith::MinSIOp::create(b, loc, r, lastQ);
     rowQ.push_back(r);
     lse2.push_back(fmul(load(f32, gep(lseBase, f32, ext(rc)), 4), log2e));
-    deltas.push_back(load(f32, gep(deltaBase, f32, ext(rc)), 4));
+    if (!computesDelta) {
+      deltas.push_back(load(f32, gep(deltaBase, f32, ext(rc)), 4));
+      continue;
+    }
+    // `_main`, which runs after this pass, reads it.
+    deltas.push_back(emitRowDelta(h, rc, sl));
+    OpBuilder::InsertionGuard g(b);
+    auto ifOp = scf::IfOp::create(
+        b, loc, arith::AndIOp::create(b, loc, firstOfRow, lt(r, sq)), false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    store(deltas.back(), gep(deltaBase, f32, ext(r)), 4);
   }
+  publishCopies();
+  SmallVector<Value> query = sMma->loadQuery(b, loc, lane, q, warpRow);
+  SmallVector<Value> gradOut = pMma->loadQuery(b, loc, lane, dO, warpRow);
   Value biasBase;
   if (spec.biasType)
     biasBase = gep(arg(kBwdBias), spec.biasType,

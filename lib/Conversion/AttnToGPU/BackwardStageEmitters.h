@@ -437,6 +437,12 @@ public:
   void emitQueryPass();
 
 private:
+  /// delta = rowsum(dO * O) of query row `row` (in range) of head `h`, for
+  /// a query pass that computes it (queryPassComputesDelta): the lanes that
+  /// hold the row in `layout` (rowReduceXor) each sum a share of its
+  /// columns, 16 bytes at a time where the variant's alignment allows, and
+  /// every one of them returns the row's sum.
+  Value emitRowDelta(Value h, Value row, const AccLayout &layout);
   /// The score `raw` = q.k of query `qc` and key `kc` (clamped in range) in
   /// the exp2 domain, as the forward computed it (softcap, then the bias of
   /// `biasBase`); with a softcap `capDerivative` receives 1 - tanh^2.

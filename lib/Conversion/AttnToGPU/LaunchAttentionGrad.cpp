@@ -128,12 +128,18 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
     SmallVector<StringRef> zeroed;
     if (spec.dbiasType)
       zeroed.push_back("dbias_full");
-    stages = {getStage(b, "pre", kernels.pre.getName(), rows,
-                       kBackwardRowWarps * ws, 0, "zeroes", zeroed),
-              getStage(b, "main_kv", kernels.main.getName(), keys,
-                       spec.warps() * ws, smem, "reduces", {}),
-              getStage(b, "main_q", kernels.mainQ.getName(), queryBlocks,
-                       spec.warps() * ws, smem, "reads", {"delta"})};
+    if (queryPassComputesDelta(spec))
+      stages = {getStage(b, "main_q", kernels.mainQ.getName(), queryBlocks,
+                         spec.warps() * ws, smem, "zeroes", {}),
+                getStage(b, "main_kv", kernels.main.getName(), keys,
+                         spec.warps() * ws, smem, "reads", {"delta"})};
+    else
+      stages = {getStage(b, "pre", kernels.pre.getName(), rows,
+                         kBackwardRowWarps * ws, 0, "zeroes", zeroed),
+                getStage(b, "main_kv", kernels.main.getName(), keys,
+                         spec.warps() * ws, smem, "reduces", {}),
+                getStage(b, "main_q", kernels.mainQ.getName(), queryBlocks,
+                         spec.warps() * ws, smem, "reads", {"delta"})};
   }
   // The summed bias gradient (its dims are 0 when it is summed over
   // nothing: main then writes dbias directly and these stages vanish).
@@ -389,8 +395,20 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
                                       cIdx(kBiasStageThreads)),
            dim(gradBias, 1), kBiasStageThreads, 0, dim(gradBias, 0));
   };
-  launch(kernels.pre, rowBlocks, cIdx(qType.getDimSize(1)),
-         kBackwardRowWarps * ws, 0);
+  auto launchQueryPass = [&] {
+    launch(kernels.mainQ,
+           arith::CeilDivUIOp::create(
+               b, loc, sq, cIdx(getDeterministicQueryRows(spec, target))),
+           cIdx(qType.getDimSize(1)), spec.warps() * ws,
+           getBackwardSharedMemoryBytes(spec, target));
+  };
+  // A query pass that computes delta runs first, in place of `pre`.
+  bool deltaInQueryPass = queryPassComputesDelta(spec);
+  if (deltaInQueryPass)
+    launchQueryPass();
+  else
+    launch(kernels.pre, rowBlocks, cIdx(qType.getDimSize(1)),
+           kBackwardRowWarps * ws, 0);
   if (gradBias && !spec.deterministic)
     launchBias(kernels.zeroDbias);
   SmallVector<gpu::GPUFuncOp> mains = {kernels.main};
@@ -398,13 +416,9 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
   for (gpu::GPUFuncOp main : mains)
     launch(main, keyBlocks, cIdx(kType.getDimSize(1)), spec.warps() * ws,
            getBackwardSharedMemoryBytes(spec, target));
-  if (spec.deterministic)
-    launch(kernels.mainQ,
-           arith::CeilDivUIOp::create(
-               b, loc, sq, cIdx(getDeterministicQueryRows(spec, target))),
-           cIdx(qType.getDimSize(1)), spec.warps() * ws,
-           getBackwardSharedMemoryBytes(spec, target));
-  else
+  if (spec.deterministic && !deltaInQueryPass)
+    launchQueryPass();
+  else if (!spec.deterministic)
     launch(kernels.dq, rowBlocks, cIdx(qType.getDimSize(1)),
            kBackwardRowWarps * ws, 0);
   if (gradBias && spec.deterministic)

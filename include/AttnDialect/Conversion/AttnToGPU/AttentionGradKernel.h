@@ -79,8 +79,17 @@ HeadSlice getBackwardHeadSlice(const KernelSpec &spec,
 int64_t getDeterministicQueryRows(const KernelSpec &spec,
                                   const GPUTargetInfo &target);
 
-/// Emits the kernels `<planName>_pre`, `_main` and `_dq` (deterministic:
-/// `_main_q`), and with the bias gradient `_zero_dbias` (atomic plans) and
+/// Whether a deterministic plan's `_main_q` computes delta = rowsum(dO * O)
+/// of its rows itself (and writes it for `_main`, which then runs after
+/// it): the plan has no `_pre` stage, one pass over O and dO fewer. Plans
+/// with a bias gradient keep `_pre`, which also zeroes dbias_full.
+inline bool queryPassComputesDelta(const KernelSpec &spec) {
+  return spec.deterministic && !spec.dbiasType;
+}
+
+/// Emits the kernels `<planName>_pre` (unless queryPassComputesDelta),
+/// `_main` and `_dq` (deterministic: `_main_q`), and with the bias gradient
+/// `_zero_dbias` (atomic plans) and
 /// `_dbias`, into `gpuModule`.
 BackwardKernels buildBackwardKernels(OpBuilder &b, Location loc,
                                      gpu::GPUModuleOp gpuModule,
