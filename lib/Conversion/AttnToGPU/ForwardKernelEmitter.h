@@ -215,6 +215,12 @@ private:
   /// When j > jLo, arrives on `empty` of block j - 1's stage: its P V
   /// completed, so the producer may refill it.
   void releaseStageBefore(Value j, Value jLo);
+  /// In a tile loop, once block j's S = Q K^T completed and j is the tile's
+  /// last block: Q's buffer goes back to the producer before the block's
+  /// softmax, which the next tile's Q load then runs under. A uniform branch
+  /// around one mbarrier arrive (ptxas keeps an overlapped P V in flight
+  /// across it: test/Pipelines/nvvm-ptxas-tma-overlap.mlir).
+  void releaseQueryAfter(Value j, Value jHi);
   /// With the softmax overlapped (overlap_softmax), `full` and `empty`
   /// guard a stage's K, and these its V: V of block j is read one block
   /// later than K, and K of block j + stages is loaded meanwhile.

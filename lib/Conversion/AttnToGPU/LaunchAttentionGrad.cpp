@@ -130,7 +130,7 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
       zeroed.push_back("dbias_full");
     if (queryPassComputesDelta(spec))
       stages = {getStage(b, "main_q", kernels.mainQ.getName(), queryBlocks,
-                         spec.warps() * ws, smem, "zeroes", {}),
+                         spec.warps() * ws, smem, "reduces", {}),
                 getStage(b, "main_kv", kernels.main.getName(), keys,
                          spec.warps() * ws, smem, "reads", {"delta"})};
     else

@@ -147,19 +147,7 @@ SmallVector<Value> ForwardKernelEmitter::emitOverlappedBlocks(Value jLo,
   SmallVector<Value> s = mma->issueScores(b, loc, lane, query, keyTile(first));
   s = mma->waitOutput(b, loc, s, /*pending=*/0);
   arrive(emptyBarrier(first));
-  // After the tile's last S = Q K^T, Q's buffer goes back to the producer
-  // before the softmax (the next tile's Q load runs under it).
-  auto releaseQueryAfter = [&](Value j) {
-    if (!tileLoop)
-      return;
-    Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j,
-                                       sub(jHi, c32(1)));
-    OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, last, /*withElse=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    arrive(queryEmptyBarrier());
-  };
-  releaseQueryAfter(jLo);
+  releaseQueryAfter(jLo, jHi);
   SoftmaxStep step = emitSoftmax(jLo, s, init.take_front(2 * slots));
   SmallVector<Value> loopInit(step.stats);
   llvm::append_range(loopInit, init.drop_front(2 * slots));
@@ -191,7 +179,7 @@ SmallVector<Value> ForwardKernelEmitter::emitOverlappedBlocks(Value jLo,
         SmallVector<Value>(acc));
     sj = mma->waitOutput(b, loc, sj, /*pending=*/1);
     arrive(emptyBarrier(stage));
-    releaseQueryAfter(j);
+    releaseQueryAfter(j, jHi);
     SoftmaxStep next = emitSoftmax(j, sj, stats);
     o = mma->waitOutput(b, loc, o, /*pending=*/0);
     arrive(valueEmptyBarrier(prevStage));
@@ -425,6 +413,17 @@ void ForwardKernelEmitter::loadTensorTile(const SharedTile &tile, unsigned map,
   }
 }
 
+void ForwardKernelEmitter::releaseQueryAfter(Value j, Value jHi) {
+  if (!tileLoop)
+    return;
+  Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j,
+                                     sub(jHi, c32(1)));
+  OpBuilder::InsertionGuard guard(b);
+  auto ifOp = scf::IfOp::create(b, loc, last, /*withElse=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  target.emitBarrierArrive(b, loc, queryEmptyBarrier());
+}
+
 void ForwardKernelEmitter::releaseStageBefore(Value j, Value jLo) {
   Value after =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, jLo);
@@ -439,20 +438,10 @@ scf::ForOp ForwardKernelEmitter::emitConsumerLoop(Value jLo, Value jHi,
   return emitBlockLoop(jLo, jHi, init, [&](Value j, ValueRange state) {
     Value stage = stageOf(j, jLo);
     waitFull(fullBarrier(stage), useOf(j, jLo));
-    // S = Q K^T of block j also retired P V of block j - 1. After the
-    // tile's last S, Q's buffer goes back to the producer before the
-    // softmax, which the next tile's Q load then runs under (no wgmma is in
-    // flight across the branch).
+    // S = Q K^T of block j also retired P V of block j - 1.
     auto release = [&] {
       releaseStageBefore(j, jLo);
-      if (!tileLoop)
-        return;
-      Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j,
-                                         sub(jHi, c32(1)));
-      OpBuilder::InsertionGuard guard(b);
-      auto ifOp = scf::IfOp::create(b, loc, last, /*withElse=*/false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      target.emitBarrierArrive(b, loc, queryEmptyBarrier());
+      releaseQueryAfter(j, jHi);
     };
     return emitBlock(j, stage, state, release);
   });
