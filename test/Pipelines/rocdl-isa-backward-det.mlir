@@ -1,10 +1,12 @@
-// A deterministic backward plan on AMD: pre, main and main_q as AMDGPU
-// assembly on 16x16x16 MFMA, no atomic instruction in any of them, no
-// spills. Statically checked only.
+// A deterministic backward plan on AMD: main_q (which also computes
+// delta, so there is no pre kernel) and main as AMDGPU assembly on
+// 16x16x16 MFMA, no atomic instruction in any of them, no spills.
+// Statically checked only.
 // RUN: attn-opt %s -attn-to-rocdl="chip=gfx942 format=isa" | FileCheck %s
 
 // CHECK: gpu.binary @[[P:bwd_bf16_d64_causal_det_m64n64w4s1]] [#gpu.object<#rocdl.target<O = 3, chip = "gfx942"{{.*}}assembly = "
 // CHECK-NOT: global_atomic
+// CHECK-NOT: _pre:
 // CHECK-SAME: [[P]]_main_q:
 // CHECK-SAME: v_mfma_f32_16x16x16{{_?}}bf16
 // CHECK-SAME: .name: [[P]]_main_q
