@@ -195,13 +195,17 @@ def correctness(lib, res, quick, head_dims=(64, 128)):
                                      dtype=dtype, d=d, sq=sq, lens=lens,
                                      capacity=4096, heads=heads, mask=kv_mask,
                                      causal=kv_causal, window=window)
-                        for page in (16, 64, 256):
-                            lens = [0, 1, page - 1, page + 1, 4096,
-                                    rng.randint(1, 4096)]
+                        # Pages of 5 and 48 keys: sizes no power of two
+                        # (the kernels divide rows by the run-time size).
+                        for page, cap in ((16, 4096), (64, 4096),
+                                          (256, 4096), (5, 4095),
+                                          (48, 4080)):
+                            lens = [0, 1, page - 1, page + 1, cap,
+                                    rng.randint(1, cap)]
                             kvcache_case(
                                 lib, res, f"paged{page}-{tag}-sq{sq}",
                                 dtype=dtype, d=d, sq=sq, lens=lens,
-                                capacity=4096, heads=heads, mask=kv_mask,
+                                capacity=cap, heads=heads, mask=kv_mask,
                                 causal=kv_causal, window=window,
                                 page_size=page)
             # A long sequence beside empty and short ones.

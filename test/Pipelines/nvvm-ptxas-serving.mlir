@@ -61,6 +61,13 @@
 // PTX-LABEL: .entry fwd_f16_d64_causal_bottom_right_paged_{{[a-z0-9]+}}(
 // PTX: _param_41
 // PTX: griddepcontrol.launch_dependents;
+// A row's page is its row times a multiplier, shifted (bindPageDivision):
+// one 64-bit division by the run-time page size a kernel, none per row.
+// PTX: clz.b32
+// PTX: div.u64
+// PTX-NOT: {{div|rem}}.u64
+// PTX: mul.lo.s64
+// PTX: cp.async
 // PTX-LABEL: .entry fwd_f16_d64_causal_bottom_right_paged_{{[a-z0-9]+}}_combine(
 // PTX-NOT: ld.global
 // PTX: griddepcontrol.wait;

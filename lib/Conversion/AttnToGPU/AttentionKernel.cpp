@@ -92,8 +92,34 @@ void ForwardKernelEmitter::bindSequence() {
   case SeqLayout::Paged:
     // Sk is the cache's capacity (pages per batch x page size when paged).
     sk = loadClamped(kArgSeqlensK, batch, c32(0), sk);
+    if (spec.layout == SeqLayout::Paged)
+      bindPageDivision();
     return;
   }
+}
+
+void ForwardKernelEmitter::bindPageDivision() {
+  // Granlund and Montgomery: with l = ceil(log2 d) and m = ceil(2^(32 + l)
+  // / d), at most 2^33, floor(n / d) = (n m) >> (32 + l) for every n below
+  // 2^32, and n m stays below 2^64 for the rows (below 2^31). One 64-bit
+  // division here instead of a 32-bit one per copied row (the run-time
+  // page size is no constant LLVM could fold; bench/RESULTS.md).
+  Type i64 = b.getI64Type();
+  pageSize = arith::MaxSIOp::create(b, loc, arg(kArgPageSize), c32(1));
+  Value ceilLog2 = arith::SubIOp::create(
+      b, loc, c32(32),
+      math::CountLeadingZerosOp::create(b, loc, sub(pageSize, c32(1))));
+  pageShift = arith::ExtUIOp::create(b, loc, i64, add(ceilLog2, c32(32)));
+  Value d = arith::ExtUIOp::create(b, loc, i64, pageSize);
+  Value pow = arith::ShLIOp::create(
+      b, loc, arith::ConstantIntOp::create(b, loc, i64, 1), pageShift);
+  pageMagic = arith::DivUIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, pow,
+          arith::SubIOp::create(b, loc, d,
+                                arith::ConstantIntOp::create(b, loc, i64, 1))),
+      d);
 }
 
 Value ForwardKernelEmitter::pagedRowOffset(Value row, Value pageStride,
@@ -102,15 +128,21 @@ Value ForwardKernelEmitter::pagedRowOffset(Value row, Value pageStride,
   Value last = arith::MaxSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, sk, c32(1)), c32(0));
   Value r = arith::MinSIOp::create(b, loc, row, last);
-  Value pageSize = arg(kArgPageSize);
-  Value slot = arith::DivUIOp::create(b, loc, r, pageSize);
+  Type i64 = b.getI64Type();
+  Value slot = arith::TruncIOp::create(
+      b, loc, b.getI32Type(),
+      arith::ShRUIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i64, r),
+                                pageMagic),
+          pageShift));
   Value at = add(mul(ext(batch), arg(kArgBlockTableStride)), ext(slot));
   Value page = LLVM::LoadOp::create(
       b, loc, b.getI32Type(), gep(arg(kArgBlockTable), b.getI32Type(), at), 4);
   page = arith::MinSIOp::create(
       b, loc, arith::MaxSIOp::create(b, loc, page, c32(0)),
       arith::SubIOp::create(b, loc, arg(kArgNumPages), c32(1)));
-  Value inPage = arith::RemUIOp::create(b, loc, r, pageSize);
+  Value inPage = sub(r, mul(slot, pageSize));
   return add(mul(ext(page), pageStride), mul(ext(inPage), rowStride));
 }
 

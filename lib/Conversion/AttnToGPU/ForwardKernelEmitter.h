@@ -88,6 +88,9 @@ private:
   Value getDynamicHeadDim(int64_t d, unsigned argIndex, int64_t tileCols);
   /// Binds sq, sk and the sequence's row offsets for a serving layout.
   void bindSequence();
+  /// A paged cache's page size (pageSize) and the multiplier and shift that
+  /// divide a row by it (pageMagic, pageShift).
+  void bindPageDivision();
   /// i32 element `i` of the i32 array argument `array`, clamped to [lo, hi].
   Value loadClamped(unsigned array, Value i, Value lo, Value hi);
   /// Element offset of key `row` in a paged cache whose pages are
@@ -295,6 +298,8 @@ private:
   Value ringBase;
   /// A tile loop's current Q buffer (of smem.queryBuffers).
   Value queryBuffer;
+  /// A paged cache's page size and its division (bindPageDivision).
+  Value pageSize, pageMagic, pageShift;
   /// Split-KV: the number of splits and this workgroup's one.
   Value numSplits, split;
   /// D and Dv given at run time (null when static).
