@@ -90,18 +90,29 @@ void RowStageEmitter::emitPre() {
   Value o = rowPtr(kBwdO, kBwdOStrideB, batch, head, row);
   Value dout = rowPtr(kBwdDO, kBwdDOStrideB, batch, head, row);
   int64_t ws = target.getWarpSize(), dv = spec.headDimV;
+  // Chunks of 16 bytes where the rows allow (a warp reads 512 contiguous
+  // bytes a load instead of 64).
+  int64_t vec = rowVectorElements();
+  if (dv % vec)
+    vec = 1;
+  int64_t chunks = dv / vec;
+  Type type = chunkType(spec.elemType, vec);
   Value sum = cf(0.0);
-  for (int64_t c = 0; c * ws < dv; ++c) {
-    // Lanes past Dv read element 0 and add nothing.
-    Value d = add(lane, c32(c * ws));
-    Value valid = lt(d, c32(dv));
-    Value at = ext(select(valid, d, c32(0)));
-    Value x = arith::ExtFOp::create(
-        b, loc, f32, load(spec.elemType, gep(o, spec.elemType, at), elemBytes));
-    Value y = arith::ExtFOp::create(
-        b, loc, f32,
-        load(spec.elemType, gep(dout, spec.elemType, at), elemBytes));
-    sum = fadd(sum, select(valid, fmul(x, y), cf(0.0)));
+  for (int64_t c = 0; c * ws < chunks; ++c) {
+    // Lanes past the row's end read chunk 0 and add nothing.
+    Value k = add(lane, c32(c * ws));
+    bool tail = (c + 1) * ws > chunks;
+    Value valid = tail ? lt(k, c32(chunks)) : Value();
+    Value at = ext(mul(tail ? select(valid, k, c32(0)) : k, c32(vec)));
+    Value x = load(type, gep(o, spec.elemType, at), vec * elemBytes);
+    Value y = load(type, gep(dout, spec.elemType, at), vec * elemBytes);
+    Value part = cf(0.0);
+    for (int64_t e = 0; e < vec; ++e)
+      part = fadd(
+          part,
+          fmul(arith::ExtFOp::create(b, loc, f32, chunkElement(x, vec, e)),
+               arith::ExtFOp::create(b, loc, f32, chunkElement(y, vec, e))));
+    sum = fadd(sum, tail ? select(valid, part, cf(0.0)) : part);
   }
   for (int64_t off = ws / 2; off >= 1; off /= 2)
     sum = fadd(sum, target.emitShuffleXor(b, loc, sum, off));
@@ -116,9 +127,12 @@ void RowStageEmitter::emitPre() {
     store(sum, gep(deltaPtr(), f32, r), 4);
   }
   if (!spec.deterministic) {
+    // Rows of f32 that start 16-byte aligned (BackwardWorkspace.h).
     Value accum = dqAccumRow(dqAccumPtr(), r);
-    forEachLaneElement(lane, spec.headDim, [&](Value d) {
-      store(cf(0.0), gep(accum, f32, ext(d)), 4);
+    Value zeros = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(VectorType::get({4}, f32), 0.0f));
+    forEachLaneChunk(lane, spec.headDim, 4, [&](Value d, int64_t width) {
+      store(width > 1 ? zeros : cf(0.0), gep(accum, f32, ext(d)), 4 * width);
     });
   }
   if (!spec.dbiasType)
@@ -170,10 +184,13 @@ void RowStageEmitter::emitConvertDq() {
   Value r = workspaceRow(batch, head, row);
   Value accum = dqAccumRow(dqAccumPtr(), r);
   Value dq = rowPtr(kBwdDQ, kBwdDQStrideB, batch, head, row);
-  forEachLaneElement(lane, spec.headDim, [&](Value d) {
-    Value x = load(f32, gep(accum, f32, ext(d)), 4);
-    store(arith::TruncFOp::create(b, loc, spec.elemType, x),
-          gep(dq, spec.elemType, ext(d)), elemBytes);
+  // Four f32 in (16 bytes), four of the input type out, where dq's rows
+  // are aligned for it.
+  int64_t vec = spec.config.getAlignBytes() >= 4 * elemBytes ? 4 : 1;
+  forEachLaneChunk(lane, spec.headDim, vec, [&](Value d, int64_t width) {
+    Value x = load(chunkType(f32, width), gep(accum, f32, ext(d)), 4 * width);
+    store(arith::TruncFOp::create(b, loc, chunkType(spec.elemType, width), x),
+          gep(dq, spec.elemType, ext(d)), elemBytes * width);
   });
 }
 

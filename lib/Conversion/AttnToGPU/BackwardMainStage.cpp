@@ -556,12 +556,11 @@ Value MainStageEmitter::emitRowDelta(Value h, Value row,
                                  arith::ShLIOp::create(b, loc, bit, c32(i)));
   }
   int64_t dv = spec.headDimV;
-  int64_t vec = 16 / elemBytes;
-  if (spec.config.getAlignBytes() < 16 || dv % vec)
+  int64_t vec = rowVectorElements();
+  if (dv % vec)
     vec = 1;
   int64_t chunks = dv / vec;
-  Type type =
-      vec > 1 ? Type(VectorType::get({vec}, spec.elemType)) : spec.elemType;
+  Type type = chunkType(spec.elemType, vec);
   Value o = rowPtr(kBwdO, kBwdOStrideB, batch, h, row);
   Value dout = rowPtr(kBwdDO, kBwdDOStrideB, batch, h, row);
   Value sum = cf(0.0);
@@ -575,14 +574,11 @@ Value MainStageEmitter::emitRowDelta(Value h, Value row,
     Value x = load(type, gep(o, spec.elemType, at), vec * elemBytes);
     Value y = load(type, gep(dout, spec.elemType, at), vec * elemBytes);
     Value part = cf(0.0);
-    for (int64_t e = 0; e < vec; ++e) {
-      auto elem = [&](Value v) -> Value {
-        if (vec > 1)
-          v = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e});
-        return arith::ExtFOp::create(b, loc, f32, v);
-      };
-      part = fadd(part, fmul(elem(x), elem(y)));
-    }
+    for (int64_t e = 0; e < vec; ++e)
+      part = fadd(part, fmul(arith::ExtFOp::create(b, loc, f32,
+                                                   chunkElement(x, vec, e)),
+                             arith::ExtFOp::create(b, loc, f32,
+                                                   chunkElement(y, vec, e))));
     sum = fadd(sum, tail ? select(valid, part, cf(0.0)) : part);
   }
   for (int32_t m : layout.rowReduceXor)

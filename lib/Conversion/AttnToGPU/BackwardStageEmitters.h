@@ -19,6 +19,7 @@
 #include "LaunchUtils.h"
 #include "ScoreParams.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include <functional>
 
@@ -184,6 +185,32 @@ protected:
       }
       body(d);
     }
+  }
+
+  /// forEachLaneElement over the chunks of `vec` elements of a row of `n`
+  /// (one element a chunk when `n` is no multiple of `vec`): `body` gets
+  /// the chunk's first element and its width.
+  void forEachLaneChunk(Value lane, int64_t n, int64_t vec,
+                        function_ref<void(Value, int64_t)> body) {
+    if (vec < 1 || n % vec)
+      vec = 1;
+    forEachLaneElement(lane, n / vec,
+                       [&](Value c) { body(mul(c, c32(vec)), vec); });
+  }
+  /// Elements of the input type in one 16-byte access where the variant's
+  /// alignment (its rows' and pointers') allows it, else 1.
+  int64_t rowVectorElements() const {
+    return spec.config.getAlignBytes() >= 16 ? 16 / elemBytes : 1;
+  }
+  /// `width` elements of `type` at `ptr`: a scalar or a vector.
+  Type chunkType(Type type, int64_t width) const {
+    return width > 1 ? Type(VectorType::get({width}, type)) : type;
+  }
+  /// Element `e` of a chunk (chunkType) `v`.
+  Value chunkElement(Value v, int64_t width, int64_t e) {
+    if (width == 1)
+      return v;
+    return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e});
   }
 
   gpu::GPUFuncOp func;
