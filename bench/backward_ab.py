@@ -13,7 +13,6 @@ the rounds), each over the first, cuDNN's, and the largest gradient
 difference to the first bundle relative to that gradient's largest
 magnitude (bundles whose kernels round differently differ by bf16 ulps).
 """
-import argparse
 import os
 import sys
 
@@ -22,18 +21,13 @@ sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
 from bench import (HIDDEN, TOKENS, ab_best_tflops, ab_header,  # noqa: E402
-                   ab_row, bench_ms)
+                   ab_parser, ab_row, bench_ms, load_ab_bundles)
 
 BWD_FLOPS = 2.5  # times the forward's (bench_backward.py)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("bundles", nargs="+", help="NAME=DIR")
-    ap.add_argument("--head-dims", default="64,128")
-    ap.add_argument("--seqlens", default="1024,4096")
-    ap.add_argument("--rounds", type=int, default=2)
-    args = ap.parse_args()
+    args = ab_parser(__doc__, "64,128", "1024,4096").parse_args()
 
     import torch
     import torch.nn.functional as F
@@ -42,12 +36,8 @@ def main():
     if not torch.cuda.is_available():
         print("SKIP backward_ab: no CUDA device")
         return 0
-    import attn_runtime
-    libs = []
-    for spec in args.bundles:
-        name, _, path = spec.partition("=")
-        libs.append((name, attn_runtime.load(path)))
-    names = [n for n, _ in libs]
+    names, loaded, _ = load_ab_bundles(args.bundles)
+    libs = list(zip(names, loaded))
     print(f"device: {torch.cuda.get_device_name()}; backward TFLOP/s")
     print(ab_header(names), flush=True)
     torch.manual_seed(0)

@@ -100,6 +100,50 @@ def per_call_us(fn, n, warmup=0):
     return (time.perf_counter() - t) / n * 1e6
 
 
+def ab_parser(doc, head_dims, seqlens):
+    """The arguments of an A/B script (forward_ab.py, backward_ab.py):
+    NAME=DIR bundles, head dims, lengths and rounds."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("bundles", nargs="+", help="NAME=DIR")
+    ap.add_argument("--head-dims", default=head_dims)
+    ap.add_argument("--seqlens", default=seqlens)
+    ap.add_argument("--rounds", type=int, default=2)
+    return ap
+
+
+def load_ab_bundles(specs, variants=False):
+    """Names, loaded libraries and forced variants ('' for none) of the
+    NAME=DIR arguments of an A/B script; NAME=DIR@VARIANT only where
+    `variants` allows it."""
+    import attn_runtime
+    names, libs, forced = [], [], []
+    for spec in specs:
+        name, _, path = spec.partition("=")
+        path, at, variant = path.partition("@")
+        if at and not variants:
+            sys.exit(f"{spec}: this script forces no variant (NAME=DIR)")
+        names.append(name)
+        libs.append(attn_runtime.load(path))
+        forced.append(variant)
+    return names, libs, forced
+
+
+def paged_cache(k, v, page):
+    """K and V [B, H, S, D] as a paged cache of `page`-key pages, pages in
+    order ([B * S / page, H, page, D]), and its block table [B, S / page]
+    (int32): the same keys, so the layout does not change what is read."""
+    import torch
+    b, h, s, d = k.shape
+    per = s // page
+
+    def pages(t):
+        return t.view(b, h, per, page, d).permute(0, 2, 1, 3, 4) \
+            .reshape(b * per, h, page, d)
+    table = torch.arange(b * per, dtype=torch.int32,
+                         device=k.device).view(b, per)
+    return pages(k), pages(v), table
+
+
 def ab_header(names):
     """The header of an A/B table (forward_ab.py, backward_ab.py): each
     bundle's TFLOP/s, each over the first, cuDNN's, each over cuDNN's."""

@@ -25,7 +25,7 @@ import sys
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import bench_ms  # noqa: E402
+from bench import bench_ms, paged_cache  # noqa: E402
 
 D = 128
 LIMIT_BYTES = 16 << 30
@@ -133,16 +133,7 @@ def main():
                 # graph pays.
                 prepared = lib.prepare_kvcache(q, k, v, lens)
                 bound = bench_ms(prepared.run)
-                page = args.page_size
-                per = sk // page
-                # The same keys in pages, in order (pages are whole blocks of
-                # the cache: the layout does not change what is read).
-                kp = k.view(b, hkv, per, page, D).permute(0, 2, 1, 3, 4) \
-                    .reshape(b * per, hkv, page, D)
-                vp = v.view(b, hkv, per, page, D).permute(0, 2, 1, 3, 4) \
-                    .reshape(b * per, hkv, page, D)
-                table = torch.arange(b * per, dtype=torch.int32,
-                                     device="cuda").view(b, per)
+                kp, vp, table = paged_cache(k, v, args.page_size)
                 paged = bench_ms(lambda: lib.attention_kvcache(
                     q, kp, vp, lens, block_table=table))
                 paged_bound = bench_ms(lib.prepare_kvcache(

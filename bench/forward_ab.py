@@ -18,7 +18,6 @@ Prints one row per configuration: TFLOP/s of each bundle (best of the
 rounds), each over the first, cuDNN's, and the largest output difference
 to the first bundle relative to the output's largest magnitude.
 """
-import argparse
 import os
 import sys
 
@@ -26,16 +25,12 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
-from bench import (ab_best_tflops, ab_header, ab_row, bench_ms,  # noqa: E402
-                   grid)
+from bench import (ab_best_tflops, ab_header, ab_parser,  # noqa: E402
+                   ab_row, bench_ms, grid, load_ab_bundles)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("bundles", nargs="+", help="NAME=DIR")
-    ap.add_argument("--head-dims", default="64,128,256")
-    ap.add_argument("--seqlens", default="1024,2048,4096,8192,16384")
-    ap.add_argument("--rounds", type=int, default=2)
+    ap = ab_parser(__doc__, "64,128,256", "1024,2048,4096,8192,16384")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     args = ap.parse_args()
 
@@ -46,14 +41,8 @@ def main():
     if not torch.cuda.is_available():
         print("SKIP forward_ab: no CUDA device")
         return 0
-    import attn_runtime
-    libs, forced = [], []
-    for spec in args.bundles:
-        name, _, path = spec.partition("=")
-        path, _, variant = path.partition("@")
-        libs.append((name, attn_runtime.load(path)))
-        forced.append(variant)
-    names = [n for n, _ in libs]
+    names, loaded, forced = load_ab_bundles(args.bundles, variants=True)
+    libs = list(zip(names, loaded))
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     print(f"device: {torch.cuda.get_device_name()}; {args.dtype} forward "
           "TFLOP/s")

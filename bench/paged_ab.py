@@ -20,7 +20,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
-from bench import bench_ms  # noqa: E402
+from bench import bench_ms, load_ab_bundles, paged_cache  # noqa: E402
 
 D = 128
 ROWS = "8x65536x8:1,8x131072x8:1,64x16384x8:1,8x65536x32:8,1x131072x32:8"
@@ -46,9 +46,7 @@ def main():
     if not torch.cuda.is_available():
         print("SKIP paged_ab: no CUDA device")
         return 0
-    import attn_runtime
-    names = [spec.partition("=")[0] for spec in args.bundles]
-    libs = [attn_runtime.load(spec.partition("=")[2]) for spec in args.bundles]
+    names, libs, _ = load_ab_bundles(args.bundles)
     print(f"device: {torch.cuda.get_device_name()}; bf16 decode, D = {D}, "
           f"pages of {args.page_size} keys; GB/s of K and V read")
     print("| B | Sk | Hq:Hkv | "
@@ -57,19 +55,11 @@ def main():
           + " | max rel diff |")
     for row in args.rows.split(","):
         b, sk, hq, hkv = parse_row(row)
-        page = args.page_size
-        per = sk // page
         q = torch.randn(b, hq, 1, D, dtype=torch.bfloat16, device="cuda")
         k = torch.randn(b, hkv, sk, D, dtype=torch.bfloat16, device="cuda")
         v = torch.randn_like(k)
         lens = torch.full((b,), sk, dtype=torch.int32, device="cuda")
-        # The same keys in pages, in order.
-        kp = k.view(b, hkv, per, page, D).permute(0, 2, 1, 3, 4) \
-            .reshape(b * per, hkv, page, D)
-        vp = v.view(b, hkv, per, page, D).permute(0, 2, 1, 3, 4) \
-            .reshape(b * per, hkv, page, D)
-        table = torch.arange(b * per, dtype=torch.int32,
-                             device="cuda").view(b, per)
+        kp, vp, table = paged_cache(k, v, args.page_size)
         gbytes = b * hkv * sk * D * 2 * 2 / 1e9
         paged = [lib.prepare_kvcache(q, kp, vp, lens, block_table=table)
                  for lib in libs]

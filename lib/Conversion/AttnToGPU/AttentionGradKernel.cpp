@@ -89,31 +89,10 @@ void RowStageEmitter::emitPre() {
   enterRow();
   Value o = rowPtr(kBwdO, kBwdOStrideB, batch, head, row);
   Value dout = rowPtr(kBwdDO, kBwdDOStrideB, batch, head, row);
-  int64_t ws = target.getWarpSize(), dv = spec.headDimV;
-  // Chunks of 16 bytes where the rows allow (a warp reads 512 contiguous
-  // bytes a load instead of 64).
-  int64_t vec = rowVectorElements();
-  if (dv % vec)
-    vec = 1;
-  int64_t chunks = dv / vec;
-  Type type = chunkType(spec.elemType, vec);
-  Value sum = cf(0.0);
-  for (int64_t c = 0; c * ws < chunks; ++c) {
-    // Lanes past the row's end read chunk 0 and add nothing.
-    Value k = add(lane, c32(c * ws));
-    bool tail = (c + 1) * ws > chunks;
-    Value valid = tail ? lt(k, c32(chunks)) : Value();
-    Value at = ext(mul(tail ? select(valid, k, c32(0)) : k, c32(vec)));
-    Value x = load(type, gep(o, spec.elemType, at), vec * elemBytes);
-    Value y = load(type, gep(dout, spec.elemType, at), vec * elemBytes);
-    Value part = cf(0.0);
-    for (int64_t e = 0; e < vec; ++e)
-      part = fadd(
-          part,
-          fmul(arith::ExtFOp::create(b, loc, f32, chunkElement(x, vec, e)),
-               arith::ExtFOp::create(b, loc, f32, chunkElement(y, vec, e))));
-    sum = fadd(sum, tail ? select(valid, part, cf(0.0)) : part);
-  }
+  int64_t ws = target.getWarpSize();
+  // One warp a row: lane l sums chunks l, l + warp size, ... (16 bytes a
+  // chunk where the rows allow: 32 lanes read 512 contiguous bytes a load).
+  Value sum = sumRowProductsShare(o, dout, lane, ws);
   for (int64_t off = ws / 2; off >= 1; off /= 2)
     sum = fadd(sum, target.emitShuffleXor(b, loc, sum, off));
   Value r = workspaceRow(batch, head, row);

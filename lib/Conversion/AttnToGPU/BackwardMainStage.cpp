@@ -555,32 +555,9 @@ Value MainStageEmitter::emitRowDelta(Value h, Value row,
     share = arith::OrIOp::create(b, loc, share,
                                  arith::ShLIOp::create(b, loc, bit, c32(i)));
   }
-  int64_t dv = spec.headDimV;
-  int64_t vec = rowVectorElements();
-  if (dv % vec)
-    vec = 1;
-  int64_t chunks = dv / vec;
-  Type type = chunkType(spec.elemType, vec);
   Value o = rowPtr(kBwdO, kBwdOStrideB, batch, h, row);
   Value dout = rowPtr(kBwdDO, kBwdDOStrideB, batch, h, row);
-  Value sum = cf(0.0);
-  for (int64_t i = 0; i * shares < chunks; ++i) {
-    // Chunk share + i x shares; shares past the row's end read chunk 0 and
-    // add nothing.
-    Value c = add(share, c32(i * shares));
-    bool tail = (i + 1) * shares > chunks;
-    Value valid = tail ? lt(c, c32(chunks)) : Value();
-    Value at = ext(mul(tail ? select(valid, c, c32(0)) : c, c32(vec)));
-    Value x = load(type, gep(o, spec.elemType, at), vec * elemBytes);
-    Value y = load(type, gep(dout, spec.elemType, at), vec * elemBytes);
-    Value part = cf(0.0);
-    for (int64_t e = 0; e < vec; ++e)
-      part = fadd(part, fmul(arith::ExtFOp::create(b, loc, f32,
-                                                   chunkElement(x, vec, e)),
-                             arith::ExtFOp::create(b, loc, f32,
-                                                   chunkElement(y, vec, e))));
-    sum = fadd(sum, tail ? select(valid, part, cf(0.0)) : part);
-  }
+  Value sum = sumRowProductsShare(o, dout, share, shares);
   for (int32_t m : layout.rowReduceXor)
     sum = fadd(sum, target.emitShuffleXor(b, loc, sum, m));
   return sum;

@@ -202,6 +202,36 @@ protected:
   int64_t rowVectorElements() const {
     return spec.config.getAlignBytes() >= 16 ? 16 / elemBytes : 1;
   }
+  /// This lane's part of rowsum(dO * O) over the row's Dv elements at `o`
+  /// and `dout`: chunks share, share + shares, ... (16 bytes a chunk where
+  /// the variant's alignment allows, else one element); a lane past the
+  /// row's end reads chunk 0 and adds nothing. The caller adds the parts
+  /// of the `shares` lanes that hold the row.
+  Value sumRowProductsShare(Value o, Value dout, Value share, int64_t shares) {
+    int64_t dv = spec.headDimV;
+    int64_t vec = rowVectorElements();
+    if (dv % vec)
+      vec = 1;
+    int64_t chunks = dv / vec;
+    Type type = chunkType(spec.elemType, vec);
+    Value sum = cf(0.0);
+    for (int64_t i = 0; i * shares < chunks; ++i) {
+      Value c = add(share, c32(i * shares));
+      bool tail = (i + 1) * shares > chunks;
+      Value valid = tail ? lt(c, c32(chunks)) : Value();
+      Value at = ext(mul(tail ? select(valid, c, c32(0)) : c, c32(vec)));
+      Value x = load(type, gep(o, spec.elemType, at), vec * elemBytes);
+      Value y = load(type, gep(dout, spec.elemType, at), vec * elemBytes);
+      Value part = cf(0.0);
+      for (int64_t e = 0; e < vec; ++e)
+        part = fadd(
+            part,
+            fmul(arith::ExtFOp::create(b, loc, f32, chunkElement(x, vec, e)),
+                 arith::ExtFOp::create(b, loc, f32, chunkElement(y, vec, e))));
+      sum = fadd(sum, tail ? select(valid, part, cf(0.0)) : part);
+    }
+    return sum;
+  }
   /// `width` elements of `type` at `ptr`: a scalar or a vector.
   Type chunkType(Type type, int64_t width) const {
     return width > 1 ? Type(VectorType::get({width}, type)) : type;
