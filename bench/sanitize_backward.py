@@ -29,6 +29,8 @@ def main():
     ap.add_argument("bundle")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     ap.add_argument("--d", type=int, default=64)
+    ap.add_argument("--dv", type=int, default=None,
+                    help="the values' head dim (default: --d)")
     ap.add_argument("--mask", default="causal",
                     choices=["none", "causal", "bottom_right"])
     ap.add_argument("--sq", type=int, default=300)
@@ -44,7 +46,7 @@ def main():
     torch.manual_seed(0)
     q = torch.randn(1, a.hq, a.sq, a.d, device="cuda", dtype=dtype)
     k = torch.randn(1, a.hkv, a.sk, a.d, device="cuda", dtype=dtype)
-    v = torch.randn(1, a.hkv, a.sk, a.d, device="cuda", dtype=dtype)
+    v = torch.randn(1, a.hkv, a.sk, a.dv or a.d, device="cuda", dtype=dtype)
     lib = attn_runtime.load(a.bundle)
     out, lse = lib.attention(q, k, v, causal=causal, return_lse=True)
     dq, dk, dv = lib.attention_backward(torch.randn_like(out), q, k, v, out,

@@ -362,6 +362,17 @@ def run_case(lib, res, stats, group, name, *, dtype, d, dv=None, sq, sk,
                 rounded=("dbias",) if summed else ())
 
 
+def head_dim_pairs(lib):
+    """(D, Dv) of the bundle's plans with Dv != D (names `..._d64v128_...`),
+    or (64, 128), which then skips where the bundle has none."""
+    pairs = set()
+    for name in lib.plans:
+        m = re.search(r"_d(\d+)v(\d+)_", name)
+        if m:
+            pairs.add((int(m.group(1)), int(m.group(2))))
+    return sorted(pairs) or [(64, 128)]
+
+
 def cases(lib, quick):
     """(group, name, run_case keywords) of every gradient check; the path
     (autograd or direct) and the deterministic flag are assigned by
@@ -417,10 +428,26 @@ def cases(lib, quick):
                            f"{base}-misaligned-{mask}",
                            dict(dtype=dtype, d=d, sq=129, sk=300, mask=mask,
                                 heads=HEADS["gqa"], misalign=True))
-        for sq, sk in [(129, 129), (7, 1000), (1000, 7)]:
-            for _ in range(2):  # once per path
-                yield (f"{dtype} dv!=d", f"{dtype}-d64-dv128-{sq}x{sk}",
-                       dict(dtype=dtype, d=64, dv=128, sq=sq, sk=sk))
+        # Dv != D: the bundle's pairs (attn-bundle --head-dim-pairs).
+        for d, dv in head_dim_pairs(lib):
+            tag, base = f"{dtype} dv!=d", f"{dtype}-d{d}-dv{dv}"
+            for sq, sk in [(129, 129), (7, 1000), (1000, 7)]:
+                for _ in range(2):  # once per path
+                    yield (tag, f"{base}-{sq}x{sk}",
+                           dict(dtype=dtype, d=d, dv=dv, sq=sq, sk=sk))
+            for mask, window in masks[1:]:
+                yield (tag, f"{base}-129x200-{mask}{window or ''}",
+                       dict(dtype=dtype, d=d, dv=dv, sq=129, sk=200,
+                            mask=mask, window=window))
+            yield (tag, f"{base}-gqa-129x1000-causal",
+                   dict(dtype=dtype, d=d, dv=dv, sq=129, sk=1000,
+                        heads=HEADS["gqa"], mask="causal"))
+            yield (tag, f"{base}-bias-2d-grad",
+                   dict(dtype=dtype, d=d, dv=dv, sq=129, sk=200,
+                        bias="2d", bias_grad=True, heads=HEADS["gqa"]))
+            yield (tag, f"{base}-softcap",
+                   dict(dtype=dtype, d=d, dv=dv, sq=129, sk=200,
+                        softcap=SOFTCAP, mask="causal"))
 
 
 def correctness(lib, res, stats, quick):

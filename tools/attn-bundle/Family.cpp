@@ -46,6 +46,8 @@ StringRef attn::stringifyBiasKind(BiasKind kind) {
 std::string Variant::describe() const {
   std::string d =
       headDim ? std::to_string(headDim) : "any<=" + std::to_string(maxHeadDim);
+  if (headDimV)
+    d += " Dv=" + std::to_string(headDimV);
   if (seqlenMin)
     d += " S=" + std::to_string(seqlenMin) + ".." +
          (seqlenMax ? std::to_string(seqlenMax) : std::string());
@@ -83,6 +85,8 @@ static auto getKernelKey(const TileCandidate *c) {
   return std::make_tuple(c->blockM, c->blockN, c->warps, c->stages, suffix);
 }
 
+static AttentionProblem getProblem(const Variant &v);
+
 /// The tiles of one combination, best first, one per kernel; empty when
 /// `verdicts` (those of its dynamic-length problem) accept nothing.
 static SmallVector<const TileCandidate *> getTiles(const FamilyRequest &request,
@@ -95,6 +99,11 @@ static SmallVector<const TileCandidate *> getTiles(const FamilyRequest &request,
     for (const Verdict &verdict : verdicts)
       if (verdict.accepted)
         candidates.push_back(verdict.candidate);
+  } else if (v.headDimV) {
+    // The family's members are of D = Dv: a pair gets the tables' pick.
+    if (const TileCandidate *c =
+            selectCandidate(*request.chip, getProblem(v), request.profile))
+      candidates.push_back(c);
   } else if (llvm::any_of(verdicts,
                           [](const Verdict &x) { return x.accepted; })) {
     for (const FamilyMember &m :
@@ -114,12 +123,24 @@ static SmallVector<const TileCandidate *> getTiles(const FamilyRequest &request,
   return tiles;
 }
 
+/// What contiguous rows of the variant's tensors keep (getRowAlignBytes of
+/// D, and of Dv where it differs).
+static int64_t getVariantRowAlignBytes(const Variant &v) {
+  int64_t bytes = getElementBytes(v.dtype);
+  int64_t align = getRowAlignBytes(bytes, v.headDim);
+  if (v.headDimV)
+    align = std::min(align, getRowAlignBytes(bytes, v.headDimV));
+  return align;
+}
+
 /// The dynamic-length problem a variant's kernel serves.
 static AttentionProblem getProblem(const Variant &v) {
   AttentionProblem p;
   p.elementType = v.dtype;
   // A run-time head dim gets the tile of its bound.
   p.headDim = p.headDimV = v.headDim ? v.headDim : v.maxHeadDim;
+  if (v.headDimV)
+    p.headDimV = v.headDimV;
   p.mask = v.mask;
   p.hasBias = v.bias != BiasKind::None;
   p.hasSoftcap = v.softcap;
@@ -140,20 +161,21 @@ static SmallVector<Variant> getCombinations(const FamilyRequest &request,
   SmallVector<bool> caps = {false};
   if (request.softcap)
     caps.push_back(true);
+  // (D, Dv) with Dv = 0 for D = Dv; the pairs after the head dims.
+  SmallVector<std::pair<int64_t, int64_t>> dims;
+  for (int64_t d : runTimeHeadDims ? request.maxHeadDims : request.headDims)
+    dims.push_back({d, 0});
+  if (!runTimeHeadDims)
+    llvm::append_range(dims, request.headDimPairs);
   SmallVector<Variant> out;
   for (bool cap : caps)
     for (BiasKind bias : request.biases)
       for (ElementType dtype : request.dtypes)
-        for (int64_t d :
-             runTimeHeadDims ? request.maxHeadDims : request.headDims)
+        for (auto [d, dv] : dims)
           for (MaskKind mask : request.masks) {
-            Variant v{dtype,
-                      d,
-                      mask,
-                      bias,
-                      cap,
-                      nullptr,
-                      getRowAlignBytes(getElementBytes(dtype), d)};
+            Variant v{dtype, d, mask, bias, cap, nullptr};
+            v.headDimV = dv;
+            v.alignBytes = getVariantRowAlignBytes(v);
             if (runTimeHeadDims) {
               v.headDim = 0;
               v.maxHeadDim = d;
@@ -320,14 +342,14 @@ SmallVector<Variant> attn::enumerateVariants(
       continue;
     for (size_t i = 0; i < dense; ++i) {
       Variant v = variants[i];
-      bool twin =
-          v.alignBytes != getRowAlignBytes(getElementBytes(v.dtype), v.headDim);
+      bool twin = v.alignBytes != getVariantRowAlignBytes(v);
       // A TMA variant serves packed batches (ahead of its cp.async form,
       // which gives the tables' pick for the layout); a KV cache takes the
       // cp.async form's.
       bool tma = v.tile->pipeline == PipelineKind::TmaWarpSpecialized;
       if (v.bias != BiasKind::None || twin || v.maxHeadDim || v.seqlenMin ||
-          v.dtype == ElementType::F32 || (tma && layout != SeqLayout::Varlen))
+          v.headDimV || v.dtype == ElementType::F32 ||
+          (tma && layout != SeqLayout::Varlen))
         continue;
       v.layout = layout;
       // A tile for dense batches only (warp-specialized) gives way to the
@@ -556,7 +578,9 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   // A packed batch (varlen) is one [1, H, total, D] problem.
   int64_t batch = variant.layout == SeqLayout::Varlen ? 1 : dyn;
   int64_t d = variant.headDim ? variant.headDim : dyn;
-  auto qkvo = MemRefType::get({batch, 1, dyn, d}, elem);
+  int64_t dv = variant.headDimV ? variant.headDimV : d;
+  auto qk = MemRefType::get({batch, 1, dyn, d}, elem);
+  auto vo = MemRefType::get({batch, 1, dyn, dv}, elem);
   auto lse = MemRefType::get({batch, 1, dyn}, b.getF32Type());
   auto i32s = MemRefType::get({dyn}, b.getI32Type());
   auto table = MemRefType::get({dyn, dyn}, b.getI32Type());
@@ -564,9 +588,9 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
   auto bias =
       MemRefType::get({dyn, dyn, dyn, dyn},
                       variant.bias == BiasKind::F32 ? b.getF32Type() : elem);
-  SmallVector<Type> args = {qkvo, qkvo, qkvo, qkvo, lse};
+  SmallVector<Type> args = {qk, qk, vo, vo, lse};
   if (variant.direction == Direction::Backward)
-    args.append({qkvo, qkvo, qkvo, qkvo}); // do, dq, dk, dv
+    args.append({vo, qk, qk, vo}); // do, dq, dk, dv
   unsigned biasIndex = args.size();
   if (variant.bias != BiasKind::None)
     args.push_back(bias);
@@ -580,7 +604,8 @@ void attn::buildVariantFunc(OpBuilder &b, Location loc, StringRef name,
     args.push_back(i32s);
   if (variant.layout == SeqLayout::Paged) {
     // Pages: [num_pages, 1, page_size, D].
-    args[1] = args[2] = MemRefType::get({dyn, 1, dyn, d}, elem);
+    args[1] = MemRefType::get({dyn, 1, dyn, d}, elem);
+    args[2] = MemRefType::get({dyn, 1, dyn, dv}, elem);
     args.append({i32s, table});
   }
   // dropout_p, seed, offset: run-time values like the kernel's.

@@ -34,6 +34,10 @@ struct FamilyRequest {
   const Profile *profile = nullptr;
   llvm::SmallVector<ElementType> dtypes;
   llvm::SmallVector<int64_t> headDims;
+  /// (D, Dv) pairs with Dv != D: dense variants and plans after those of
+  /// headDims (values and outputs of another head dim than queries and
+  /// keys).
+  llvm::SmallVector<std::pair<int64_t, int64_t>> headDimPairs;
   /// Bounds of variants that take D (= Dv) at run time, any up to the
   /// bound: after the fixed head dims of each dtype, dense forward only.
   llvm::SmallVector<int64_t> maxHeadDims;
@@ -77,7 +81,7 @@ inline constexpr int64_t kDefaultMaxHeadDims[] = {64, 128, 256};
 /// One kernel of the family.
 struct Variant {
   ElementType dtype;
-  /// D = Dv; 0 when given at run time, up to maxHeadDim.
+  /// D (= Dv unless headDimV); 0 when given at run time, up to maxHeadDim.
   int64_t headDim;
   MaskKind mask;
   BiasKind bias;
@@ -110,6 +114,8 @@ struct Variant {
   bool biasGrad = false;
   /// A backward plan without atomics (bit-reproducible).
   bool deterministic = false;
+  /// Dv where it differs from D (--head-dim-pairs), else 0.
+  int64_t headDimV = 0;
 
   /// "bf16 D=64 mask=causal bias=f32 softcap", for diagnostics.
   std::string describe() const;

@@ -52,6 +52,12 @@ static cl::list<int64_t> headDims(
     cl::desc("Head dims, any of 1..256 (default: those of "
              "32,64,80,96,128,160,192,224,256 the chip's table compiles)"),
     cl::cat(category));
+static cl::list<std::string> headDimPairs(
+    "head-dim-pairs", cl::CommaSeparated,
+    cl::desc("Also emit dense variants (and backward plans) whose values "
+             "and outputs have another head dim than queries and keys: "
+             "D:Dv pairs, each of 1..256 (e.g. 64:128)"),
+    cl::cat(category));
 static cl::list<int64_t> maxHeadDims(
     "max-head-dims", cl::CommaSeparated,
     cl::desc("Also emit variants that take D (= Dv) at run time, any up to "
@@ -244,6 +250,18 @@ static FailureOr<SmallVector<Variant>> getFamily(const ChipSpec &chip,
       return failure();
     }
   request.maxHeadDims.assign(maxHeadDims.begin(), maxHeadDims.end());
+  for (StringRef pair : headDimPairs) {
+    auto [d, dv] = pair.split(':');
+    int64_t qk = 0, v = 0;
+    if (d.getAsInteger(10, qk) || dv.getAsInteger(10, v) || qk <= 0 || v <= 0 ||
+        qk > 256 || v > 256 || qk == v) {
+      fail("--head-dim-pairs: expected D:Dv with head dims of 1..256 that "
+           "differ, got '" +
+           pair + "'");
+      return failure();
+    }
+    request.headDimPairs.push_back({qk, v});
+  }
 
   SmallVector<UnsupportedVariant> unsupported;
   if (headDims.empty()) {
