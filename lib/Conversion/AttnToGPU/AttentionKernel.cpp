@@ -490,8 +490,8 @@ bool ForwardKernelEmitter::storeRowsByQuads(
           x[k | mask] = hi;
         }
       }
-      Value vec = vector::FromElementsOp::create(
-          b, loc, VectorType::get({4}, i32), x);
+      Value vec =
+          vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32), x);
       OpBuilder::InsertionGuard guard(b);
       auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
