@@ -41,7 +41,10 @@
 // CHECK-NOT: wait_group
 // CHECK: scf.yield
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;"
-// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// O leaves in 16-byte runs: each quad of lanes transposes its column
+// pairs by shuffles (storeRowsByQuads).
+// CHECK: gpu.shuffle xor
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 func.func @causal(%q: memref<?x4x?x128xbf16>, %o: memref<?x4x?x128xbf16>) {
   attn.attention q(%q : memref<?x4x?x128xbf16>) k(%q : memref<?x4x?x128xbf16>) v(%q : memref<?x4x?x128xbf16>) outs(%o : memref<?x4x?x128xbf16>) {mask = #attn.mask<causal>, config = #cfg}
   return

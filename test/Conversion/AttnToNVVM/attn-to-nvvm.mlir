@@ -34,7 +34,10 @@
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK: nvvm.ldmatrix %{{.*}} {{{.*}}layout = #nvvm.mma_layout<col>, num = 4 : i32
 // CHECK: scf.yield
-// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// O leaves in 16-byte runs: each quad of lanes transposes its column
+// pairs by shuffles (storeRowsByQuads).
+// CHECK: gpu.shuffle xor
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 func.func @causal_gqa(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16>, %v: memref<?x2x?x128xbf16>, %o: memref<?x8x?x128xbf16>, %lse: memref<?x8x?xf32>) {
   attn.attention q(%q : memref<?x8x?x128xbf16>) k(%k : memref<?x2x?x128xbf16>) v(%v : memref<?x2x?x128xbf16>) outs(%o : memref<?x8x?x128xbf16>) lse(%lse : memref<?x8x?xf32>) {mask = #attn.mask<causal>, config = #cfg}
   return
