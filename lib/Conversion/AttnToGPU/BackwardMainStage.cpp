@@ -864,17 +864,16 @@ void MainStageEmitter::emitQueryPass() {
     return arith::TruncFOp::create(b, loc, spec.elemType,
                                    fmul(acc[e], arg(kBwdScale)));
   };
-  if (spec.headDim == d &&
-      canStoreRowsByQuads(target, ol, spec.elemType, d,
-                          spec.config.getAlignBytes())) {
+  if (spec.headDim == d && canStoreRowsByQuads(target, ol, spec.elemType, d,
+                                               spec.config.getAlignBytes())) {
     SmallVector<Value> bases, valid;
     for (int64_t off : ol.rowSlotOffsets) {
       Value r = add(add(m0, warpRow), add(ol.laneRow, c32(off)));
       bases.push_back(rowPtr(kBwdDQ, kBwdDQStrideB, batch, h, r));
       valid.push_back(lt(r, sq));
     }
-    return storeRowsByQuads(b, loc, target, ol, spec.elemType, d, bases,
-                            valid, scaled);
+    return storeRowsByQuads(b, loc, target, ol, spec.elemType, d, bases, valid,
+                            scaled);
   }
   for (unsigned e = 0, ne = acc.size(); e < ne; ++e) {
     Value r = add(add(m0, warpRow),
