@@ -15,6 +15,10 @@
 // RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.128.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.64.ptx
 // RUN: FileCheck %s --check-prefix=PTX128 < %t.128.ptx
+// dK, dV and dQ leave as 16-byte runs (quad shuffles, QuadStores.h), no
+// element-wide stores.
+// RUN: grep -q 'st.global.v4.b32' %t.64.ptx && not grep 'st.global.b16' %t.64.ptx
+// RUN: grep -q 'st.global.v4.b32' %t.128.ptx && not grep 'st.global.b16' %t.128.ptx
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.64.ptx -o %t.64.cubin 2>&1 | FileCheck %s --check-prefix=D64 --implicit-check-not="Potential Performance Loss"
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.128.ptx -o %t.128.cubin 2>&1 | FileCheck %s --check-prefix=D128 --implicit-check-not="Potential Performance Loss"
 // RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 3p \

@@ -14,6 +14,7 @@
 #include "AttnDialect/Utils/MaskUtils.h"
 #include "DropoutFragment.h"
 #include "ForwardKernelEmitter.h"
+#include "QuadStores.h"
 #include "SplitWorkspace.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -427,87 +428,23 @@ Value ForwardKernelEmitter::rowOffset(Value r, Value headStride,
   return add(mul(ext(g), headStride), mul(ext(queryOf(r)), rowStride));
 }
 
-bool ForwardKernelEmitter::storeRowsByQuads(
-    Value base, function_ref<Value(Value)> rowOffsetOf, Type type,
-    int64_t maxAlign, function_ref<Value(unsigned)> vals) {
-  // Four-byte stores of column pairs cost the tile loops about a key block
-  // a tile (bench/RESULTS.md): 8 half-sectors a warp instruction where 16-
-  // byte runs fill whole sectors with a quarter of the instructions.
-  int64_t dv = spec.headDimV;
-  if (target.getWarpSize() != 32 || type.getIntOrFloatBitWidth() != 16 ||
-      maxAlign < 16 || ShapedType::isDynamic(dv) || dv != spec.tileHeadDimV ||
-      oLayout.laneColMultiple != 2 ||
-      SmallVector<int32_t>(oLayout.rowReduceXor) != SmallVector<int32_t>{1, 2})
-    return false;
-  // Per row slot, the element of each column offset: pairs (8i, 8i + 1).
-  unsigned slots = oLayout.getNumRowSlots();
-  SmallVector<DenseMap<int64_t, unsigned>> at(slots);
-  for (unsigned e = 0, ne = oLayout.getNumElements(); e < ne; ++e)
-    at[oLayout.rowSlot[e]][oLayout.colOffsets[e]] = e;
-  int64_t groups = dv / 8;
-  if (groups % 4 != 0)
-    return false;
-  for (unsigned slot = 0; slot < slots; ++slot) {
-    if (at[slot].size() != size_t(2 * groups))
-      return false;
-    for (int64_t i = 0; i < groups; ++i)
-      if (!at[slot].count(8 * i) || !at[slot].count(8 * i + 1))
-        return false;
-  }
-  Type i32 = b.getI32Type();
-  auto pairType = VectorType::get({2}, type);
-  // This lane's place t in its row's quad (laneCol = 2t).
-  Value t = arith::ShRUIOp::create(b, loc, oLayout.laneCol, c32(1));
-  for (unsigned slot = 0; slot < slots; ++slot) {
-    Value r = rowOfSlot[slot];
-    Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, rows);
-    Value rowBase = gep(base, type, rowOffsetOf(r));
-    for (int64_t m = 0; m < groups / 4; ++m) {
-      // x[k]: this lane's pair of column group 4m + k.
-      SmallVector<Value> x;
-      for (int64_t k = 0; k < 4; ++k) {
-        int64_t g = 4 * m + k;
-        Value pair = vector::FromElementsOp::create(
-            b, loc, pairType,
-            ValueRange{vals(at[slot][8 * g]), vals(at[slot][8 * g + 1])});
-        x.push_back(LLVM::BitcastOp::create(b, loc, i32, pair));
-      }
-      // A 4 x 4 transpose over the quad (two butterfly rounds): lane t
-      // ends with the pairs of lanes 0..3 in group 4m + t, in column order.
-      for (int32_t mask : {1, 2}) {
-        Value high = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ne,
-            arith::AndIOp::create(b, loc, t, c32(mask)), c32(0));
-        for (int64_t k = 0; k < 4; ++k) {
-          if (k & mask)
-            continue;
-          Value send = arith::SelectOp::create(b, loc, high, x[k], x[k | mask]);
-          Value recv = target.emitShuffleXor(b, loc, send, mask);
-          Value lo = arith::SelectOp::create(b, loc, high, recv, x[k]);
-          Value hi = arith::SelectOp::create(b, loc, high, x[k | mask], recv);
-          x[k] = lo;
-          x[k | mask] = hi;
-        }
-      }
-      Value vec =
-          vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32), x);
-      OpBuilder::InsertionGuard guard(b);
-      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value col = add(c32(32 * m), mul(t, c32(8)));
-      LLVM::StoreOp::create(b, loc, vec, gep(rowBase, type, ext(col)), 16);
-    }
-  }
-  return true;
-}
-
 void ForwardKernelEmitter::storeRows(Value base,
                                      function_ref<Value(Value)> rowOffsetOf,
                                      Type type, int64_t maxAlign,
                                      function_ref<Value(unsigned)> vals) {
-  if (storeRowsByQuads(base, rowOffsetOf, type, maxAlign, vals))
-    return;
+  int64_t dvStatic = spec.headDimV;
+  if (!ShapedType::isDynamic(dvStatic) && dvStatic == spec.tileHeadDimV &&
+      canStoreRowsByQuads(target, oLayout, type, dvStatic, maxAlign)) {
+    // Four-byte pairs cost the tile loops about a key block a tile.
+    SmallVector<Value> bases, valid;
+    for (Value r : rowOfSlot) {
+      bases.push_back(gep(base, type, rowOffsetOf(r)));
+      valid.push_back(
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, rows));
+    }
+    return storeRowsByQuads(b, loc, target, oLayout, type, dvStatic, bases,
+                            valid, vals);
+  }
   // Runs of adjacent columns of one row become one vector store.
   int64_t bytes = type.getIntOrFloatBitWidth() / 8;
   unsigned ne = oLayout.getNumElements();

@@ -9,6 +9,7 @@
 
 #include "AttnDialect/Utils/MaskUtils.h"
 #include "BackwardStageEmitters.h"
+#include "QuadStores.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -439,6 +440,23 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
                        int64_t cols, HeadSlice s, unsigned ptrArg,
                        unsigned strideArg, bool scaled) {
     Value keyFirst = add(add(n0, warpRow), layout.laneRow);
+    if (cols >= s.offset + s.width &&
+        canStoreRowsByQuads(target, layout, spec.elemType, s.width,
+                            spec.config.getAlignBytes())) {
+      SmallVector<Value> bases, valid;
+      for (int64_t off : layout.rowSlotOffsets) {
+        Value key = add(keyFirst, c32(off));
+        bases.push_back(gep(rowPtr(ptrArg, strideArg, batch, headKV, key),
+                            spec.elemType, c32(s.offset)));
+        valid.push_back(lt(key, sk));
+      }
+      return storeRowsByQuads(
+          b, loc, target, layout, spec.elemType, s.width, bases, valid,
+          [&](unsigned e) -> Value {
+            Value x = scaled ? fmul(vals[e], scale) : vals[e];
+            return arith::TruncFOp::create(b, loc, spec.elemType, x);
+          });
+    }
     forEachRowBelow(layout, keyFirst, sk, [&](unsigned slot, Value key) {
       Value rowBase = rowPtr(ptrArg, strideArg, batch, headKV, key);
       for (unsigned e = 0, ne = vals.size(); e < ne; ++e) {
@@ -842,6 +860,21 @@ void MainStageEmitter::emitQueryPass() {
   SmallVector<Value> acc(loop.getResults());
   if (deferred)
     acc = completed(*sMma, acc);
+  auto scaled = [&](unsigned e) -> Value {
+    return arith::TruncFOp::create(b, loc, spec.elemType,
+                                   fmul(acc[e], arg(kBwdScale)));
+  };
+  if (spec.headDim == d && canStoreRowsByQuads(target, ol, spec.elemType, d,
+                                               spec.config.getAlignBytes())) {
+    SmallVector<Value> bases, valid;
+    for (int64_t off : ol.rowSlotOffsets) {
+      Value r = add(add(m0, warpRow), add(ol.laneRow, c32(off)));
+      bases.push_back(rowPtr(kBwdDQ, kBwdDQStrideB, batch, h, r));
+      valid.push_back(lt(r, sq));
+    }
+    return storeRowsByQuads(b, loc, target, ol, spec.elemType, d, bases, valid,
+                            scaled);
+  }
   for (unsigned e = 0, ne = acc.size(); e < ne; ++e) {
     Value r = add(add(m0, warpRow),
                   add(ol.laneRow, c32(ol.rowSlotOffsets[ol.rowSlot[e]])));
@@ -852,9 +885,7 @@ void MainStageEmitter::emitQueryPass() {
     auto ifOp = scf::IfOp::create(b, loc, ok, false);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value rowBase = rowPtr(kBwdDQ, kBwdDQStrideB, batch, h, r);
-    store(arith::TruncFOp::create(b, loc, spec.elemType,
-                                  fmul(acc[e], arg(kBwdScale))),
-          gep(rowBase, spec.elemType, ext(c)), elemBytes);
+    store(scaled(e), gep(rowBase, spec.elemType, ext(c)), elemBytes);
   }
 }
 

@@ -257,14 +257,6 @@ private:
   /// the padded tile past Dv are not stored.
   void storeRows(Value base, function_ref<Value(Value)> rowOffset, Type type,
                  int64_t maxAlign, function_ref<Value(unsigned)> vals);
-  /// storeRows for accumulators of the m16n8 layout (a row's four lanes
-  /// hold column pairs 2t + 8i, t the lane in the quad), 16-bit elements
-  /// and 16-byte rows: the quad transposes each four pairs by shuffles so
-  /// that every lane stores 16 contiguous bytes. Returns false, storing
-  /// nothing, for any other layout.
-  bool storeRowsByQuads(Value base, function_ref<Value(Value)> rowOffset,
-                        Type type, int64_t maxAlign,
-                        function_ref<Value(unsigned)> vals);
   /// Element offset (i64) of tile row `r` in a q/o-shaped tensor whose head
   /// and row strides are given: r * rowStride, or with packed GQA heads
   /// (r % G) * headStride + (r / G) * rowStride.

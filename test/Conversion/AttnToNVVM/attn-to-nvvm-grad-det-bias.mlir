@@ -101,9 +101,10 @@
 // ROWS: scf.if %[[INKEYS]] {
 // ROWS: llvm.store %[[TOTAL]], %{{.*}} : f32, !llvm.ptr<1>
 // ROWS: }
-// ROWS-NOT: gpu.shuffle
+// (The i32 shuffles after it transpose dK and dV pairs for 16-byte stores.)
+// ROWS-NOT: gpu.shuffle {{.*}} : f32
 // ROWS-LABEL: gpu.func @bwd_bf16_d64_causal_bias_dbias_det_m64n64w4s2_main_q(
-// ROWS-NOT: gpu.shuffle
+// ROWS-NOT: gpu.shuffle {{.*}} : f32
 // ROWS-LABEL: gpu.func @bwd_bf16_d64_causal_bias_dbias_det_m64n64w4s2_dbias(
 // One row of dbias: the summed batch (arg 12) and heads (arg 13) of row 0;
 // never Sq (arg 15) rows.
