@@ -30,10 +30,9 @@ getElementsByColumn(const AccLayout &layout) {
 bool attn::canStoreRowsByQuads(const GPUTargetInfo &target,
                                const AccLayout &layout, Type type,
                                int64_t width, int64_t alignBytes) {
-  if (target.getWarpSize() != 32 || !type.isIntOrFloat() ||
-      type.getIntOrFloatBitWidth() != 16 || alignBytes < 16 ||
-      width % 32 != 0 || layout.laneColMultiple != 2 ||
-      ArrayRef<int32_t>(layout.rowReduceXor) != ArrayRef<int32_t>({1, 2}))
+  if (!layout.quadColumnPairs || target.getWarpSize() != 32 ||
+      !type.isIntOrFloat() || type.getIntOrFloatBitWidth() != 16 ||
+      alignBytes < 16 || width % 32 != 0)
     return false;
   // Each row's elements are exactly the pairs.
   for (const auto &cols : getElementsByColumn(layout)) {

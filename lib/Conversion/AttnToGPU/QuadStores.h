@@ -18,8 +18,9 @@ namespace attn {
 
 /// Whether storeRowsByQuads takes rows of `layout` whose `width` columns
 /// are its elements' pairs (8i, 8i + 1), i < width / 8, of the 16-bit
-/// `type`, on rows aligned to `alignBytes`: a warp of 32, the m16n8 layout,
-/// a width that is a multiple of 32 and 16-byte alignment.
+/// `type`, on rows aligned to `alignBytes`: a warp of 32, the m16n8 layout
+/// (AccLayout::quadColumnPairs), a width that is a multiple of 32 and
+/// 16-byte alignment.
 bool canStoreRowsByQuads(const GPUTargetInfo &target, const AccLayout &layout,
                          Type type, int64_t width, int64_t alignBytes);
 

@@ -352,6 +352,7 @@ AccLayout attn::getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,
   l.laneColMultiple = 2;
   l.laneRowBound = 8; // lane / 4
   l.laneColBound = 7; // 2 (lane % 4) <= 6
+  l.quadColumnPairs = true;
   // Element (mt, tile, r, c) is at index ((mt * tiles + tile) * 2 + r) * 2
   // + c: row 16 mt + 8 r + lane / 4, column 8 tile + 2 (lane % 4) + c.
   for (int64_t mt = 0; mt < mTiles; ++mt) {

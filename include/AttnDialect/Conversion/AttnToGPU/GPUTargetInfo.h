@@ -56,6 +56,10 @@ struct AccLayout {
   /// them, elements that share a dropout counter are found at compile time
   /// (DropoutFragment.h).
   int64_t laneRowBound = 0, laneColBound = 0;
+  /// The m16n8 accumulator layout: laneCol = 2 (lane % 4), so a row's
+  /// columns 8i + 2t, +1 lie in lane t of its quad of consecutive lanes
+  /// (storeRowsByQuads transposes them by shuffles).
+  bool quadColumnPairs = false;
 
   unsigned getNumElements() const { return rowSlot.size(); }
   unsigned getNumRowSlots() const { return rowSlotOffsets.size(); }
