@@ -436,14 +436,10 @@ void ForwardKernelEmitter::storeRows(Value base,
   if (!ShapedType::isDynamic(dvStatic) && dvStatic == spec.tileHeadDimV &&
       canStoreRowsByQuads(target, oLayout, type, dvStatic, maxAlign)) {
     // Four-byte pairs cost the tile loops about a key block a tile.
-    SmallVector<Value> bases, valid;
-    for (Value r : rowOfSlot) {
-      bases.push_back(gep(base, type, rowOffsetOf(r)));
-      valid.push_back(
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, rows));
-    }
-    return storeRowsByQuads(b, loc, target, oLayout, type, dvStatic, bases,
-                            valid, vals);
+    return storeRowsByQuads(
+        b, loc, target, oLayout, type, dvStatic,
+        [&](unsigned slot) { return rowOfSlot[slot]; }, rows,
+        [&](Value r) { return gep(base, type, rowOffsetOf(r)); }, vals);
   }
   // Runs of adjacent columns of one row become one vector store.
   int64_t bytes = type.getIntOrFloatBitWidth() / 8;

@@ -443,15 +443,16 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
     if (cols >= s.offset + s.width &&
         canStoreRowsByQuads(target, layout, spec.elemType, s.width,
                             spec.config.getAlignBytes())) {
-      SmallVector<Value> bases, valid;
-      for (int64_t off : layout.rowSlotOffsets) {
-        Value key = add(keyFirst, c32(off));
-        bases.push_back(gep(rowPtr(ptrArg, strideArg, batch, headKV, key),
-                            spec.elemType, c32(s.offset)));
-        valid.push_back(lt(key, sk));
-      }
       return storeRowsByQuads(
-          b, loc, target, layout, spec.elemType, s.width, bases, valid,
+          b, loc, target, layout, spec.elemType, s.width,
+          [&](unsigned slot) {
+            return add(keyFirst, c32(layout.rowSlotOffsets[slot]));
+          },
+          sk,
+          [&](Value key) {
+            return gep(rowPtr(ptrArg, strideArg, batch, headKV, key),
+                       spec.elemType, c32(s.offset));
+          },
           [&](unsigned e) -> Value {
             Value x = scaled ? fmul(vals[e], scale) : vals[e];
             return arith::TruncFOp::create(b, loc, spec.elemType, x);
@@ -866,14 +867,14 @@ void MainStageEmitter::emitQueryPass() {
   };
   if (spec.headDim == d && canStoreRowsByQuads(target, ol, spec.elemType, d,
                                                spec.config.getAlignBytes())) {
-    SmallVector<Value> bases, valid;
-    for (int64_t off : ol.rowSlotOffsets) {
-      Value r = add(add(m0, warpRow), add(ol.laneRow, c32(off)));
-      bases.push_back(rowPtr(kBwdDQ, kBwdDQStrideB, batch, h, r));
-      valid.push_back(lt(r, sq));
-    }
-    return storeRowsByQuads(b, loc, target, ol, spec.elemType, d, bases, valid,
-                            scaled);
+    return storeRowsByQuads(
+        b, loc, target, ol, spec.elemType, d,
+        [&](unsigned slot) {
+          return add(add(m0, warpRow),
+                     add(ol.laneRow, c32(ol.rowSlotOffsets[slot])));
+        },
+        sq, [&](Value r) { return rowPtr(kBwdDQ, kBwdDQStrideB, batch, h, r); },
+        scaled);
   }
   for (unsigned e = 0, ne = acc.size(); e < ne; ++e) {
     Value r = add(add(m0, warpRow),

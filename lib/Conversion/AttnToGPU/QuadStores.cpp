@@ -48,11 +48,20 @@ bool attn::canStoreRowsByQuads(const GPUTargetInfo &target,
 void attn::storeRowsByQuads(OpBuilder &b, Location loc,
                             const GPUTargetInfo &target,
                             const AccLayout &layout, Type type, int64_t width,
-                            ArrayRef<Value> rowBase, ArrayRef<Value> rowValid,
+                            function_ref<Value(unsigned slot)> rowOf,
+                            Value rowLimit,
+                            function_ref<Value(Value row)> rowBase,
                             function_ref<Value(unsigned)> vals) {
   SmallVector<llvm::DenseMap<int64_t, unsigned>> at =
       getElementsByColumn(layout);
   unsigned slots = layout.getNumRowSlots();
+  SmallVector<Value> bases, valid;
+  for (unsigned slot = 0; slot < slots; ++slot) {
+    Value r = rowOf(slot);
+    bases.push_back(rowBase(r));
+    valid.push_back(
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, rowLimit));
+  }
   int64_t groups = width / 8;
   auto c32 = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
@@ -98,12 +107,12 @@ void attn::storeRowsByQuads(OpBuilder &b, Location loc,
       Value vec =
           vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32), x);
       OpBuilder::InsertionGuard guard(b);
-      auto ifOp = scf::IfOp::create(b, loc, rowValid[slot], /*withElse=*/false);
+      auto ifOp = scf::IfOp::create(b, loc, valid[slot], /*withElse=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
       Value col = arith::AddIOp::create(
           b, loc, c32(32 * m), arith::MulIOp::create(b, loc, t, c32(8)));
       Value ptr = LLVM::GEPOp::create(
-          b, loc, rowBase[slot].getType(), type, rowBase[slot],
+          b, loc, bases[slot].getType(), type, bases[slot],
           ValueRange{arith::ExtSIOp::create(b, loc, b.getI64Type(), col)});
       LLVM::StoreOp::create(b, loc, vec, ptr, 16);
     }

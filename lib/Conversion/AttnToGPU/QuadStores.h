@@ -25,12 +25,13 @@ bool canStoreRowsByQuads(const GPUTargetInfo &target, const AccLayout &layout,
                          Type type, int64_t width, int64_t alignBytes);
 
 /// Stores those rows (elements `vals(e)`, already of `type`) as 16-byte
-/// stores: lane t of a row's quad stores columns 8 (4m + t) .. + 7 at
-/// `rowBase[slot]` (the row's column 0) where `rowValid[slot]` holds
-/// (uniform over the quad; the shuffles run in every lane).
+/// stores: lane t of a row's quad stores columns 8 (4m + t) .. + 7 of row
+/// `rowOf(slot)` at `rowBase(row)` (the row's column 0) when the row is
+/// below `rowLimit` (uniform over the quad; the shuffles run in every lane).
 void storeRowsByQuads(OpBuilder &b, Location loc, const GPUTargetInfo &target,
                       const AccLayout &layout, Type type, int64_t width,
-                      ArrayRef<Value> rowBase, ArrayRef<Value> rowValid,
+                      function_ref<Value(unsigned slot)> rowOf, Value rowLimit,
+                      function_ref<Value(Value row)> rowBase,
                       function_ref<Value(unsigned)> vals);
 
 } // namespace attn
