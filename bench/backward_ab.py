@@ -6,12 +6,14 @@ cuDNN backward on the same tensors as a yardstick. bf16, B x S = 16384
 tokens, hidden 2048 (bench_backward.py's grid).
 
     python3 bench/backward_ab.py NAME=DIR NAME=DIR ... [--head-dims 64,128]
-        [--seqlens 1024,4096] [--rounds 2]
+        [--seqlens 1024,4096] [--rounds 2] [--deterministic NAME,...]
 
 Prints one row per configuration: backward TFLOP/s of each bundle (best of
 the rounds), each over the first, cuDNN's, and the largest gradient
 difference to the first bundle relative to that gradient's largest
 magnitude (bundles whose kernels round differently differ by bf16 ulps).
+The bundles --deterministic names are called with deterministic=True (one
+directory may appear twice under two names, to time its two plans).
 """
 import os
 import sys
@@ -27,7 +29,10 @@ BWD_FLOPS = 2.5  # times the forward's (bench_backward.py)
 
 
 def main():
-    args = ab_parser(__doc__, "64,128", "1024,4096").parse_args()
+    ap = ab_parser(__doc__, "64,128", "1024,4096")
+    ap.add_argument("--deterministic", default="",
+                    help="names of the bundles to call deterministically")
+    args = ap.parse_args()
 
     import torch
     import torch.nn.functional as F
@@ -38,6 +43,7 @@ def main():
         return 0
     names, loaded, _ = load_ab_bundles(args.bundles)
     libs = list(zip(names, loaded))
+    det = {n: n in args.deterministic.split(",") for n in names}
     print(f"device: {torch.cuda.get_device_name()}; backward TFLOP/s")
     print(ab_header(names), flush=True)
     torch.manual_seed(0)
@@ -56,8 +62,9 @@ def main():
                     out, lse = libs[0][1].attention(q, k, v, causal=causal,
                                                     return_lse=True)
                 grads = [lib.attention_backward(g, q, k, v, out, lse,
-                                                causal=causal)
-                         for _, lib in libs]
+                                                causal=causal,
+                                                deterministic=det[name])
+                         for name, lib in libs]
                 diff = 0.0
                 for other in grads[1:]:
                     for a, b in zip(grads[0], other):
@@ -65,9 +72,10 @@ def main():
                         diff = max(diff, (a.float() - b.float()).abs().max()
                                    .item() / scale)
                 best = ab_best_tflops(
-                    [lib for _, lib in libs], args.rounds, flops,
-                    lambda lib: lib.attention_backward(g, q, k, v, out, lse,
-                                                       causal=causal))
+                    libs, args.rounds, flops,
+                    lambda named: named[1].attention_backward(
+                        g, q, k, v, out, lse, causal=causal,
+                        deterministic=det[named[0]]))
                 leaves = [x.clone().requires_grad_() for x in (q, k, v)]
                 with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
                     ref = F.scaled_dot_product_attention(*leaves,

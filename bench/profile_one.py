@@ -5,7 +5,7 @@ sanitizer.
 
 Usage: profile_one.py BUNDLE_DIR [--dtype bf16] [--d 128] [--mask none]
                       [--s 4096] [--b 4] [--launches 3] [--variant NAME]
-                      [--backward]
+                      [--backward [--deterministic]]
 
 Calls lib.attention on random inputs (B, heads = 2048 / D, S), so the
 runtime picks the variant as it would for that call, or the one --variant
@@ -47,6 +47,8 @@ def main():
     ap.add_argument("--variant", help="force this variant (by name)")
     ap.add_argument("--backward", action="store_true",
                     help="launch the backward plan instead")
+    ap.add_argument("--deterministic", action="store_true",
+                    help="with --backward: the deterministic plan")
     a = ap.parse_args()
     lib = attn_runtime.load(a.bundle)
     if a.variant:
@@ -63,7 +65,8 @@ def main():
         dout = torch.randn_like(out)
         for _ in range(a.launches):
             lib.attention_backward(dout, q, k, v, out, lse, causal=causal,
-                                   window=window)
+                                   window=window,
+                                   deterministic=a.deterministic)
         torch.cuda.synchronize()
         print(f"backward: {a.launches} launches, B={a.b} H={h} S={a.s}")
         return
