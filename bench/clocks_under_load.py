@@ -51,6 +51,8 @@ def sampled(fn, seconds):
     smi.terminate()
     rows = [line.split(",") for line in smi.communicate()[0].splitlines()]
     rows = [(float(c), float(p)) for c, p in rows if c.strip() and p.strip()]
+    if not rows:
+        sys.exit("clocks_under_load: nvidia-smi gave no samples")
     tail = rows[len(rows) // 2:] or rows
     ms = (end - half[0]) / (calls - half[1]) * 1e3
     return (ms, statistics.median(c for c, _ in tail),
@@ -66,6 +68,9 @@ def main():
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--forward", action="store_true")
     args = ap.parse_args()
+    if args.seconds < 0.5:
+        # nvidia-smi samples every 50 ms and takes a moment to start.
+        ap.error("--seconds must be at least 0.5")
     import torch
     if not torch.cuda.is_available():
         print("SKIP clocks_under_load: no CUDA device")
