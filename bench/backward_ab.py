@@ -43,7 +43,11 @@ def main():
         return 0
     names, loaded, _ = load_ab_bundles(args.bundles)
     libs = list(zip(names, loaded))
-    det = {n: n in args.deterministic.split(",") for n in names}
+    deterministic = [n for n in args.deterministic.split(",") if n]
+    unknown = sorted(set(deterministic) - set(names))
+    if unknown:
+        sys.exit(f"--deterministic names no bundle: {', '.join(unknown)}")
+    det = {n: n in deterministic for n in names}
     print(f"device: {torch.cuda.get_device_name()}; backward TFLOP/s")
     print(ab_header(names), flush=True)
     torch.manual_seed(0)

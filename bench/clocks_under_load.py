@@ -37,18 +37,24 @@ def sampled(fn, seconds):
     calls = 0
     half = None
     # Each call waited for: a queue of launches would drain after the loop.
-    while time.perf_counter() - start < seconds:
+    # At least one call after the half mark, however long a call takes.
+    while True:
         fn()
         torch.cuda.synchronize()
         calls += 1
-        if half is None and time.perf_counter() - start > seconds / 2:
+        elapsed = time.perf_counter() - start
+        if half is None and elapsed > seconds / 2:
             half = (time.perf_counter(), calls)
+        elif half is not None and elapsed >= seconds:
+            break
     end = time.perf_counter()
     smi.terminate()
     rows = [line.split(",") for line in smi.communicate()[0].splitlines()]
     rows = [(float(c), float(p)) for c, p in rows if c.strip() and p.strip()]
+    if not rows:
+        sys.exit("clocks_under_load: nvidia-smi gave no samples")
     tail = rows[len(rows) // 2:] or rows
-    ms = (end - half[0]) / max(1, calls - half[1]) * 1e3
+    ms = (end - half[0]) / (calls - half[1]) * 1e3
     return (ms, statistics.median(c for c, _ in tail),
             statistics.median(p for _, p in tail))
 
@@ -62,6 +68,9 @@ def main():
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--forward", action="store_true")
     args = ap.parse_args()
+    if args.seconds < 0.5:
+        # nvidia-smi samples every 50 ms and takes a moment to start.
+        ap.error("--seconds must be at least 0.5")
     import torch
     if not torch.cuda.is_available():
         print("SKIP clocks_under_load: no CUDA device")
@@ -73,30 +82,31 @@ def main():
     heads, batch = 2048 // args.d, max(1, 16384 // args.s)
     q, k, v, g = (torch.randn(batch, heads, args.s, args.d, device="cuda",
                               dtype=torch.bfloat16) for _ in range(4))
-    flops = (1.0 if args.forward else 2.5) * 4 * batch * heads * args.s * args.s * args.d
-    flops /= 2 if args.causal else 1
-    with torch.no_grad():
-        out, lse = lib.attention(q, k, v, causal=args.causal,
-                                 return_lse=True)
-    runs = {"ours": lambda: lib.attention_backward(
-        g, q, k, v, out, lse, causal=args.causal)}
+    flops = 4 * batch * heads * args.s * args.s * args.d
+    flops *= (1.0 if args.forward else 2.5) / (2 if args.causal else 1)
+    backends = (("cudnn", SDPBackend.CUDNN_ATTENTION),
+                ("flash", SDPBackend.FLASH_ATTENTION))
     if args.forward:
-        runs["ours"] = lambda: lib.attention(q, k, v, causal=args.causal)
-    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-    for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
-                          ("flash", SDPBackend.FLASH_ATTENTION)):
-        if args.forward:
+        runs = {"ours": lambda: lib.attention(q, k, v, causal=args.causal)}
+        for name, backend in backends:
             def forward(backend=backend):
                 with sdpa_kernel([backend]), torch.no_grad():
                     F.scaled_dot_product_attention(q, k, v,
                                                    is_causal=args.causal)
             runs[name] = forward
-            continue
-        with sdpa_kernel([backend]):
-            saved = F.scaled_dot_product_attention(*leaves,
-                                                   is_causal=args.causal)
-        runs[name] = (lambda saved=saved: torch.autograd.grad(
-            saved, leaves, g, retain_graph=True))
+    else:
+        with torch.no_grad():
+            out, lse = lib.attention(q, k, v, causal=args.causal,
+                                     return_lse=True)
+        runs = {"ours": lambda: lib.attention_backward(
+            g, q, k, v, out, lse, causal=args.causal)}
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        for name, backend in backends:
+            with sdpa_kernel([backend]):
+                saved = F.scaled_dot_product_attention(
+                    *leaves, is_causal=args.causal)
+            runs[name] = (lambda saved=saved: torch.autograd.grad(
+                saved, leaves, g, retain_graph=True))
     print(f"{torch.cuda.get_device_name()}: D={args.d} S={args.s} B={batch} "
           f"H={heads} causal={args.causal} "
           f"{'forward' if args.forward else 'backward'}", flush=True)
