@@ -96,14 +96,16 @@ static bool isGPUBackward(const ChipSpec &chip, const TileCandidate &cand) {
 
 BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
-    int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled) {
+    int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled,
+    int64_t dqStageCols, int64_t smemMaxBytes) {
   BackwardSharedMemoryLayout l;
   int64_t pad = swizzled ? 0 : padElems;
   l.kRowStride = headDim + pad;
   l.vRowStride = headDimV + pad;
   l.qRowStride = headDim + pad;
   l.doRowStride = headDimV + pad;
-  l.dsRowStride = blockN + padElems;
+  // Swizzled, dS is a matrix operand too (dQ = dS K reads it as wgmma's A).
+  l.dsRowStride = blockN + pad;
   // Swizzled tiles are whole 8-row x 128-byte atoms (rows a multiple of 8,
   // head dims of 64), so every offset below stays 1024-byte aligned.
   l.alignSlack = swizzled ? kSwizzleAlignBytes : 0;
@@ -119,6 +121,18 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
   l.rowStatsStageBytes = swizzled ? 2 * blockM * 4 : 0;
   l.totalBytes =
       l.alignSlack + l.rowStatsOffset + stages * l.rowStatsStageBytes;
+  if (dqStageCols > 0 && swizzled) {
+    // Chunks of 64 floats, each row's padded by 16 bytes: the quads' 8-byte
+    // stores of a chunk then fall on distinct banks for two rows at a time.
+    int64_t rowBytes = llvm::divideCeil(dqStageCols, 64) * kDqStageChunkBytes;
+    int64_t offset = llvm::alignTo(l.totalBytes - l.alignSlack, 16);
+    int64_t total = l.alignSlack + offset + blockM * rowBytes;
+    if (smemMaxBytes > 0 && total <= smemMaxBytes) {
+      l.dqStageOffset = offset;
+      l.dqStageRowBytes = rowBytes;
+      l.totalBytes = total;
+    }
+  }
   return l;
 }
 
@@ -529,10 +543,17 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                           const AttentionProblem &problem,
                                           int64_t &bytes) {
   if (isGPUBackward(chip, cand)) {
+    bool staged = instr.sharedOperands && !problem.deterministic &&
+                  !cand.dqPass && usesBulkDq(cand.warps, problem.headDim);
     bytes = getBackwardSharedMemoryLayout(
                 cand.blockM, cand.blockN, cand.stages,
                 getElementBytes(problem.elementType), problem.headDim,
-                problem.headDimV, chip.smemRowPadElems, instr.sharedOperands)
+                problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
+                staged ? getHeadSlice(problem.headDim, cand.headSplit,
+                                      instr.headDimMultiple, 0)
+                             .width
+                       : 0,
+                chip.smemMaxBytes)
                 .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;

@@ -38,7 +38,7 @@
 
 // PTX-NOT: _pre(
 // PTX-LABEL: .entry bwd_bf16_d64_causal_det_m64n64w4s2_main(
-// Three workgroups an SM (60 KiB of shared memory each) at the tables'
+// Three workgroups an SM (58 KiB of shared memory each) at the tables'
 // 168 registers.
 // PTX: .minnctapersm 3
 // PTX-NOT: {{red\.relaxed|red\.global\.add|atom\.global}}
@@ -148,6 +148,10 @@
 
 // ATOMIC-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s2_main(
 // ATOMIC: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// dQ = dS K reads dS from its swizzled tile through a descriptor (A from
+// shared memory, K as B like V); one warpgroup adds it by atomics.
+// ATOMIC: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1, 0, 1;
+// ATOMIC-NOT: cp.reduce.async.bulk
 // ATOMIC: red.relaxed.gpu.global.add.v2.f32
 // ATOMIC-LABEL: .entry bwd_bf16_d64_causal_m64n64w4s2_dq(
 // ATOMICREGS-NOT: warning

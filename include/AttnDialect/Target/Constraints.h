@@ -27,6 +27,9 @@ using CheckResult = std::optional<std::string>;
 /// matrix descriptors carry no base offset. The dynamic shared-memory base is
 /// only 16-byte aligned, so a kernel reserves this much slack up front.
 inline constexpr int64_t kSwizzleAlignBytes = 1024;
+/// Bytes of one row of a 64-column chunk of the backward's dQ staging area:
+/// 64 floats and 16 of padding.
+inline constexpr int64_t kDqStageChunkBytes = 64 * 4 + 16;
 
 /// The shared-memory (LDS) carving of a forward kernel: the Q tile (block_m
 /// rows of D; `queryBuffers` of them), then `stages` K tiles (block_n rows
@@ -81,8 +84,8 @@ int64_t registerEstimate(int64_t rowsPerWarp, int64_t warpSize, int64_t blockN,
 /// strides in elements. With `swizzled` (operands read by matrix
 /// descriptors, wgmma) K, V, Q and dO are 128-byte-swizzled panels without
 /// padding, each 1024-byte aligned from a base rounded up within
-/// `alignSlack` bytes; dS, read and written by plain loads and stores,
-/// stays padded.
+/// `alignSlack` bytes, and so is dS (query rows x key columns, the A
+/// operand of dQ = dS K).
 struct BackwardSharedMemoryLayout {
   int64_t kRowStride = 0, vRowStride = 0, qRowStride = 0, doRowStride = 0,
           dsRowStride = 0;
@@ -92,12 +95,28 @@ struct BackwardSharedMemoryLayout {
   /// Buffer s holds lse at rowStatsOffset + s * rowStatsStageBytes and
   /// delta block_m floats after it.
   int64_t rowStatsOffset = 0, rowStatsStageBytes = 0;
+  /// Where dQ's f32 products wait for the bulk reductions into dq_accum
+  /// (block_m rows of dqStageRowBytes, 64-column chunks each padded by 16
+  /// bytes); dqStageRowBytes is 0 without (atomics from registers).
+  int64_t dqStageOffset = 0, dqStageRowBytes = 0;
   int64_t alignSlack = 0;
   int64_t totalBytes = 0;
 };
+/// Whether a backward plan with atomics on swizzled tiles (wgmma) adds dQ
+/// by bulk reductions from shared memory instead of atomics from registers:
+/// with two or more warpgroups (each stages its own chunk while the other
+/// computes; with one, the H100 measured 0.73-0.81x the atomics at D =
+/// 160-192, bench/RESULTS.md) and rows of dq_accum in 16-byte pieces.
+inline bool usesBulkDq(int64_t warps, int64_t headDim) {
+  return warps >= 8 && headDim % 4 == 0;
+}
+
+/// `dqStageCols` (usesBulkDq: the dQ columns of one kernel) asks for dQ's
+/// staging area where it fits in `smemMaxBytes`.
 BackwardSharedMemoryLayout getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
-    int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled = false);
+    int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled = false,
+    int64_t dqStageCols = 0, int64_t smemMaxBytes = 0);
 
 /// 32-bit registers per thread of a backward kernel: the f32 dK and dV
 /// accumulators (rowsPerWarp key rows x D and Dv), the transposed scores

@@ -246,10 +246,28 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       }
       Value rowBase = add(c32(i / chunks * groupRows), rowInGroup);
       HeadSlice chunk{sliceD.offset + i % chunks * dqChunk, dqChunk};
-      SmallVector<Value> dq = completed(
-          *dqMma, dqMma->accumulateOutput(b, loc, lane, loadScoreGrad(rowBase),
-                                          columns(kTile, chunk), {}));
-      emitDqAtomics(h, m0, rowBase, chunk, dq);
+      SmallVector<Value> dq;
+      if (dsTile.layout == SharedTileLayout::Swizzle128B) {
+        // dS as the shared operand: its registers stay free for dK's, dV's
+        // and dQ's accumulators.
+        SharedTile rows = dsTile;
+        rows.base =
+            gep(dsTile.base, b.getI8Type(), c32(i / chunks * groupRows * 128));
+        dq = dqMma->accumulateSharedOutput(b, loc, rows, columns(kTile, chunk),
+                                           {});
+      } else {
+        dq = dqMma->accumulateOutput(b, loc, lane, loadScoreGrad(rowBase),
+                                     columns(kTile, chunk), {});
+      }
+      dq = completed(*dqMma, dq);
+      // Staging needs D % 4 == 0 (getBackwardStageLayout); a chunk's
+      // columns past D are not added.
+      int64_t cols = std::min<int64_t>(dqChunk, spec.headDim - chunk.offset);
+      if (smem.dqStageRowBytes && cols > 0)
+        emitDqBulk(h, m0, c32(i % groups), i / chunks * groupRows,
+                   c32(i % chunks), cols, dq);
+      else if (!smem.dqStageRowBytes)
+        emitDqAtomics(h, m0, rowBase, chunk, dq);
     }
     return;
   }
@@ -268,6 +286,56 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
         b, loc, lane, loadScoreGrad(rowBase), columns(kTile, sliceD), zero);
     emitDqAtomics(h, m0, rowBase, sliceD, dq);
   }
+}
+
+void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
+                                  int64_t rowBlock, Value chunkIndex,
+                                  int64_t width, ArrayRef<Value> dq) {
+  // The item's 64 rows x `width` floats of the staging area, free since the
+  // barrier after dS (each thread waited for its reductions' reads).
+  int64_t rowBytes = smem.dqStageRowBytes;
+  Value stage = gep(smemBase, b.getI8Type(),
+                    add(c32(smem.dqStageOffset + rowBlock * rowBytes),
+                        mul(chunkIndex, c32(kDqStageChunkBytes))));
+  Value scale = arg(kBwdScale);
+  Value rowFirst =
+      add(mul(arith::RemUIOp::create(b, loc, warp, c32(4)), c32(rowsPerWarp)),
+          dqLayout.laneRow);
+  for (unsigned e = 0, ne = dq.size(); e < ne;) {
+    bool pair = e + 1 < ne && dqLayout.rowSlot[e + 1] == dqLayout.rowSlot[e] &&
+                dqLayout.colOffsets[e + 1] == dqLayout.colOffsets[e] + 1 &&
+                dqLayout.colOffsets[e] % 2 == 0;
+    Value r = add(rowFirst, c32(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]]));
+    Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
+    Value at =
+        gep(stage, b.getI8Type(), add(mul(r, c32(rowBytes)), mul(c, c32(4))));
+    if (pair) {
+      Value v = LLVM::UndefOp::create(b, loc, VectorType::get({2}, f32));
+      for (int k = 0; k < 2; ++k)
+        v = LLVM::InsertElementOp::create(b, loc, v, fmul(dq[e + k], scale),
+                                          c32(k));
+      store(v, at, 8);
+    } else {
+      store(fmul(dq[e], scale), at, 4);
+    }
+    e += pair ? 2 : 1;
+  }
+  // Published to the bulk copies' proxy and the warpgroup; then one thread
+  // a row adds it to dq_accum (rows past Sq stay out).
+  scoresMma->emitSharedWritesVisible(b, loc);
+  target.emitNamedBarrier(b, loc, add(group, c32(1)), 128);
+  Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
+  Value q = add(add(m0, c32(rowBlock)), t);
+  OpBuilder::InsertionGuard guard(b);
+  auto ifOp = scf::IfOp::create(
+      b, loc, arith::AndIOp::create(b, loc, lt(t, c32(64)), lt(q, sq)), false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value dst =
+      gep(dqAccumRow(dqAccum, add(workspaceRow(batch, h, c32(0)), ext(q))), f32,
+          add(c32(sliceD.offset), mul(chunkIndex, c32(dqChunk))));
+  target.emitBulkReduceAddF32(
+      b, loc, dst, gep(stage, b.getI8Type(), mul(t, c32(rowBytes))), width * 4);
+  target.emitBulkCommit(b, loc);
 }
 
 void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
@@ -418,11 +486,22 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       Value key =
           add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
       Value q = add(sLayout.laneCol, c32(sLayout.colOffsets[e]));
-      store(arith::TruncFOp::create(b, loc, spec.elemType, s[e]),
-            gep(dsTile.base, spec.elemType,
-                add(mul(q, c32(dsTile.rowStride)), key)),
+      Value at =
+          dsTile.layout == SharedTileLayout::Swizzle128B
+              ? gep(getSharedChunkAddress(
+                        b, loc, dsTile, q,
+                        arith::DivUIOp::create(b, loc, key, c32(8))),
+                    spec.elemType, arith::RemUIOp::create(b, loc, key, c32(8)))
+              : gep(dsTile.base, spec.elemType,
+                    add(mul(q, c32(dsTile.rowStride)), key));
+      store(arith::TruncFOp::create(b, loc, spec.elemType, s[e]), at,
             elemBytes);
     }
+    if (dsTile.layout == SharedTileLayout::Swizzle128B)
+      scoresMma->emitSharedWritesVisible(b, loc);
+    // The last block's reductions have read the staging area.
+    if (smem.dqStageRowBytes)
+      target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
     barrier();
     emitDq(h, m0);
   }
@@ -479,6 +558,9 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
             kBwdDKStrideB, true);
   storeRows(dvLayout, acc.drop_front(nk), spec.headDimV, sliceDv, kBwdDV,
             kBwdDVStrideB, false);
+  // dq_accum complete before the plan's next stage reads it.
+  if (smem.dqStageRowBytes)
+    target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
 }
 
 void MainStageEmitter::emit() {
@@ -511,7 +593,9 @@ void MainStageEmitter::emit() {
   vTile = tile(smem.vOffset, bn, spec.tileHeadDimV, smem.vRowStride);
   qTile = tile(smem.qOffset, bm, spec.tileHeadDim, smem.qRowStride);
   doTile = tile(smem.doOffset, bm, spec.tileHeadDimV, smem.doRowStride);
-  dsTile = tile(smem.dsOffset, bm, bn, smem.dsRowStride, /*padded=*/true);
+  dsTile = tile(smem.dsOffset, bm, bn, smem.dsRowStride,
+                /*padded=*/scoresMma->getSharedTileLayout() !=
+                    SharedTileLayout::Swizzle128B);
 
   sLayout = scoresMma->getScoreLayout(b, loc, lane);
   dvLayout = scoresMma->getOutputLayout(b, loc, lane);

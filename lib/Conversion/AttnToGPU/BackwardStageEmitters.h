@@ -730,6 +730,13 @@ private:
   /// query block `m0`) times the scale to dq_accum.
   void emitDqAtomics(Value h, Value m0, Value rowBase, HeadSlice chunk,
                      ArrayRef<Value> dq);
+  /// emitDqAtomics through shared memory (smem.dqStageRowBytes): warpgroup
+  /// `group` (i32) stages its product `dq` (64 rows from `rowBlock` of the
+  /// block, chunk `chunkIndex` (i32) of dqChunk columns of the slice, the
+  /// first `width` of them in dq_accum) and adds it there by one bulk
+  /// reduction a row, as FlashAttention-3 adds dQ.
+  void emitDqBulk(Value h, Value m0, Value group, int64_t rowBlock,
+                  Value chunkIndex, int64_t width, ArrayRef<Value> dq);
   /// Element e of this thread's dS (key row, query column) into the bias
   /// gradient: added to dbias_accum when dbias is summed over a dimension,
   /// else written to dbias (each (b, h, i, j) is visited once).

@@ -80,6 +80,22 @@ void GPUTargetInfo::emitTensorTileLoad(OpBuilder &, Location, Value, Value,
   llvm_unreachable("no tensor-map copies on this target");
 }
 
+// Only targets with hasBulkReduceF32 are asked for these.
+void GPUTargetInfo::emitBulkReduceAddF32(OpBuilder &, Location, Value, Value,
+                                         int64_t) const {
+  llvm_unreachable("no bulk reductions on this target");
+}
+void GPUTargetInfo::emitBulkCommit(OpBuilder &, Location) const {
+  llvm_unreachable("no bulk reductions on this target");
+}
+void GPUTargetInfo::emitBulkWait(OpBuilder &, Location, int64_t, bool) const {
+  llvm_unreachable("no bulk reductions on this target");
+}
+void GPUTargetInfo::emitNamedBarrier(OpBuilder &, Location, Value,
+                                     int64_t) const {
+  llvm_unreachable("no named barriers on this target");
+}
+
 // Only targets with hasDependentLaunch are asked for these.
 void GPUTargetInfo::emitLaunchDependents(OpBuilder &, Location) const {
   llvm_unreachable("no programmatic dependent launch on this target");

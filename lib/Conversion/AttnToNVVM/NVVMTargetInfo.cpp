@@ -10,6 +10,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -269,6 +270,39 @@ void NVVMTargetInfo::emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
       "red.relaxed.gpu.global.add.v2.f32 [$0], {$1, $2};", "l,f,f",
       /*has_side_effects=*/true, /*is_align_stack=*/false,
       LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
+void NVVMTargetInfo::emitBulkReduceAddF32(OpBuilder &b, Location loc, Value dst,
+                                          Value src, int64_t bytes) const {
+  // MLIR 22 has the tensor-map reductions (nvvm.cp.async.bulk.tensor.reduce)
+  // but not this non-tensor form: dq_accum's rows need no tensor map.
+  // Shared addresses fit 32 bits.
+  Value src32 = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), src);
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange(), ValueRange{dst, src32},
+      llvm::formatv("cp.reduce.async.bulk.global.shared::cta.bulk_group.add."
+                    "f32 [$0], [$1], {0};",
+                    bytes)
+          .str(),
+      "l,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
+void NVVMTargetInfo::emitBulkCommit(OpBuilder &b, Location loc) const {
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+}
+
+void NVVMTargetInfo::emitBulkWait(OpBuilder &b, Location loc, int64_t pending,
+                                  bool readOnly) const {
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(pending),
+                                       readOnly ? b.getUnitAttr() : UnitAttr());
+}
+
+void NVVMTargetInfo::emitNamedBarrier(OpBuilder &b, Location loc, Value id,
+                                      int64_t threads) const {
+  Value n = arith::ConstantIntOp::create(b, loc, b.getI32Type(), threads);
+  NVVM::BarrierOp::create(b, loc, Type(), id, n, NVVM::BarrierReductionAttr(),
+                          Value());
 }
 
 void NVVMTargetInfo::emitBarrierInit(OpBuilder &b, Location loc, Value bar,

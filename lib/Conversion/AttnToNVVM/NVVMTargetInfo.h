@@ -51,6 +51,14 @@ public:
                                     int64_t bytes) const override;
   void emitTensorTileLoad(OpBuilder &b, Location loc, Value dst, Value map,
                           ValueRange coords, Value bar) const override;
+  bool hasBulkReduceF32() const override { return chip.hasTma(); }
+  void emitBulkReduceAddF32(OpBuilder &b, Location loc, Value dst, Value src,
+                            int64_t bytes) const override;
+  void emitBulkCommit(OpBuilder &b, Location loc) const override;
+  void emitBulkWait(OpBuilder &b, Location loc, int64_t pending,
+                    bool readOnly) const override;
+  void emitNamedBarrier(OpBuilder &b, Location loc, Value id,
+                        int64_t threads) const override;
   bool hasDependentLaunch() const override { return chip.hasGridDepControl(); }
   void emitLaunchDependents(OpBuilder &b, Location loc) const override;
   void emitWaitForPrerequisites(OpBuilder &b, Location loc) const override;

@@ -108,6 +108,11 @@ public:
                                             Value lane, ArrayRef<Value> packed,
                                             const SharedTile &v,
                                             ArrayRef<Value> acc) override;
+  bool readsSharedScores() const override { return true; }
+  SmallVector<Value> accumulateSharedOutput(OpBuilder &b, Location loc,
+                                            const SharedTile &p,
+                                            const SharedTile &v,
+                                            ArrayRef<Value> acc) override;
   bool hasAsyncOutput() const override { return true; }
   SmallVector<Value> waitOutput(OpBuilder &b, Location loc, ArrayRef<Value> acc,
                                 int64_t pending) override;
@@ -392,6 +397,27 @@ SmallVector<Value> WgmmaM64NNK16::emitOutputChain(
   SmallVector<SmallVector<Value>> a;
   for (int64_t kk = 0; kk < spec.blockN() / 16; ++kk) {
     a.push_back(aStep(kk));
+    addStep(b, loc, bDescs, kk * 16 * kRowBytes);
+  }
+  return emitChain(b, loc, spec.tileHeadDimV, a, aDescs, bDescs,
+                   /*transB=*/true, acc, /*wait=*/false);
+}
+
+SmallVector<Value> WgmmaM64NNK16::accumulateSharedOutput(OpBuilder &b,
+                                                         Location loc,
+                                                         const SharedTile &p,
+                                                         const SharedTile &v,
+                                                         ArrayRef<Value> acc) {
+  // P is K-major like Q: a k16 step (16 keys) moves 32 bytes inside a
+  // 64-key panel, the next panel is `p.rows * 128` bytes on.
+  StepDescs aDescs{descriptor(b, loc, p.base, /*lbo=*/16, /*sbo=*/kAtomBytes)},
+      bDescs{descriptor(b, loc, v.base, /*lbo=*/v.rows * kRowBytes,
+                        /*sbo=*/kAtomBytes)};
+  SmallVector<SmallVector<Value>> a;
+  for (int64_t kk = 0; kk < spec.blockN() / 16; ++kk) {
+    int64_t panel = kk / (kPanelCols / 16), inPanel = kk % (kPanelCols / 16);
+    a.push_back({});
+    addStep(b, loc, aDescs, panel * p.rows * kRowBytes + inPanel * 32);
     addStep(b, loc, bDescs, kk * 16 * kRowBytes);
   }
   return emitChain(b, loc, spec.tileHeadDimV, a, aDescs, bDescs,

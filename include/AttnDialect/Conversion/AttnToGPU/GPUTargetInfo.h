@@ -30,6 +30,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/ErrorHandling.h"
 #include <memory>
 
 namespace mlir {
@@ -148,6 +149,20 @@ public:
                                                     const SharedTile &v,
                                                     ArrayRef<Value> acc) {
     return accumulateOutput(b, loc, lane, packed, v, acc);
+  }
+
+  /// Whether accumulateSharedOutput is available: P read from a shared tile
+  /// through the instruction's shared-memory operand (wgmma's descriptors).
+  virtual bool readsSharedScores() const { return false; }
+  /// `acc` + P V (from zero when `acc` is empty) for P [64 rows x block_n]
+  /// starting at `p`'s base, laid out in getSharedTileLayout as a query tile
+  /// of `p.rows` rows, and the value tile `v`; in flight as accumulateOutput
+  /// leaves it. Only where readsSharedScores.
+  virtual SmallVector<Value> accumulateSharedOutput(OpBuilder &b, Location loc,
+                                                    const SharedTile &p,
+                                                    const SharedTile &v,
+                                                    ArrayRef<Value> acc) {
+    llvm_unreachable("no shared-memory scores operand");
   }
 
   /// True when accumulateOutput returns before its matrix instructions
@@ -288,6 +303,25 @@ public:
   /// which is aligned to all of them. Default: one atomicrmw fadd each.
   virtual void emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
                                 ArrayRef<Value> values) const;
+
+  /// Bulk reductions from shared memory (sm_90's cp.reduce.async.bulk):
+  /// whether the target has them; add the `bytes` (a multiple of 16) of f32
+  /// at shared `src` to global `dst` (both 16-byte aligned) asynchronously,
+  /// in this thread's current bulk group; close that group; wait until at
+  /// most `pending` of this thread's groups are running (`readOnly`: only
+  /// until they have read their shared sources). A thread publishes its
+  /// shared writes to the reductions by a fence (MmaEmitter::
+  /// emitSharedWritesVisible) and a barrier.
+  virtual bool hasBulkReduceF32() const { return false; }
+  virtual void emitBulkReduceAddF32(OpBuilder &b, Location loc, Value dst,
+                                    Value src, int64_t bytes) const;
+  virtual void emitBulkCommit(OpBuilder &b, Location loc) const;
+  virtual void emitBulkWait(OpBuilder &b, Location loc, int64_t pending,
+                            bool readOnly) const;
+  /// Barrier `id` (i32, 1..15) among the `threads` threads (a multiple of
+  /// the warp size) that reach it: a warpgroup's alone.
+  virtual void emitNamedBarrier(OpBuilder &b, Location loc, Value id,
+                                int64_t threads) const;
 
   /// Programmatic dependent launch: whether a kernel may let the next
   /// kernel on its stream start before it completes, the next one waiting
