@@ -324,18 +324,25 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   // a row adds it to dq_accum (rows past Sq stay out).
   scoresMma->emitSharedWritesVisible(b, loc);
   target.emitNamedBarrier(b, loc, add(group, c32(1)), 128);
+  // Predicated, not branched: dK's product may be in flight (dqBeforeDk),
+  // and a branch there would make ptxas serialize the chains.
   Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
   Value q = add(add(m0, c32(rowBlock)), t);
-  OpBuilder::InsertionGuard guard(b);
-  auto ifOp = scf::IfOp::create(
-      b, loc, arith::AndIOp::create(b, loc, lt(t, c32(64)), lt(q, sq)), false);
-  b.setInsertionPointToStart(ifOp.thenBlock());
   Value dst =
       gep(dqAccumRow(dqAccum, add(workspaceRow(batch, h, c32(0)), ext(q))), f32,
           add(c32(sliceD.offset), mul(chunkIndex, c32(dqChunk))));
   target.emitBulkReduceAddF32(
-      b, loc, dst, gep(stage, b.getI8Type(), mul(t, c32(rowBytes))), width * 4);
+      b, loc, dst, gep(stage, b.getI8Type(), mul(t, c32(rowBytes))), width * 4,
+      arith::AndIOp::create(b, loc, lt(t, c32(64)), lt(q, sq)));
   target.emitBulkCommit(b, loc);
+}
+
+SmallVector<Value> MainStageEmitter::issueDqChunk() {
+  // Warpgroup g: dQ's columns g * dqChunk.. of the slice, all block_n keys.
+  Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
+  SharedTile k = columns(kTile, {sliceD.offset, dqChunk});
+  k.base = gep(k.base, b.getI8Type(), mul(group, c32(kTile.rows * 128)));
+  return dqMma->accumulateSharedOutput(b, loc, dsTile, k, {});
 }
 
 void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
@@ -474,9 +481,12 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     b.setInsertionPointToStart(ifSummed.thenBlock());
     emitRowSums(h, first, last, rowSums);
   }
-  next = dkMma->accumulateOutput(b, loc, lane, s, columns(qTile, sliceD),
-                                 SmallVector<Value>(dk));
-  llvm::copy(next, dk.begin());
+  bool dqFirst = dqBeforeDk();
+  if (!dqFirst) {
+    next = dkMma->accumulateOutput(b, loc, lane, s, columns(qTile, sliceD),
+                                   SmallVector<Value>(dk));
+    llvm::copy(next, dk.begin());
+  }
 
   // A deterministic plan computes dQ in its own pass (emitQueryPass).
   if (!spec.deterministic) {
@@ -503,7 +513,18 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     if (smem.dqStageRowBytes)
       target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
     barrier();
-    emitDq(h, m0);
+    if (dqFirst) {
+      // dQ, then dK behind it: dQ is staged and added while dK runs.
+      SmallVector<Value> dq = issueDqChunk();
+      next = dkMma->accumulateOutput(b, loc, lane, s, columns(qTile, sliceD),
+                                     SmallVector<Value>(dk));
+      llvm::copy(next, dk.begin());
+      dq = dqMma->waitOutput(b, loc, dq, /*pending=*/1);
+      Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
+      emitDqBulk(h, m0, group, 0, group, dqChunk, dq);
+    } else {
+      emitDq(h, m0);
+    }
   }
   // The next block's copies overwrite the Q buffer the dK product reads
   // (already complete where this warpgroup waited for a dQ product).

@@ -730,6 +730,17 @@ private:
   /// query block `m0`) times the scale to dq_accum.
   void emitDqAtomics(Value h, Value m0, Value rowBase, HeadSlice chunk,
                      ArrayRef<Value> dq);
+  /// Whether each warpgroup computes one dqChunk of the block's dQ (plans
+  /// staging dQ, as many chunks as warpgroups) and issues it before dK's
+  /// product, so that dQ is staged and added while dK runs.
+  bool dqBeforeDk() const {
+    int64_t groups = spec.warps() / 4;
+    return smem.dqStageRowBytes && groups > 1 && spec.blockM() == 64 &&
+           sliceD.width == groups * dqChunk &&
+           sliceD.offset + sliceD.width <= spec.headDim;
+  }
+  /// dqBeforeDk: this warpgroup's chunk of dQ = dS K, in flight.
+  SmallVector<Value> issueDqChunk();
   /// emitDqAtomics through shared memory (smem.dqStageRowBytes): warpgroup
   /// `group` (i32) stages its product `dq` (64 rows from `rowBlock` of the
   /// block, chunk `chunkIndex` (i32) of dqChunk columns of the slice, the

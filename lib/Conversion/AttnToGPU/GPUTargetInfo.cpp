@@ -82,7 +82,7 @@ void GPUTargetInfo::emitTensorTileLoad(OpBuilder &, Location, Value, Value,
 
 // Only targets with hasBulkReduceF32 are asked for these.
 void GPUTargetInfo::emitBulkReduceAddF32(OpBuilder &, Location, Value, Value,
-                                         int64_t) const {
+                                         int64_t, Value) const {
   llvm_unreachable("no bulk reductions on this target");
 }
 void GPUTargetInfo::emitBulkCommit(OpBuilder &, Location) const {

@@ -273,19 +273,26 @@ void NVVMTargetInfo::emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
 }
 
 void NVVMTargetInfo::emitBulkReduceAddF32(OpBuilder &b, Location loc, Value dst,
-                                          Value src, int64_t bytes) const {
+                                          Value src, int64_t bytes,
+                                          Value pred) const {
   // MLIR 22 has the tensor-map reductions (nvvm.cp.async.bulk.tensor.reduce)
   // but not this non-tensor form: dq_accum's rows need no tensor map.
+  std::string op = llvm::formatv("cp.reduce.async.bulk.global.shared::cta."
+                                 "bulk_group.add.f32 [$0], [$1], {0};",
+                                 bytes);
   // Shared addresses fit 32 bits.
-  Value src32 = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), src);
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange(), ValueRange{dst, src32},
-      llvm::formatv("cp.reduce.async.bulk.global.shared::cta.bulk_group.add."
-                    "f32 [$0], [$1], {0};",
-                    bytes)
-          .str(),
-      "l,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+  SmallVector<Value> operands = {
+      dst, LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), src)};
+  std::string constraints = "l,r";
+  if (pred) {
+    operands.push_back(arith::ExtUIOp::create(b, loc, b.getI32Type(), pred));
+    op = "{\n.reg .pred p;\nsetp.ne.b32 p, $2, 0;\n@p " + op + "\n}";
+    constraints += ",r";
+  }
+  LLVM::InlineAsmOp::create(b, loc, TypeRange(), operands, op, constraints,
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
+                            ArrayAttr());
 }
 
 void NVVMTargetInfo::emitBulkCommit(OpBuilder &b, Location loc) const {

@@ -53,7 +53,7 @@ public:
                           ValueRange coords, Value bar) const override;
   bool hasBulkReduceF32() const override { return chip.hasTma(); }
   void emitBulkReduceAddF32(OpBuilder &b, Location loc, Value dst, Value src,
-                            int64_t bytes) const override;
+                            int64_t bytes, Value pred = {}) const override;
   void emitBulkCommit(OpBuilder &b, Location loc) const override;
   void emitBulkWait(OpBuilder &b, Location loc, int64_t pending,
                     bool readOnly) const override;

@@ -313,8 +313,11 @@ public:
   /// shared writes to the reductions by a fence (MmaEmitter::
   /// emitSharedWritesVisible) and a barrier.
   virtual bool hasBulkReduceF32() const { return false; }
+  /// `pred` (i1), when given, issues the reduction only where it holds,
+  /// without a branch.
   virtual void emitBulkReduceAddF32(OpBuilder &b, Location loc, Value dst,
-                                    Value src, int64_t bytes) const;
+                                    Value src, int64_t bytes,
+                                    Value pred = {}) const;
   virtual void emitBulkCommit(OpBuilder &b, Location loc) const;
   virtual void emitBulkWait(OpBuilder &b, Location loc, int64_t pending,
                             bool readOnly) const;
