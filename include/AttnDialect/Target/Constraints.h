@@ -105,7 +105,7 @@ struct BackwardSharedMemoryLayout {
 /// Whether a backward plan with atomics on swizzled tiles (wgmma) adds dQ
 /// by bulk reductions from shared memory instead of atomics from registers:
 /// with two or more warpgroups (each stages its own chunk while the other
-/// computes; with one, the H100 measured 0.73-0.81x the atomics at D =
+/// computes; with one, an H200 measured 0.73-0.81x the atomics at D =
 /// 160-192, bench/RESULTS.md) and rows of dq_accum in 16-byte pieces.
 inline bool usesBulkDq(int64_t warps, int64_t headDim) {
   return warps >= 8 && headDim % 4 == 0;
