@@ -159,10 +159,7 @@ SmallVector<Value> MainStageEmitter::loadScoreGrad(Value rowBase) {
     Value c = add(pLayout.laneCol, c32(pLayout.colOffsets[e]));
     Value ptr =
         gep(dsTile.base, spec.elemType, add(mul(r, c32(dsTile.rowStride)), c));
-    bool pair = evenStride && e + 1 < ne &&
-                pLayout.rowSlot[e + 1] == pLayout.rowSlot[e] &&
-                pLayout.colOffsets[e + 1] == pLayout.colOffsets[e] + 1 &&
-                pLayout.colOffsets[e] % 2 == 0;
+    bool pair = evenStride && pLayout.startsColumnPair(e);
     if (!pair) {
       p.push_back(arith::ExtFOp::create(b, loc, f32,
                                         load(spec.elemType, ptr, elemBytes)));
@@ -246,20 +243,14 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
       }
       Value rowBase = add(c32(i / chunks * groupRows), rowInGroup);
       HeadSlice chunk{sliceD.offset + i % chunks * dqChunk, dqChunk};
-      SmallVector<Value> dq;
-      if (dsTile.layout == SharedTileLayout::Swizzle128B) {
-        // dS as the shared operand: its registers stay free for dK's, dV's
-        // and dQ's accumulators.
-        SharedTile rows = dsTile;
-        rows.base =
-            gep(dsTile.base, b.getI8Type(), c32(i / chunks * groupRows * 128));
-        dq = dqMma->accumulateSharedOutput(b, loc, rows, columns(kTile, chunk),
-                                           {});
-      } else {
-        dq = dqMma->accumulateOutput(b, loc, lane, loadScoreGrad(rowBase),
-                                     columns(kTile, chunk), {});
-      }
-      dq = completed(*dqMma, dq);
+      // dS as the shared operand where the tile is swizzled: its registers
+      // stay free for dK's, dV's and dQ's accumulators.
+      SmallVector<Value> dq = completed(
+          *dqMma,
+          dsTile.layout == SharedTileLayout::Swizzle128B
+              ? issueDqFromShared(i / chunks * groupRows, c32(i % chunks))
+              : dqMma->accumulateOutput(b, loc, lane, loadScoreGrad(rowBase),
+                                        columns(kTile, chunk), {}));
       // Staging needs D % 4 == 0 (getBackwardStageLayout); a chunk's
       // columns past D are not added.
       int64_t cols = std::min<int64_t>(dqChunk, spec.headDim - chunk.offset);
@@ -302,9 +293,7 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
       add(mul(arith::RemUIOp::create(b, loc, warp, c32(4)), c32(rowsPerWarp)),
           dqLayout.laneRow);
   for (unsigned e = 0, ne = dq.size(); e < ne;) {
-    bool pair = e + 1 < ne && dqLayout.rowSlot[e + 1] == dqLayout.rowSlot[e] &&
-                dqLayout.colOffsets[e + 1] == dqLayout.colOffsets[e] + 1 &&
-                dqLayout.colOffsets[e] % 2 == 0;
+    bool pair = dqLayout.startsColumnPair(e);
     Value r = add(rowFirst, c32(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]]));
     Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
     Value at =
@@ -328,21 +317,23 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   // and a branch there would make ptxas serialize the chains.
   Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
   Value q = add(add(m0, c32(rowBlock)), t);
-  Value dst =
-      gep(dqAccumRow(dqAccum, add(workspaceRow(batch, h, c32(0)), ext(q))), f32,
-          add(c32(sliceD.offset), mul(chunkIndex, c32(dqChunk))));
+  Value dst = gep(dqAccumRow(dqAccum, workspaceRow(batch, h, q)), f32,
+                  add(c32(sliceD.offset), mul(chunkIndex, c32(dqChunk))));
   target.emitBulkReduceAddF32(
       b, loc, dst, gep(stage, b.getI8Type(), mul(t, c32(rowBytes))), width * 4,
       arith::AndIOp::create(b, loc, lt(t, c32(64)), lt(q, sq)));
   target.emitBulkCommit(b, loc);
 }
 
-SmallVector<Value> MainStageEmitter::issueDqChunk() {
-  // Warpgroup g: dQ's columns g * dqChunk.. of the slice, all block_n keys.
-  Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
+SmallVector<Value> MainStageEmitter::issueDqFromShared(int64_t rowBlock,
+                                                       Value chunkIndex) {
+  // Rows rowBlock.. of the swizzled dS (128-byte rows in each panel) and
+  // panel chunkIndex of the slice's K columns, all block_n keys.
+  SharedTile ds = dsTile;
+  ds.base = gep(dsTile.base, b.getI8Type(), c32(rowBlock * 128));
   SharedTile k = columns(kTile, {sliceD.offset, dqChunk});
-  k.base = gep(k.base, b.getI8Type(), mul(group, c32(kTile.rows * 128)));
-  return dqMma->accumulateSharedOutput(b, loc, dsTile, k, {});
+  k.base = gep(k.base, b.getI8Type(), mul(chunkIndex, c32(kTile.rows * 128)));
+  return dqMma->accumulateSharedOutput(b, loc, ds, k, {});
 }
 
 void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
@@ -363,9 +354,7 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
         ++e;
         continue;
       }
-      bool pair = e + 1 < ne && dqLayout.rowSlot[e + 1] == slot &&
-                  dqLayout.colOffsets[e + 1] == dqLayout.colOffsets[e] + 1 &&
-                  dqLayout.colOffsets[e] % 2 == 0 && d % 2 == 0;
+      bool pair = dqLayout.startsColumnPair(e) && d % 2 == 0;
       Value c =
           add(dqLayout.laneCol, c32(chunk.offset + dqLayout.colOffsets[e]));
       SmallVector<Value, 2> vals = {fmul(dq[e], scale)};
@@ -515,12 +504,13 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     barrier();
     if (dqFirst) {
       // dQ, then dK behind it: dQ is staged and added while dK runs.
-      SmallVector<Value> dq = issueDqChunk();
+      // Warpgroup g computes dQ's columns g * dqChunk.. of the slice.
+      Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
+      SmallVector<Value> dq = issueDqFromShared(0, group);
       next = dkMma->accumulateOutput(b, loc, lane, s, columns(qTile, sliceD),
                                      SmallVector<Value>(dk));
       llvm::copy(next, dk.begin());
       dq = dqMma->waitOutput(b, loc, dq, /*pending=*/1);
-      Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
       emitDqBulk(h, m0, group, 0, group, dqChunk, dq);
     } else {
       emitDq(h, m0);

@@ -739,8 +739,10 @@ private:
            sliceD.width == groups * dqChunk &&
            sliceD.offset + sliceD.width <= spec.headDim;
   }
-  /// dqBeforeDk: this warpgroup's chunk of dQ = dS K, in flight.
-  SmallVector<Value> issueDqChunk();
+  /// dQ = dS K for the 64 query rows from `rowBlock` and dqChunk columns
+  /// from chunk `chunkIndex` (i32) of the slice, dS read from its swizzled
+  /// tile; in flight.
+  SmallVector<Value> issueDqFromShared(int64_t rowBlock, Value chunkIndex);
   /// emitDqAtomics through shared memory (smem.dqStageRowBytes): warpgroup
   /// `group` (i32) stages its product `dq` (64 rows from `rowBlock` of the
   /// block, chunk `chunkIndex` (i32) of dqChunk columns of the slice, the

@@ -108,7 +108,6 @@ public:
                                             Value lane, ArrayRef<Value> packed,
                                             const SharedTile &v,
                                             ArrayRef<Value> acc) override;
-  bool readsSharedScores() const override { return true; }
   SmallVector<Value> accumulateSharedOutput(OpBuilder &b, Location loc,
                                             const SharedTile &p,
                                             const SharedTile &v,

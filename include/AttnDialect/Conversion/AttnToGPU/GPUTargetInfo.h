@@ -64,6 +64,12 @@ struct AccLayout {
 
   unsigned getNumElements() const { return rowSlot.size(); }
   unsigned getNumRowSlots() const { return rowSlotOffsets.size(); }
+  /// Whether elements e and e + 1 are columns 2j and 2j + 1 of one row (one
+  /// 2-element access where laneCol is even too).
+  bool startsColumnPair(unsigned e) const {
+    return e + 1 < rowSlot.size() && rowSlot[e + 1] == rowSlot[e] &&
+           colOffsets[e + 1] == colOffsets[e] + 1 && colOffsets[e] % 2 == 0;
+  }
 };
 
 /// How the skeleton lays tiles out in shared memory.
@@ -151,13 +157,11 @@ public:
     return accumulateOutput(b, loc, lane, packed, v, acc);
   }
 
-  /// Whether accumulateSharedOutput is available: P read from a shared tile
-  /// through the instruction's shared-memory operand (wgmma's descriptors).
-  virtual bool readsSharedScores() const { return false; }
   /// `acc` + P V (from zero when `acc` is empty) for P [64 rows x block_n]
   /// starting at `p`'s base, laid out in getSharedTileLayout as a query tile
   /// of `p.rows` rows, and the value tile `v`; in flight as accumulateOutput
-  /// leaves it. Only where readsSharedScores.
+  /// leaves it. Only for emitters whose tiles are read through matrix
+  /// descriptors (getSharedTileLayout Swizzle128B: wgmma).
   virtual SmallVector<Value> accumulateSharedOutput(OpBuilder &b, Location loc,
                                                     const SharedTile &p,
                                                     const SharedTile &v,
