@@ -39,15 +39,18 @@ BackwardSharedMemoryLayout
 attn::getBackwardStageLayout(const KernelSpec &spec,
                              const GPUTargetInfo &target) {
   bool swizzled = readsSharedOperands(spec, target);
-  bool staged = swizzled && !spec.deterministic && target.hasBulkReduceF32() &&
-                usesBulkDq(spec.warps(), spec.headDim);
+  PipelineKind pipeline = spec.config.getPipeline();
+  bool staged = target.hasBulkReduceF32() &&
+                usesBulkDq(swizzled, spec.deterministic,
+                           getComputeWarps(pipeline, spec.warps()),
+                           spec.headDim);
   return getBackwardSharedMemoryLayout(
       spec.blockM(), spec.blockN(), spec.stages(),
       spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
       spec.tileHeadDimV, target.getSharedRowPadding(), swizzled,
       staged ? getBackwardHeadSlice(spec, target, spec.tileHeadDim, 0).width
              : 0,
-      target.getChipSpec().smemMaxBytes);
+      target.getChipSpec().smemMaxBytes, isWarpSpecialized(pipeline));
 }
 
 int64_t attn::getBackwardSharedMemoryBytes(const KernelSpec &spec,

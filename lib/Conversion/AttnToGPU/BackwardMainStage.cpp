@@ -225,7 +225,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
     // each over all block_n keys of dS, dealt to the warpgroups in turn, so
     // that two warpgroups split D = 128 where block_m is one warpgroup's
     // rows. Each starts from zero and is waited for before its atomics.
-    int64_t groups = spec.warps() / 4, groupRows = 4 * rowsPerWarp;
+    int64_t groups = computeWarps / 4, groupRows = 4 * rowsPerWarp;
     int64_t chunks = sliceD.width / dqChunk;
     Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
     Value rowInGroup =
@@ -262,7 +262,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
     }
     return;
   }
-  int64_t rowsPerPass = rowsPerWarp * spec.warps();
+  int64_t rowsPerPass = rowsPerWarp * computeWarps;
   for (int64_t pass = 0; pass * rowsPerPass < bm; ++pass) {
     OpBuilder::InsertionGuard guard(b);
     Value rowBase = add(c32(pass * rowsPerPass), warpRow);
@@ -501,7 +501,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     // The last block's reductions have read the staging area.
     if (smem.dqStageRowBytes)
       target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
-    barrier();
+    computeBarrier();
     if (dqFirst) {
       // dQ, then dK behind it: dQ is staged and added while dK runs.
       // Warpgroup g computes dQ's columns g * dqChunk.. of the slice.
@@ -631,6 +631,8 @@ void MainStageEmitter::emit() {
                           cf(0.0));
   Value group =
       arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV));
+  if (warpSpecialized)
+    return emitWarpSpecialized(mul(headKV, group), group, iLo, iHi, init);
   auto emitLoop = [&] {
     return emitBlockLoop(mul(headKV, group), group, iLo, iHi, init,
                          /*sumRows=*/bool(biasRowsSummed));

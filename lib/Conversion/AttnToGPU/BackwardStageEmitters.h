@@ -464,7 +464,9 @@ public:
         sliceDv(getBackwardHeadSlice(spec, target, spec.tileHeadDimV, slice)) {
     int64_t bm = spec.blockM(), bn = spec.blockN(), d = spec.tileHeadDim,
             dv = spec.tileHeadDimV;
-    rowsPerWarp = bn / spec.warps();
+    warpSpecialized = isWarpSpecialized(spec.config.getPipeline());
+    computeWarps = getComputeWarps(spec.config.getPipeline(), spec.warps());
+    rowsPerWarp = bn / computeWarps;
     // Key rows x query columns for S^T = K Q^T, dV += P^T dO,
     // dP^T = V dO^T and dK += dS^T Q; query rows x key columns for
     // dQ = dS K, whose warps take rowsPerWarp query rows at a time. The
@@ -548,6 +550,15 @@ private:
                    : scoresMma->getSharedTileLayout()};
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
+  /// A barrier of the warps that compute: with a producer warpgroup a named
+  /// one of theirs (ids 1 and 2 are the warpgroups' own, emitDqBulk).
+  void computeBarrier() {
+    if (!warpSpecialized)
+      return barrier();
+    target.emitNamedBarrier(b, loc, c32(kComputeBarrierId),
+                            computeWarps * target.getWarpSize());
+  }
+  static constexpr int32_t kComputeBarrierId = 3;
   /// Waits for this thread's copies to shared memory and publishes every
   /// thread's to the workgroup (and to the matrix units' proxy).
   void publishCopies() {
@@ -716,6 +727,22 @@ private:
   /// the bias gradient's row sums (emitQueryBlock).
   scf::ForOp emitBlockLoop(Value hLo, Value group, Value iLo, Value iHi,
                            ValueRange init, bool sumRows = false);
+  /// emitBlockLoop with a producer warpgroup (cp_async_ws): warpgroup 0
+  /// copies each pair's Q, dO and row stats into the buffers of a two-stage
+  /// ring guarded by full/empty mbarriers; the others compute, meeting at
+  /// one named barrier a block (dS, double-buffered) instead of two
+  /// CTA-wide ones, and store dK and dV. Returns nothing: the epilogue is
+  /// the computing warps'.
+  void emitWarpSpecialized(Value hLo, Value group, Value iLo, Value iHi,
+                           ValueRange init);
+  Value ringBarrier(int64_t index, Value stage) {
+    return gep(smemBase, b.getI8Type(),
+               add(c32(smem.barrierOffset + 8 * index), mul(stage, c32(8))));
+  }
+  Value fullBarrier(Value stage) { return ringBarrier(0, stage); }
+  Value emptyBarrier(Value stage) {
+    return ringBarrier(spec.stages(), stage);
+  }
   /// P^T and (with a softcap) the derivative factor 1 - t^2 per element of
   /// the transposed scores `s`.
   /// With `shifted` (statsInAccumulators) `s` holds S^T - lse / scale.
@@ -734,7 +761,7 @@ private:
   /// staging dQ, as many chunks as warpgroups) and issues it before dK's
   /// product, so that dQ is staged and added while dK runs.
   bool dqBeforeDk() const {
-    int64_t groups = spec.warps() / 4;
+    int64_t groups = computeWarps / 4;
     return smem.dqStageRowBytes && groups > 1 && spec.blockM() == 64 &&
            sliceD.width == groups * dqChunk &&
            sliceD.offset + sliceD.width <= spec.headDim;
@@ -788,6 +815,10 @@ private:
   /// Columns of dQ per product (a divisor of the slice's width).
   int64_t dqChunk;
   int64_t rowsPerWarp, threads;
+  /// A producer warpgroup copies (cp_async_ws); the computeWarps others
+  /// own the key rows.
+  bool warpSpecialized = false;
+  int64_t computeWarps = 0;
 
   Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase, dqAccum;
   /// The current query block's lse and delta (rowStats), when staged.
