@@ -97,7 +97,8 @@ static bool isGPUBackward(const ChipSpec &chip, const TileCandidate &cand) {
 BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled,
-    int64_t dqStageCols, int64_t smemMaxBytes, bool warpSpecialized) {
+    int64_t dqStageCols, int64_t smemMaxBytes, bool warpSpecialized,
+    bool blockedDq) {
   BackwardSharedMemoryLayout l;
   int64_t pad = swizzled ? 0 : padElems;
   l.kRowStride = headDim + pad;
@@ -130,12 +131,16 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
   if (dqStageCols > 0 && swizzled) {
     // Chunks of 64 floats, each row's padded by 16 bytes: the quads' 8-byte
     // stores of a chunk then fall on distinct banks for two rows at a time.
-    int64_t rowBytes = llvm::divideCeil(dqStageCols, 64) * kDqStageChunkBytes;
+    // Blocked, the chunks are dq_accum's units, swizzled instead.
+    int64_t rowBytes =
+        blockedDq ? dqStageCols * 4
+                  : llvm::divideCeil(dqStageCols, 64) * kDqStageChunkBytes;
     int64_t offset = llvm::alignTo(l.totalBytes - l.alignSlack, 16);
     int64_t total = l.alignSlack + offset + blockM * rowBytes;
     if (smemMaxBytes > 0 && total <= smemMaxBytes) {
       l.dqStageOffset = offset;
       l.dqStageRowBytes = rowBytes;
+      l.dqStageBlocked = blockedDq;
       l.totalBytes = total;
     }
   }
@@ -562,16 +567,18 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
     bool staged =
         usesBulkDq(instr.sharedOperands, problem.deterministic || cand.dqPass,
                    getComputeWarps(cand.pipeline, cand.warps), problem.headDim);
-    bytes = getBackwardSharedMemoryLayout(
-                cand.blockM, cand.blockN, cand.stages,
-                getElementBytes(problem.elementType), problem.headDim,
-                problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
-                staged ? getHeadSlice(problem.headDim, cand.headSplit,
-                                      instr.headDimMultiple, 0)
-                             .width
-                       : 0,
-                chip.smemMaxBytes, isWarpSpecialized(cand.pipeline))
-                .totalBytes;
+    bytes =
+        getBackwardSharedMemoryLayout(
+            cand.blockM, cand.blockN, cand.stages,
+            getElementBytes(problem.elementType), problem.headDim,
+            problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
+            staged ? getHeadSlice(problem.headDim, cand.headSplit,
+                                  instr.headDimMultiple, 0)
+                         .width
+                   : 0,
+            chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
+            usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM))
+            .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;
     return formatv("shared memory: {0} bytes > {1} max of {2} (block_n {3} x "

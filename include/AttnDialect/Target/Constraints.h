@@ -99,6 +99,10 @@ struct BackwardSharedMemoryLayout {
   /// (block_m rows of dqStageRowBytes, 64-column chunks each padded by 16
   /// bytes); dqStageRowBytes is 0 without (atomics from registers).
   int64_t dqStageOffset = 0, dqStageRowBytes = 0;
+  /// With dqStageBlocked the staging area is the block's dQ in dq_accum's
+  /// blocked layout (usesBlockedDqAccum): 64-column chunks of 64 x 64 f32,
+  /// each added by one bulk reduction.
+  bool dqStageBlocked = false;
   /// dS buffers (two with a producer warpgroup: one computing warpgroup may
   /// write block t + 1's while the other's dQ product still reads block
   /// t's), dsStageBytes apart.
@@ -123,13 +127,26 @@ inline bool usesBulkDq(bool sharedOperands, bool deterministic,
          headDim % 4 == 0;
 }
 
+/// Whether a plan that stages dQ (usesBulkDq) keeps dq_accum in blocks of
+/// 64 query rows (its rows rounded up to a multiple of 64, dim seqlen_q_64):
+/// each block's 64-column chunks are 64 x 64 f32 units, contiguous, their
+/// 16-byte pieces swizzled by row (BackwardWorkspace.h), so that a
+/// warpgroup adds its chunk by one 16 KB bulk reduction instead of one a row
+/// (the per-row reductions, 13% of the D = 128 main's stall samples on the
+/// H100, bench/RESULTS.md). Whole chunks only: D a multiple of 64, one head
+/// slice, query blocks of one warpgroup's 64 rows.
+inline bool usesBlockedDqAccum(int64_t headDim, int64_t headSplit,
+                               int64_t blockM) {
+  return headDim % 64 == 0 && headSplit <= 1 && blockM == 64;
+}
+
 /// `dqStageCols` (usesBulkDq: the dQ columns of one kernel) asks for dQ's
 /// staging area where it fits in `smemMaxBytes`.
 BackwardSharedMemoryLayout getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled = false,
     int64_t dqStageCols = 0, int64_t smemMaxBytes = 0,
-    bool warpSpecialized = false);
+    bool warpSpecialized = false, bool blockedDq = false);
 
 /// 32-bit registers per thread of a backward kernel: the f32 dK and dV
 /// accumulators (rowsPerWarp key rows x D and Dv), the transposed scores

@@ -292,6 +292,8 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   Value rowFirst =
       add(mul(arith::RemUIOp::create(b, loc, warp, c32(4)), c32(rowsPerWarp)),
           dqLayout.laneRow);
+  if (smem.dqStageBlocked)
+    return emitDqBlocked(h, m0, group, chunkIndex, rowFirst, dq);
   for (unsigned e = 0, ne = dq.size(); e < ne;) {
     bool pair = dqLayout.startsColumnPair(e);
     Value r = add(rowFirst, c32(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]]));
@@ -322,6 +324,58 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   target.emitBulkReduceAddF32(
       b, loc, dst, gep(stage, b.getI8Type(), mul(t, c32(rowBytes))), width * 4,
       arith::AndIOp::create(b, loc, lt(t, c32(64)), lt(q, sq)));
+  target.emitBulkCommit(b, loc);
+}
+
+void MainStageEmitter::emitDqBlocked(Value h, Value m0, Value group,
+                                     Value chunkIndex, Value rowFirst,
+                                     ArrayRef<Value> dq) {
+  assert(spec.blockM() == 64 && sliceD.offset == 0 && dqChunk == 64 &&
+         "whole 64 x 64 units (usesBlockedDqAccum)");
+  // The unit in dq_accum's layout (BackwardWorkspace.h): float c of row r
+  // at r * 64 + ((c / 4) ^ (r % 8)) * 4 + c % 4. A quad's 8-byte stores
+  // then cover 8 rows' distinct 16-byte pieces: no bank conflicts.
+  Value unit =
+      gep(smemBase, b.getI8Type(),
+          add(c32(smem.dqStageOffset), mul(chunkIndex, c32(64 * 256))));
+  Value scale = arg(kBwdScale);
+  Value swizzle = arith::RemUIOp::create(b, loc, rowFirst, c32(8));
+  for (unsigned e = 0, ne = dq.size(); e < ne;) {
+    bool pair = dqLayout.startsColumnPair(e);
+    // Row slots are 8 rows apart: every row of this thread has rowFirst's
+    // swizzle.
+    assert(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]] % 8 == 0 &&
+           "row slots 8 rows apart");
+    Value r = add(rowFirst, c32(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]]));
+    Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
+    Value piece = arith::XOrIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, c, c32(4)), swizzle);
+    Value at = gep(
+        unit, f32,
+        add(mul(r, c32(64)), add(mul(piece, c32(4)),
+                                 arith::RemUIOp::create(b, loc, c, c32(4)))));
+    if (pair) {
+      Value v = LLVM::UndefOp::create(b, loc, VectorType::get({2}, f32));
+      for (int k = 0; k < 2; ++k)
+        v = LLVM::InsertElementOp::create(b, loc, v, fmul(dq[e + k], scale),
+                                          c32(k));
+      store(v, at, 8);
+    } else {
+      store(fmul(dq[e], scale), at, 4);
+    }
+    e += pair ? 2 : 1;
+  }
+  // Published to the bulk copies' proxy and the warpgroup; then its first
+  // thread adds the unit (16 KB) to dq_accum. Predicated, not branched
+  // (dK's product may be in flight).
+  scoresMma->emitSharedWritesVisible(b, loc);
+  target.emitNamedBarrier(b, loc, add(group, c32(1)), 128);
+  Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
+  Value dst =
+      dqAccumChunk(dqAccum, batch, h, m0, mul(chunkIndex, c32(dqChunk)));
+  target.emitBulkReduceAddF32(
+      b, loc, dst, unit, 64 * 64 * 4,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, c32(0)));
   target.emitBulkCommit(b, loc);
 }
 

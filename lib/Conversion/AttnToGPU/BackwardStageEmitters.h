@@ -81,6 +81,8 @@ protected:
           return std::nullopt;
         },
         [&](StringRef dim) -> Value {
+          if (dim == "seqlen_q_64")
+            return seqlenQ64();
           unsigned i = dim == "batch"     ? kBwdBatch
                        : dim == "heads_q" ? kBwdHeadsQ
                                           : kBwdSeqQ;
@@ -95,12 +97,42 @@ protected:
           return mul(arith::DivUIOp::create(b, loc, add(x, c64(m - 1)), c64(m)),
                      c64(m));
         }};
-    return gep(arg(kBwdWorkspace), b.getI8Type(),
-               getWorkspaceOffset(getBackwardWorkspace(spec), name, a));
+    return gep(
+        arg(kBwdWorkspace), b.getI8Type(),
+        getWorkspaceOffset(getBackwardWorkspace(spec, blockedDq()), name, a));
   }
+  /// Sq rounded up to a multiple of 64 (i64).
+  Value seqlenQ64() {
+    return mul(arith::DivUIOp::create(b, loc, add(ext(arg(kBwdSeqQ)), c64(63)),
+                                      c64(64)),
+               c64(64));
+  }
+  /// Whether dq_accum is in blocks of 64 rows (BackwardWorkspace.h).
+  bool blockedDq() const { return usesBlockedDqAccum(spec, target); }
   /// dq_accum's rows are workspace rows (workspaceRow) of D floats.
   Value dqAccumRow(Value dqAccum, Value row) {
     return gep(dqAccum, f32, mul(row, c64(spec.headDim)));
+  }
+  /// dq_accum's float at query row `q` of head `h`, column `d`, in either
+  /// layout; from a multiple of 4, the 4 columns from `d` follow it.
+  Value dqAccumChunk(Value dqAccum, Value batch, Value head, Value q, Value d) {
+    if (!blockedDq())
+      return gep(dqAccumRow(dqAccum, workspaceRow(batch, head, q)), f32,
+                 ext(d));
+    // Block q / 64's units start at row (b * Hq + h) * Sq64 + q / 64 * 64.
+    Value row0 = add(
+        mul(add(mul(ext(batch), ext(arg(kBwdHeadsQ))), ext(head)), seqlenQ64()),
+        ext(mul(arith::DivUIOp::create(b, loc, q, c32(64)), c32(64))));
+    Value r = arith::RemUIOp::create(b, loc, q, c32(64));
+    Value unit = arith::DivUIOp::create(b, loc, d, c32(64));
+    Value c = arith::RemUIOp::create(b, loc, d, c32(64));
+    Value piece =
+        arith::XOrIOp::create(b, loc, arith::DivUIOp::create(b, loc, c, c32(4)),
+                              arith::RemUIOp::create(b, loc, r, c32(8)));
+    Value inUnit =
+        add(add(mul(unit, c32(64 * 64)), mul(r, c32(64))),
+            add(mul(piece, c32(4)), arith::RemUIOp::create(b, loc, c, c32(4))));
+    return gep(dqAccumRow(dqAccum, row0), f32, ext(inUnit));
   }
   Value dqAccumPtr() { return workspaceBuffer("dq_accum"); }
   Value dbiasAccumPtr() { return workspaceBuffer("dbias_accum"); }
@@ -740,9 +772,7 @@ private:
                add(c32(smem.barrierOffset + 8 * index), mul(stage, c32(8))));
   }
   Value fullBarrier(Value stage) { return ringBarrier(0, stage); }
-  Value emptyBarrier(Value stage) {
-    return ringBarrier(spec.stages(), stage);
-  }
+  Value emptyBarrier(Value stage) { return ringBarrier(spec.stages(), stage); }
   /// P^T and (with a softcap) the derivative factor 1 - t^2 per element of
   /// the transposed scores `s`.
   /// With `shifted` (statsInAccumulators) `s` holds S^T - lse / scale.
@@ -777,6 +807,11 @@ private:
   /// reduction a row, as FlashAttention-3 adds dQ.
   void emitDqBulk(Value h, Value m0, Value group, int64_t rowBlock,
                   Value chunkIndex, int64_t width, ArrayRef<Value> dq);
+  /// emitDqBulk with dq_accum in blocks (smem.dqStageBlocked): the chunk's
+  /// 64 x 64 unit staged in dq_accum's layout and added by one reduction.
+  /// `rowFirst`: this thread's first row of the 64.
+  void emitDqBlocked(Value h, Value m0, Value group, Value chunkIndex,
+                     Value rowFirst, ArrayRef<Value> dq);
   /// Element e of this thread's dS (key row, query column) into the bias
   /// gradient: added to dbias_accum when dbias is summed over a dimension,
   /// else written to dbias (each (b, h, i, j) is visited once).

@@ -72,9 +72,8 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
     Value stage = stageOf(t);
     // Use u waits for the computing warps' release of use u - 1 (parity
     // (u & 1) ^ 1, which a fresh barrier passes).
-    target.emitBarrierWait(
-        b, loc, emptyBarrier(stage),
-        arith::XOrIOp::create(b, loc, useParity(t), c32(1)));
+    target.emitBarrierWait(b, loc, emptyBarrier(stage),
+                           arith::XOrIOp::create(b, loc, useParity(t), c32(1)));
     auto [h, m0] = pair(t);
     int64_t all = threads;
     threads = producerThreads;
@@ -103,10 +102,9 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
     // dS of consecutive blocks in alternate buffers: the barrier after a
     // block's dS is the first that orders it after the other warpgroup's
     // dQ product of the block before.
-    dsTile.base =
-        gep(dsBase, b.getI8Type(),
-            mul(arith::AndIOp::create(b, loc, t, c32(1)),
-                c32(smem.dsStageBytes)));
+    dsTile.base = gep(
+        dsBase, b.getI8Type(),
+        mul(arith::AndIOp::create(b, loc, t, c32(1)), c32(smem.dsStageBytes)));
     auto [h, m0] = pair(t);
     SmallVector<Value> acc(loop.getRegionIterArgs());
     emitQueryBlock(h, m0, stage, acc);
