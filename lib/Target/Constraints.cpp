@@ -97,7 +97,8 @@ static bool isGPUBackward(const ChipSpec &chip, const TileCandidate &cand) {
 BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled,
-    int64_t dqStageCols, int64_t smemMaxBytes) {
+    int64_t dqStageCols, int64_t smemMaxBytes, bool warpSpecialized,
+    bool blockedDq) {
   BackwardSharedMemoryLayout l;
   int64_t pad = swizzled ? 0 : padElems;
   l.kRowStride = headDim + pad;
@@ -116,20 +117,30 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
   l.doStageBytes = blockM * l.doRowStride * elemBytes;
   l.doOffset = l.qOffset + stages * l.qStageBytes;
   l.dsOffset = l.doOffset + stages * l.doStageBytes;
+  l.dsBuffers = warpSpecialized ? 2 : 1;
+  l.dsStageBytes = blockM * l.dsRowStride * elemBytes;
   l.rowStatsOffset =
-      llvm::alignTo(l.dsOffset + blockM * l.dsRowStride * elemBytes, 16);
+      llvm::alignTo(l.dsOffset + l.dsBuffers * l.dsStageBytes, 16);
   l.rowStatsStageBytes = swizzled ? 2 * blockM * 4 : 0;
   l.totalBytes =
       l.alignSlack + l.rowStatsOffset + stages * l.rowStatsStageBytes;
+  if (warpSpecialized) {
+    l.barrierOffset = llvm::alignTo(l.totalBytes - l.alignSlack, 8);
+    l.totalBytes = l.alignSlack + l.barrierOffset + 2 * stages * 8;
+  }
   if (dqStageCols > 0 && swizzled) {
     // Chunks of 64 floats, each row's padded by 16 bytes: the quads' 8-byte
     // stores of a chunk then fall on distinct banks for two rows at a time.
-    int64_t rowBytes = llvm::divideCeil(dqStageCols, 64) * kDqStageChunkBytes;
+    // Blocked, the chunks are dq_accum's units, swizzled instead.
+    int64_t rowBytes =
+        blockedDq ? dqStageCols * 4
+                  : llvm::divideCeil(dqStageCols, 64) * kDqStageChunkBytes;
     int64_t offset = llvm::alignTo(l.totalBytes - l.alignSlack, 16);
     int64_t total = l.alignSlack + offset + blockM * rowBytes;
     if (smemMaxBytes > 0 && total <= smemMaxBytes) {
       l.dqStageOffset = offset;
       l.dqStageRowBytes = rowBytes;
+      l.dqStageBlocked = blockedDq;
       l.totalBytes = total;
     }
   }
@@ -491,11 +502,21 @@ CheckResult mlir::attn::checkBackwardTile(const TileCandidate &cand,
                      cand.blockM, groupRows, instr.getName())
           .str();
   }
-  if (instr.rowsPerWarp <= 0 || cand.blockN % cand.warps != 0 ||
-      cand.blockN / cand.warps != instr.rowsPerWarp)
-    return formatv("tile: block_n {0} over {1} warps must give the {2} key "
-                   "rows per warp of {3}",
-                   cand.blockN, cand.warps, instr.rowsPerWarp, instr.getName())
+  // A producer warpgroup (cp_async_ws) copies Q, dO and the row stats;
+  // the others own the key rows.
+  if (isWarpSpecialized(cand.pipeline) &&
+      (cand.pipeline != PipelineKind::CpAsyncWarpSpecialized ||
+       !instr.sharedOperands))
+    return formatv("tile: pipeline {0} in the backward: only cp_async_ws, "
+                   "with a warpgroup instruction (wgmma)",
+                   stringifyPipelineKind(cand.pipeline))
+        .str();
+  int64_t warps = getComputeWarps(cand.pipeline, cand.warps);
+  if (instr.rowsPerWarp <= 0 || cand.blockN % warps != 0 ||
+      cand.blockN / warps != instr.rowsPerWarp)
+    return formatv("tile: block_n {0} over {1} computing warps must give the "
+                   "{2} key rows per warp of {3}",
+                   cand.blockN, warps, instr.rowsPerWarp, instr.getName())
         .str();
   // block_m is the width of the transposed scores (the forward's block_n)
   // and the row count of the dQ product, 16 rows per warp at a time.
@@ -543,18 +564,21 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                           const AttentionProblem &problem,
                                           int64_t &bytes) {
   if (isGPUBackward(chip, cand)) {
-    bool staged = instr.sharedOperands && !problem.deterministic &&
-                  !cand.dqPass && usesBulkDq(cand.warps, problem.headDim);
-    bytes = getBackwardSharedMemoryLayout(
-                cand.blockM, cand.blockN, cand.stages,
-                getElementBytes(problem.elementType), problem.headDim,
-                problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
-                staged ? getHeadSlice(problem.headDim, cand.headSplit,
-                                      instr.headDimMultiple, 0)
-                             .width
-                       : 0,
-                chip.smemMaxBytes)
-                .totalBytes;
+    bool staged =
+        usesBulkDq(instr.sharedOperands, problem.deterministic || cand.dqPass,
+                   getComputeWarps(cand.pipeline, cand.warps), problem.headDim);
+    bytes =
+        getBackwardSharedMemoryLayout(
+            cand.blockM, cand.blockN, cand.stages,
+            getElementBytes(problem.elementType), problem.headDim,
+            problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
+            staged ? getHeadSlice(problem.headDim, cand.headSplit,
+                                  instr.headDimMultiple, 0)
+                         .width
+                   : 0,
+            chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
+            usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM))
+            .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;
     return formatv("shared memory: {0} bytes > {1} max of {2} (block_n {3} x "
@@ -728,6 +752,11 @@ CheckResult mlir::attn::checkDeterministic(const TileCandidate &cand,
     return formatv("deterministic: head_split {0} is for the plans with "
                    "atomics (the dQ pass keeps whole rows of dQ in registers)",
                    cand.headSplit)
+        .str();
+  if (isWarpSpecialized(cand.pipeline))
+    return formatv("deterministic: pipeline {0} is for the plans with dQ in "
+                   "main (the dQ pass has no producer warpgroup)",
+                   stringifyPipelineKind(cand.pipeline))
         .str();
   int64_t need = getDeterministicQueryRows(instr, cand.warps);
   if (cand.blockM * cand.stages >= need)

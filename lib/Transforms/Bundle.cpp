@@ -269,15 +269,21 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
     const llvm::json::Object *c = v.getAsObject()->getObject("conditions");
     return c && c->get("grid_min_blocks_per_sm");
   });
+  auto anyWorkspaceDim = [&](llvm::StringRef name) {
+    return llvm::any_of(plans, [&](const llvm::json::Value &p) {
+      const llvm::json::Array *ws = p.getAsObject()->getArray("workspace");
+      return ws && llvm::any_of(*ws, [&](const llvm::json::Value &w) {
+               const llvm::json::Array *dims =
+                   w.getAsObject()->getArray("dims");
+               return dims &&
+                      llvm::is_contained(*dims, llvm::json::Value(name));
+             });
+    });
+  };
   // Version 8: the dim bias_summed (deterministic plans' dbias_full).
-  bool biasSummed = llvm::any_of(plans, [](const llvm::json::Value &p) {
-    const llvm::json::Array *ws = p.getAsObject()->getArray("workspace");
-    return ws && llvm::any_of(*ws, [](const llvm::json::Value &w) {
-             const llvm::json::Array *dims = w.getAsObject()->getArray("dims");
-             return dims &&
-                    llvm::is_contained(*dims, llvm::json::Value("bias_summed"));
-           });
-  });
+  bool biasSummed = anyWorkspaceDim("bias_summed");
+  // Version 12: the dim seqlen_q_64 (dq_accum in blocks of 64 rows).
+  bool rowBlocks = anyWorkspaceDim("seqlen_q_64");
   // Version 11: kernels launched while the kernel before them runs (a
   // split-KV variant's combine, a plan's stage).
   bool programmaticLaunch =
@@ -291,7 +297,8 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
       });
   // Version 9: variants with tensor maps (ABI attn-fwd-v2).
   // Version 10: persistent variants (their grid is the device's size).
-  int64_t version = programmaticLaunch    ? 11
+  int64_t version = rowBlocks             ? 12
+                    : programmaticLaunch  ? 11
                     : any("persistent")   ? 10
                     : any("tensor_maps")  ? 9
                     : biasSummed          ? 8

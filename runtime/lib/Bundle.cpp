@@ -185,7 +185,8 @@ const char *attn::dimName(Dim dim) {
   static const char *const kNames[kNumDims] = {
       "batch",      "heads_q",       "heads_kv",      "seqlen_q",
       "seqlen_k",   "head_dim",      "head_dim_v",    "bias_batch",
-      "bias_heads", "bias_seqlen_q", "bias_seqlen_k", "bias_summed"};
+      "bias_heads", "bias_seqlen_q", "bias_seqlen_k", "bias_summed",
+      "seqlen_q_64"};
   return kNames[int(dim)];
 }
 
@@ -435,12 +436,12 @@ public:
     for (int i = 0; i < kNumDims; ++i) {
       if (text == dimName(Dim(i))) {
         out = Dim(i);
-        if (out != Dim::BiasSummed || version >= 8)
+        int needs = out == Dim::BiasSummed ? 8 : out == Dim::SeqlenQ64 ? 12 : 1;
+        if (version >= needs)
           return true;
-        r.fail(std::string("field '") + field +
-               "' names dim 'bias_summed', which needs version 8; the bundle "
-               "is version " +
-               std::to_string(version));
+        r.fail(std::string("field '") + field + "' names dim '" + text +
+               "', which needs version " + std::to_string(needs) +
+               "; the bundle is version " + std::to_string(version));
         return false;
       }
       allowed += std::string(i ? ", " : "") + dimName(Dim(i));

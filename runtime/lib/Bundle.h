@@ -18,7 +18,7 @@
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 11;
+constexpr int kBundleSchemaVersion = 12;
 
 /// Where a forward call's sequences live (attn.attention's serving forms);
 /// kernels of the non-dense layouts take nine more arguments.
@@ -168,8 +168,11 @@ enum class Dim {
   BiasSeqlenK,
   /// 1 when dbias is summed over some dimension, else 0 (version 8).
   BiasSummed,
+  /// Sq rounded up to a multiple of 64: dq_accum in blocks of 64 query rows
+  /// (version 12).
+  SeqlenQ64,
 };
-constexpr int kNumDims = int(Dim::BiasSummed) + 1;
+constexpr int kNumDims = int(Dim::SeqlenQ64) + 1;
 /// "batch", "heads_q", ...: the names bundle.json uses.
 const char *dimName(Dim dim);
 

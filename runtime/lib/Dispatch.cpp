@@ -937,6 +937,7 @@ DimValues attn::dimValues(const attn_bwd_params &p) {
   d[int(Dim::HeadsQ)] = p.heads_q;
   d[int(Dim::HeadsKv)] = p.heads_kv;
   d[int(Dim::SeqlenQ)] = p.seqlen_q;
+  d[int(Dim::SeqlenQ64)] = (int64_t(p.seqlen_q) + 63) / 64 * 64;
   d[int(Dim::SeqlenK)] = p.seqlen_k;
   d[int(Dim::HeadDim)] = p.head_dim;
   d[int(Dim::HeadDimV)] = p.head_dim_v;

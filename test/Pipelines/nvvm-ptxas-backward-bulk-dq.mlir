@@ -2,11 +2,14 @@
 // bwd_wgmma_d128_m64n128w8, named here): dS goes to shared memory in the
 // 128-byte swizzle and is dQ = dS K's A operand through a descriptor
 // (imm-trans-a 0, V-like K: imm-trans-b 1); each warpgroup stages its 64
-// columns of dQ in shared memory and adds them to dq_accum by one bulk
-// reduction a row (cp.reduce.async.bulk, FlashAttention-3's way), after a
-// proxy fence and its own named barrier; the staging area is reused once
-// the reductions have read it, and the kernel ends when they completed.
-// dQ's product is issued before dK's and staged while dK's runs.
+// columns of dQ in shared memory and adds them to dq_accum by bulk
+// reductions (cp.reduce.async.bulk, FlashAttention-3's way), after a proxy
+// fence and its own named barrier; the staging area is reused once the
+// reductions have read it, and the kernel ends when they completed. dQ's
+// product is issued before dK's and staged while dK's runs. At D = 128
+// dq_accum is in blocks of 64 rows (usesBlockedDqAccum): one 16 KB
+// reduction a warpgroup from the unit staged in dq_accum's own layout
+// (D = 96, no whole 64-column chunks: nvvm-ptxas-backward-bulk-dq-rows.mlir).
 // REQUIRES: ptxas
 // RUN: attn-opt %s --attn-to-nvvm="chip=sm_90a format=isa select-config=false" \
 // RUN:   | sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' \
@@ -43,13 +46,15 @@
 // CHECK: fence.proxy.async.shared::cta
 // CHECK-NEXT: bar.sync %r{{[0-9]+}}, 128;
 // CHECK-NOT: bra
-// CHECK: @p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], 256;
+// CHECK: @p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], 16384;
 // CHECK-NOT: bra
 // CHECK: cp.async.bulk.commit_group;
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK: cp.async.bulk.wait_group 0;
 // CHECK-NOT: red.relaxed
 // CHECK-LABEL: .entry bwd_bf16_d128_none_m64n128w8s2_dq(
+// The dq stage reads dq_accum's blocks: rows rounded up to 64.
+// CHECK: add.s64 {{.*}}, 63;
 
 // 255 registers, some spilled (20-140 bytes as the code moved around, 104
 // now; the first try, dS read back into registers for dQ, spilled 332).
@@ -62,3 +67,4 @@ func.func @w8(%q: memref<?x16x?x128xbf16>, %k: memref<?x16x?x128xbf16>, %lse: me
   attn.attention_grad q(%q : memref<?x16x?x128xbf16>) k(%k : memref<?x16x?x128xbf16>) v(%k : memref<?x16x?x128xbf16>) o(%q : memref<?x16x?x128xbf16>) do(%q : memref<?x16x?x128xbf16>) lse(%lse : memref<?x16x?xf32>) outs(%dq, %dk, %dv : memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>) {config = #w8}
   return
 }
+

@@ -1,6 +1,8 @@
 // sm_90a's backward plans through the whole attn-to-nvvm pipeline, with
-// the tiles the tables select (bwd_wgmma_d64_m64n64w4 and
-// bwd_wgmma_d128_m64n64w4, dq_pass): deterministic plans of two stages
+// the tiles the tables select for deterministic plans
+// (bwd_wgmma_d64_m64n64w4 and bwd_wgmma_d128_m64n64w4, dq_pass; named
+// here, as the tables now choose bwd_wgmma_d128_m64n128w12 where atomics
+// are allowed: nvvm-ptxas-backward-ws.mlir): deterministic plans of two stages
 // (main_q, which also computes delta of its rows, then main; no pre, no
 // dq_accum, no convert), whose products are wgmma
 // chains reading K, V, Q and dO from 128-byte-swizzled tiles, each query
@@ -179,15 +181,17 @@
 // ASYNC128: bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main: 4 async wgmma chains, no hazard
 // ASYNC128: bwd_f16_d128_causal_bottom_right_det_m64n64w4s2_main_q: 3 async wgmma chains, no hazard
 
+#det64 = #attn.config<name = "bwd_wgmma_d64_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16, deterministic = true>
 func.func @d64(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>, %lse: memref<?x8x?xf32>, %dq: memref<?x8x?x64xbf16>, %dk: memref<?x2x?x64xbf16>, %dv: memref<?x2x?x64xbf16>) {
-  attn.attention_grad q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x?x64xbf16>) v(%k : memref<?x2x?x64xbf16>) o(%q : memref<?x8x?x64xbf16>) do(%q : memref<?x8x?x64xbf16>) lse(%lse : memref<?x8x?xf32>) outs(%dq, %dk, %dv : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16>) {mask = #attn.mask<causal>}
+  attn.attention_grad q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x?x64xbf16>) v(%k : memref<?x2x?x64xbf16>) o(%q : memref<?x8x?x64xbf16>) do(%q : memref<?x8x?x64xbf16>) lse(%lse : memref<?x8x?xf32>) outs(%dq, %dk, %dv : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16>) {mask = #attn.mask<causal>, config = #det64}
   return
 }
 
 // -----
 
+#det128 = #attn.config<name = "bwd_wgmma_d128_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16, deterministic = true>
 func.func @d128(%q: memref<?x8x?x128xf16>, %k: memref<?x2x?x128xf16>, %lse: memref<?x8x?xf32>, %dq: memref<?x8x?x128xf16>, %dk: memref<?x2x?x128xf16>, %dv: memref<?x2x?x128xf16>) {
-  attn.attention_grad q(%q : memref<?x8x?x128xf16>) k(%k : memref<?x2x?x128xf16>) v(%k : memref<?x2x?x128xf16>) o(%q : memref<?x8x?x128xf16>) do(%q : memref<?x8x?x128xf16>) lse(%lse : memref<?x8x?xf32>) outs(%dq, %dk, %dv : memref<?x8x?x128xf16>, memref<?x2x?x128xf16>, memref<?x2x?x128xf16>) {mask = #attn.mask<causal_bottom_right>}
+  attn.attention_grad q(%q : memref<?x8x?x128xf16>) k(%k : memref<?x2x?x128xf16>) v(%k : memref<?x2x?x128xf16>) o(%q : memref<?x8x?x128xf16>) do(%q : memref<?x8x?x128xf16>) lse(%lse : memref<?x8x?xf32>) outs(%dq, %dk, %dv : memref<?x8x?x128xf16>, memref<?x2x?x128xf16>, memref<?x2x?x128xf16>) {mask = #attn.mask<causal_bottom_right>, config = #det128}
   return
 }
 

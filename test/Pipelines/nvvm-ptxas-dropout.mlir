@@ -58,7 +58,10 @@ func.func @fwd(%q: memref<?x16x?x64xbf16>, %p: f32, %s: i64, %off: i32, %o: memr
 
 // -----
 
+// The deterministic plan (the tables' choice where atomics are allowed is
+// the warp-specialized tile; its dropout kernels: nvvm-ptxas-backward-ws.mlir).
+#det64 = #attn.config<name = "bwd_wgmma_d64_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16, deterministic = true>
 func.func @bwd(%q: memref<2x8x1000x64xbf16>, %lse: memref<2x8x1000xf32>, %p: f32, %s: i64, %off: i32) {
-  attn.attention_grad q(%q : memref<2x8x1000x64xbf16>) k(%q : memref<2x8x1000x64xbf16>) v(%q : memref<2x8x1000x64xbf16>) o(%q : memref<2x8x1000x64xbf16>) do(%q : memref<2x8x1000x64xbf16>) lse(%lse : memref<2x8x1000xf32>) dropout(%p, %s, %off) outs(%q, %q, %q : memref<2x8x1000x64xbf16>, memref<2x8x1000x64xbf16>, memref<2x8x1000x64xbf16>) {mask = #attn.mask<causal>}
+  attn.attention_grad q(%q : memref<2x8x1000x64xbf16>) k(%q : memref<2x8x1000x64xbf16>) v(%q : memref<2x8x1000x64xbf16>) o(%q : memref<2x8x1000x64xbf16>) do(%q : memref<2x8x1000x64xbf16>) lse(%lse : memref<2x8x1000xf32>) dropout(%p, %s, %off) outs(%q, %q, %q : memref<2x8x1000x64xbf16>, memref<2x8x1000x64xbf16>, memref<2x8x1000x64xbf16>) {mask = #attn.mask<causal>, config = #det64}
   return
 }

@@ -99,16 +99,45 @@ struct BackwardSharedMemoryLayout {
   /// (block_m rows of dqStageRowBytes, 64-column chunks each padded by 16
   /// bytes); dqStageRowBytes is 0 without (atomics from registers).
   int64_t dqStageOffset = 0, dqStageRowBytes = 0;
+  /// With dqStageBlocked the staging area is the block's dQ in dq_accum's
+  /// blocked layout (usesBlockedDqAccum): 64-column chunks of 64 x 64 f32,
+  /// each added by one bulk reduction.
+  bool dqStageBlocked = false;
+  /// dS buffers (two with a producer warpgroup: one computing warpgroup may
+  /// write block t + 1's while the other's dQ product still reads block
+  /// t's), dsStageBytes apart.
+  int64_t dsBuffers = 1, dsStageBytes = 0;
+  /// With a producer warpgroup: the full and then the empty mbarrier of
+  /// each Q/dO buffer (8 bytes each); 0 without.
+  int64_t barrierOffset = 0;
   int64_t alignSlack = 0;
   int64_t totalBytes = 0;
 };
-/// Whether a backward plan with atomics on swizzled tiles (wgmma) adds dQ
-/// by bulk reductions from shared memory instead of atomics from registers:
-/// with two or more warpgroups (each stages its own chunk while the other
-/// computes; with one, an H200 measured 0.73-0.81x the atomics at D =
-/// 160-192, bench/RESULTS.md) and rows of dq_accum in 16-byte pieces.
-inline bool usesBulkDq(int64_t warps, int64_t headDim) {
-  return warps >= 8 && headDim % 4 == 0;
+/// Whether a backward plan adds dQ by bulk reductions from shared memory
+/// instead of atomics from registers: plans with dQ in main (not
+/// `deterministic`) on swizzled tiles (`sharedOperands`, wgmma) with two or
+/// more computing warpgroups (`computeWarps`: each stages its own chunk
+/// while the other computes; with one, an H200 measured 0.73-0.81x the
+/// atomics at D = 160-192, bench/RESULTS.md) and rows of dq_accum in
+/// 16-byte pieces. The kernel (getBackwardStageLayout) and the tables
+/// (checkSharedMemory) both decide by this.
+inline bool usesBulkDq(bool sharedOperands, bool deterministic,
+                       int64_t computeWarps, int64_t headDim) {
+  return sharedOperands && !deterministic && computeWarps >= 8 &&
+         headDim % 4 == 0;
+}
+
+/// Whether a plan that stages dQ (usesBulkDq) keeps dq_accum in blocks of
+/// 64 query rows (its rows rounded up to a multiple of 64, dim seqlen_q_64):
+/// each block's 64-column chunks are 64 x 64 f32 units, contiguous, their
+/// 16-byte pieces swizzled by row (BackwardWorkspace.h), so that a
+/// warpgroup adds its chunk by one 16 KB bulk reduction instead of one a row
+/// (the per-row reductions, 13% of the D = 128 main's stall samples on the
+/// H100, bench/RESULTS.md). Whole chunks only: D a multiple of 64, one head
+/// slice, query blocks of one warpgroup's 64 rows.
+inline bool usesBlockedDqAccum(int64_t headDim, int64_t headSplit,
+                               int64_t blockM) {
+  return headDim % 64 == 0 && headSplit <= 1 && blockM == 64;
 }
 
 /// `dqStageCols` (usesBulkDq: the dQ columns of one kernel) asks for dQ's
@@ -116,7 +145,8 @@ inline bool usesBulkDq(int64_t warps, int64_t headDim) {
 BackwardSharedMemoryLayout getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled = false,
-    int64_t dqStageCols = 0, int64_t smemMaxBytes = 0);
+    int64_t dqStageCols = 0, int64_t smemMaxBytes = 0,
+    bool warpSpecialized = false, bool blockedDq = false);
 
 /// 32-bit registers per thread of a backward kernel: the f32 dK and dV
 /// accumulators (rowsPerWarp key rows x D and Dv), the transposed scores

@@ -39,15 +39,25 @@ BackwardSharedMemoryLayout
 attn::getBackwardStageLayout(const KernelSpec &spec,
                              const GPUTargetInfo &target) {
   bool swizzled = readsSharedOperands(spec, target);
-  bool staged = swizzled && !spec.deterministic && target.hasBulkReduceF32() &&
-                usesBulkDq(spec.warps(), spec.headDim);
+  PipelineKind pipeline = spec.config.getPipeline();
+  bool staged =
+      target.hasBulkReduceF32() &&
+      usesBulkDq(swizzled, spec.deterministic,
+                 getComputeWarps(pipeline, spec.warps()), spec.headDim);
   return getBackwardSharedMemoryLayout(
       spec.blockM(), spec.blockN(), spec.stages(),
       spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
       spec.tileHeadDimV, target.getSharedRowPadding(), swizzled,
       staged ? getBackwardHeadSlice(spec, target, spec.tileHeadDim, 0).width
              : 0,
-      target.getChipSpec().smemMaxBytes);
+      target.getChipSpec().smemMaxBytes, isWarpSpecialized(pipeline),
+      usesBlockedDqAccum(spec.headDim, spec.config.getHeadSplit(),
+                         spec.blockM()));
+}
+
+bool attn::usesBlockedDqAccum(const KernelSpec &spec,
+                              const GPUTargetInfo &target) {
+  return getBackwardStageLayout(spec, target).dqStageBlocked;
 }
 
 int64_t attn::getBackwardSharedMemoryBytes(const KernelSpec &spec,
@@ -111,12 +121,14 @@ void RowStageEmitter::emitPre() {
     store(sum, gep(deltaPtr(), f32, r), 4);
   }
   if (!spec.deterministic) {
-    // Rows of f32 that start 16-byte aligned (BackwardWorkspace.h).
-    Value accum = dqAccumRow(dqAccumPtr(), r);
+    // Rows of f32 that start 16-byte aligned (BackwardWorkspace.h); in
+    // blocks, runs of 4 floats.
+    Value accum = dqAccumPtr();
     Value zeros = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(VectorType::get({4}, f32), 0.0f));
     forEachLaneChunk(lane, spec.headDim, 4, [&](Value d, int64_t width) {
-      store(width > 1 ? zeros : cf(0.0), gep(accum, f32, ext(d)), 4 * width);
+      store(width > 1 ? zeros : cf(0.0),
+            dqAccumChunk(accum, batch, head, row, d), 4 * width);
     });
   }
   if (!spec.dbiasType)
@@ -165,14 +177,14 @@ void RowStageEmitter::emitPre() {
 void RowStageEmitter::emitConvertDq() {
   OpBuilder::InsertionGuard guard(b);
   enterRow();
-  Value r = workspaceRow(batch, head, row);
-  Value accum = dqAccumRow(dqAccumPtr(), r);
+  Value accum = dqAccumPtr();
   Value dq = rowPtr(kBwdDQ, kBwdDQStrideB, batch, head, row);
   // Four f32 in (16 bytes), four of the input type out, where dq's rows
   // are aligned for it.
   int64_t vec = spec.config.getAlignBytes() >= 4 * elemBytes ? 4 : 1;
   forEachLaneChunk(lane, spec.headDim, vec, [&](Value d, int64_t width) {
-    Value x = load(chunkType(f32, width), gep(accum, f32, ext(d)), 4 * width);
+    Value x = load(chunkType(f32, width),
+                   dqAccumChunk(accum, batch, head, row, d), 4 * width);
     store(arith::TruncFOp::create(b, loc, chunkType(spec.elemType, width), x),
           gep(dq, spec.elemType, ext(d)), elemBytes * width);
   });

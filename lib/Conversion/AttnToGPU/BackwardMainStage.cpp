@@ -225,7 +225,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
     // each over all block_n keys of dS, dealt to the warpgroups in turn, so
     // that two warpgroups split D = 128 where block_m is one warpgroup's
     // rows. Each starts from zero and is waited for before its atomics.
-    int64_t groups = spec.warps() / 4, groupRows = 4 * rowsPerWarp;
+    int64_t groups = computeWarps / 4, groupRows = 4 * rowsPerWarp;
     int64_t chunks = sliceD.width / dqChunk;
     Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
     Value rowInGroup =
@@ -262,7 +262,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
     }
     return;
   }
-  int64_t rowsPerPass = rowsPerWarp * spec.warps();
+  int64_t rowsPerPass = rowsPerWarp * computeWarps;
   for (int64_t pass = 0; pass * rowsPerPass < bm; ++pass) {
     OpBuilder::InsertionGuard guard(b);
     Value rowBase = add(c32(pass * rowsPerPass), warpRow);
@@ -292,6 +292,8 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   Value rowFirst =
       add(mul(arith::RemUIOp::create(b, loc, warp, c32(4)), c32(rowsPerWarp)),
           dqLayout.laneRow);
+  if (smem.dqStageBlocked)
+    return emitDqBlocked(h, m0, group, chunkIndex, rowFirst, dq);
   for (unsigned e = 0, ne = dq.size(); e < ne;) {
     bool pair = dqLayout.startsColumnPair(e);
     Value r = add(rowFirst, c32(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]]));
@@ -322,6 +324,58 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   target.emitBulkReduceAddF32(
       b, loc, dst, gep(stage, b.getI8Type(), mul(t, c32(rowBytes))), width * 4,
       arith::AndIOp::create(b, loc, lt(t, c32(64)), lt(q, sq)));
+  target.emitBulkCommit(b, loc);
+}
+
+void MainStageEmitter::emitDqBlocked(Value h, Value m0, Value group,
+                                     Value chunkIndex, Value rowFirst,
+                                     ArrayRef<Value> dq) {
+  assert(spec.blockM() == 64 && sliceD.offset == 0 && dqChunk == 64 &&
+         "whole 64 x 64 units (usesBlockedDqAccum)");
+  // The unit in dq_accum's layout (BackwardWorkspace.h): float c of row r
+  // at r * 64 + ((c / 4) ^ (r % 8)) * 4 + c % 4. A quad's 8-byte stores
+  // then cover 8 rows' distinct 16-byte pieces: no bank conflicts.
+  Value unit =
+      gep(smemBase, b.getI8Type(),
+          add(c32(smem.dqStageOffset), mul(chunkIndex, c32(64 * 256))));
+  Value scale = arg(kBwdScale);
+  Value swizzle = arith::RemUIOp::create(b, loc, rowFirst, c32(8));
+  for (unsigned e = 0, ne = dq.size(); e < ne;) {
+    bool pair = dqLayout.startsColumnPair(e);
+    // Row slots are 8 rows apart: every row of this thread has rowFirst's
+    // swizzle.
+    assert(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]] % 8 == 0 &&
+           "row slots 8 rows apart");
+    Value r = add(rowFirst, c32(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]]));
+    Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
+    Value piece = arith::XOrIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, c, c32(4)), swizzle);
+    Value at = gep(
+        unit, f32,
+        add(mul(r, c32(64)), add(mul(piece, c32(4)),
+                                 arith::RemUIOp::create(b, loc, c, c32(4)))));
+    if (pair) {
+      Value v = LLVM::UndefOp::create(b, loc, VectorType::get({2}, f32));
+      for (int k = 0; k < 2; ++k)
+        v = LLVM::InsertElementOp::create(b, loc, v, fmul(dq[e + k], scale),
+                                          c32(k));
+      store(v, at, 8);
+    } else {
+      store(fmul(dq[e], scale), at, 4);
+    }
+    e += pair ? 2 : 1;
+  }
+  // Published to the bulk copies' proxy and the warpgroup; then its first
+  // thread adds the unit (16 KB) to dq_accum. Predicated, not branched
+  // (dK's product may be in flight).
+  scoresMma->emitSharedWritesVisible(b, loc);
+  target.emitNamedBarrier(b, loc, add(group, c32(1)), 128);
+  Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
+  Value dst =
+      dqAccumChunk(dqAccum, batch, h, m0, mul(chunkIndex, c32(dqChunk)));
+  target.emitBulkReduceAddF32(
+      b, loc, dst, unit, 64 * 64 * 4,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, c32(0)));
   target.emitBulkCommit(b, loc);
 }
 
@@ -501,7 +555,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     // The last block's reductions have read the staging area.
     if (smem.dqStageRowBytes)
       target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
-    barrier();
+    computeBarrier();
     if (dqFirst) {
       // dQ, then dK behind it: dQ is staged and added while dK runs.
       // Warpgroup g computes dQ's columns g * dqChunk.. of the slice.
@@ -631,6 +685,8 @@ void MainStageEmitter::emit() {
                           cf(0.0));
   Value group =
       arith::DivSIOp::create(b, loc, arg(kBwdHeadsQ), arg(kBwdHeadsKV));
+  if (warpSpecialized)
+    return emitWarpSpecialized(mul(headKV, group), group, iLo, iHi, init);
   auto emitLoop = [&] {
     return emitBlockLoop(mul(headKV, group), group, iLo, iHi, init,
                          /*sumRows=*/bool(biasRowsSummed));

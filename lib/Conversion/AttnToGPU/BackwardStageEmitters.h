@@ -81,6 +81,8 @@ protected:
           return std::nullopt;
         },
         [&](StringRef dim) -> Value {
+          if (dim == "seqlen_q_64")
+            return seqlenQ64();
           unsigned i = dim == "batch"     ? kBwdBatch
                        : dim == "heads_q" ? kBwdHeadsQ
                                           : kBwdSeqQ;
@@ -95,12 +97,42 @@ protected:
           return mul(arith::DivUIOp::create(b, loc, add(x, c64(m - 1)), c64(m)),
                      c64(m));
         }};
-    return gep(arg(kBwdWorkspace), b.getI8Type(),
-               getWorkspaceOffset(getBackwardWorkspace(spec), name, a));
+    return gep(
+        arg(kBwdWorkspace), b.getI8Type(),
+        getWorkspaceOffset(getBackwardWorkspace(spec, blockedDq()), name, a));
   }
+  /// Sq rounded up to a multiple of 64 (i64).
+  Value seqlenQ64() {
+    return mul(arith::DivUIOp::create(b, loc, add(ext(arg(kBwdSeqQ)), c64(63)),
+                                      c64(64)),
+               c64(64));
+  }
+  /// Whether dq_accum is in blocks of 64 rows (BackwardWorkspace.h).
+  bool blockedDq() const { return usesBlockedDqAccum(spec, target); }
   /// dq_accum's rows are workspace rows (workspaceRow) of D floats.
   Value dqAccumRow(Value dqAccum, Value row) {
     return gep(dqAccum, f32, mul(row, c64(spec.headDim)));
+  }
+  /// dq_accum's float at query row `q` of head `h`, column `d`, in either
+  /// layout; from a multiple of 4, the 4 columns from `d` follow it.
+  Value dqAccumChunk(Value dqAccum, Value batch, Value head, Value q, Value d) {
+    if (!blockedDq())
+      return gep(dqAccumRow(dqAccum, workspaceRow(batch, head, q)), f32,
+                 ext(d));
+    // Block q / 64's units start at row (b * Hq + h) * Sq64 + q / 64 * 64.
+    Value row0 = add(
+        mul(add(mul(ext(batch), ext(arg(kBwdHeadsQ))), ext(head)), seqlenQ64()),
+        ext(mul(arith::DivUIOp::create(b, loc, q, c32(64)), c32(64))));
+    Value r = arith::RemUIOp::create(b, loc, q, c32(64));
+    Value unit = arith::DivUIOp::create(b, loc, d, c32(64));
+    Value c = arith::RemUIOp::create(b, loc, d, c32(64));
+    Value piece =
+        arith::XOrIOp::create(b, loc, arith::DivUIOp::create(b, loc, c, c32(4)),
+                              arith::RemUIOp::create(b, loc, r, c32(8)));
+    Value inUnit =
+        add(add(mul(unit, c32(64 * 64)), mul(r, c32(64))),
+            add(mul(piece, c32(4)), arith::RemUIOp::create(b, loc, c, c32(4))));
+    return gep(dqAccumRow(dqAccum, row0), f32, ext(inUnit));
   }
   Value dqAccumPtr() { return workspaceBuffer("dq_accum"); }
   Value dbiasAccumPtr() { return workspaceBuffer("dbias_accum"); }
@@ -464,7 +496,9 @@ public:
         sliceDv(getBackwardHeadSlice(spec, target, spec.tileHeadDimV, slice)) {
     int64_t bm = spec.blockM(), bn = spec.blockN(), d = spec.tileHeadDim,
             dv = spec.tileHeadDimV;
-    rowsPerWarp = bn / spec.warps();
+    warpSpecialized = isWarpSpecialized(spec.config.getPipeline());
+    computeWarps = getComputeWarps(spec.config.getPipeline(), spec.warps());
+    rowsPerWarp = bn / computeWarps;
     // Key rows x query columns for S^T = K Q^T, dV += P^T dO,
     // dP^T = V dO^T and dK += dS^T Q; query rows x key columns for
     // dQ = dS K, whose warps take rowsPerWarp query rows at a time. The
@@ -548,6 +582,15 @@ private:
                    : scoresMma->getSharedTileLayout()};
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
+  /// A barrier of the warps that compute: with a producer warpgroup a named
+  /// one of theirs (ids 1 and 2 are the warpgroups' own, emitDqBulk).
+  void computeBarrier() {
+    if (!warpSpecialized)
+      return barrier();
+    target.emitNamedBarrier(b, loc, c32(kComputeBarrierId),
+                            computeWarps * target.getWarpSize());
+  }
+  static constexpr int32_t kComputeBarrierId = 3;
   /// Waits for this thread's copies to shared memory and publishes every
   /// thread's to the workgroup (and to the matrix units' proxy).
   void publishCopies() {
@@ -716,6 +759,20 @@ private:
   /// the bias gradient's row sums (emitQueryBlock).
   scf::ForOp emitBlockLoop(Value hLo, Value group, Value iLo, Value iHi,
                            ValueRange init, bool sumRows = false);
+  /// emitBlockLoop with a producer warpgroup (cp_async_ws): warpgroup 0
+  /// copies each pair's Q, dO and row stats into the buffers of a two-stage
+  /// ring guarded by full/empty mbarriers; the others compute, meeting at
+  /// one named barrier a block (dS, double-buffered) instead of two
+  /// CTA-wide ones, and store dK and dV. Returns nothing: the epilogue is
+  /// the computing warps'.
+  void emitWarpSpecialized(Value hLo, Value group, Value iLo, Value iHi,
+                           ValueRange init);
+  Value ringBarrier(int64_t index, Value stage) {
+    return gep(smemBase, b.getI8Type(),
+               add(c32(smem.barrierOffset + 8 * index), mul(stage, c32(8))));
+  }
+  Value fullBarrier(Value stage) { return ringBarrier(0, stage); }
+  Value emptyBarrier(Value stage) { return ringBarrier(spec.stages(), stage); }
   /// P^T and (with a softcap) the derivative factor 1 - t^2 per element of
   /// the transposed scores `s`.
   /// With `shifted` (statsInAccumulators) `s` holds S^T - lse / scale.
@@ -734,7 +791,7 @@ private:
   /// staging dQ, as many chunks as warpgroups) and issues it before dK's
   /// product, so that dQ is staged and added while dK runs.
   bool dqBeforeDk() const {
-    int64_t groups = spec.warps() / 4;
+    int64_t groups = computeWarps / 4;
     return smem.dqStageRowBytes && groups > 1 && spec.blockM() == 64 &&
            sliceD.width == groups * dqChunk &&
            sliceD.offset + sliceD.width <= spec.headDim;
@@ -750,6 +807,11 @@ private:
   /// reduction a row, as FlashAttention-3 adds dQ.
   void emitDqBulk(Value h, Value m0, Value group, int64_t rowBlock,
                   Value chunkIndex, int64_t width, ArrayRef<Value> dq);
+  /// emitDqBulk with dq_accum in blocks (smem.dqStageBlocked): the chunk's
+  /// 64 x 64 unit staged in dq_accum's layout and added by one reduction.
+  /// `rowFirst`: this thread's first row of the 64.
+  void emitDqBlocked(Value h, Value m0, Value group, Value chunkIndex,
+                     Value rowFirst, ArrayRef<Value> dq);
   /// Element e of this thread's dS (key row, query column) into the bias
   /// gradient: added to dbias_accum when dbias is summed over a dimension,
   /// else written to dbias (each (b, h, i, j) is visited once).
@@ -788,6 +850,10 @@ private:
   /// Columns of dQ per product (a divisor of the slice's width).
   int64_t dqChunk;
   int64_t rowsPerWarp, threads;
+  /// A producer warpgroup copies (cp_async_ws); the computeWarps others
+  /// own the key rows.
+  bool warpSpecialized = false;
+  int64_t computeWarps = 0;
 
   Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase, dqAccum;
   /// The current query block's lse and delta (rowStats), when staged.

@@ -2,7 +2,12 @@
 //
 // A backward plan's workspace holds f32 buffers one after the other, each
 // starting at a multiple of kWorkspaceAlignment bytes: delta [B, Hq, Sq];
-// dq_accum [B, Hq, Sq, D] in the plans that add dQ by atomics; with the bias
+// dq_accum [B, Hq, Sq, D] in the plans that add dQ by atomics, or in blocks
+// of 64 query rows where a plan adds it by one bulk reduction a chunk
+// (usesBlockedDqAccum: [B, Hq, Sq rounded up to 64, D], each block's 64
+// rows a run of D / 64 units of 64 x 64 f32, a unit's row r holding column
+// c at ((c / 4) ^ (r % 8)) * 4 + c % 4, so that the quads' stores into the
+// staging area are conflict-free and the unit goes out as it is); with the bias
 // gradient, dbias_accum in its summed shape (atomic plans), or dbias_full
 // [B, Hq, Sq, Sk] when it is summed at all (deterministic plans: main writes
 // every element once, or, when dbias is summed over query rows, row 0 alone
@@ -32,15 +37,17 @@ struct WorkspaceBuffer {
   llvm::SmallVector<llvm::StringRef, 4> dims;
 };
 
-/// The workspace of `spec`'s plan, in order.
+/// The workspace of `spec`'s plan, in order; `blockedDq`: dq_accum in
+/// blocks of 64 rows (BackwardSharedMemoryLayout::dqStageBlocked).
 inline llvm::SmallVector<WorkspaceBuffer>
-getBackwardWorkspace(const KernelSpec &spec) {
+getBackwardWorkspace(const KernelSpec &spec, bool blockedDq) {
   llvm::SmallVector<WorkspaceBuffer> buffers = {
       {"delta", {"batch", "heads_q", "seqlen_q"}}};
   // A deterministic plan computes dQ in registers (its main_q pass).
   if (!spec.deterministic)
-    buffers.push_back(
-        {"dq_accum", {"batch", "heads_q", "seqlen_q", "head_dim"}});
+    buffers.push_back({"dq_accum",
+                       {"batch", "heads_q",
+                        blockedDq ? "seqlen_q_64" : "seqlen_q", "head_dim"}});
   if (spec.dbiasType && !spec.deterministic)
     buffers.push_back(
         {"dbias_accum",

@@ -102,7 +102,8 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   attrs.append("seqlen_k_multiple", b.getI64IntegerAttr(1));
   attrs.append("config", b.getStringAttr(config));
   SmallVector<Attribute> buffers;
-  for (const WorkspaceBuffer &buffer : getBackwardWorkspace(spec))
+  for (const WorkspaceBuffer &buffer :
+       getBackwardWorkspace(spec, usesBlockedDqAccum(spec, target)))
     buffers.push_back(getBuffer(b, buffer.name, buffer.dims));
   Attribute rows[] = {getExtent(b, "seqlen_q", kBackwardRowWarps),
                       getExtent(b, "heads_q"), getExtent(b, "batch")};
@@ -298,6 +299,10 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
           return batch;
         if (d == "seqlen_q")
           return sq;
+        if (d == "seqlen_q_64")
+          return arith::MulIOp::create(
+              b, loc, arith::CeilDivUIOp::create(b, loc, sq, cIdx(64)),
+              cIdx(64));
         if (d == "seqlen_k")
           return sk;
         if (d == "bias_summed")
@@ -320,7 +325,8 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
         return arith::MulIOp::create(
             b, loc, arith::CeilDivUIOp::create(b, loc, x, cIdx(m)), cIdx(m));
       }};
-  Value bytes = getWorkspaceOffset(getBackwardWorkspace(spec), "", sizes);
+  Value bytes = getWorkspaceOffset(
+      getBackwardWorkspace(spec, usesBlockedDqAccum(spec, target)), "", sizes);
   auto wsType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
   Value workspace =
       gpu::AllocOp::create(b, loc, wsType, /*asyncToken=*/Type(),

@@ -27,7 +27,7 @@ func.func @wgmma(%q: memref<1x4x128x64xf16>, %lse: memref<1x4x128xf32>) {
 
 #bwd = #attn.config<name = "w8", block_m = 64, block_n = 64, warps = 8, stages = 1, pipeline = simple, acc_in_registers = true, mma = mma.m16n8k16>
 func.func @rows(%q: memref<1x4x128x64xf16>, %lse: memref<1x4x128xf32>) {
-  // expected-error @below {{config 'w8' is not supported on sm_90a: tile: block_n 64 over 8 warps must give the 16 key rows per warp of mma.m16n8k16}}
+  // expected-error @below {{config 'w8' is not supported on sm_90a: tile: block_n 64 over 8 computing warps must give the 16 key rows per warp of mma.m16n8k16}}
   attn.attention_grad q(%q : memref<1x4x128x64xf16>) k(%q : memref<1x4x128x64xf16>) v(%q : memref<1x4x128x64xf16>) o(%q : memref<1x4x128x64xf16>) do(%q : memref<1x4x128x64xf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x64xf16>, memref<1x4x128x64xf16>, memref<1x4x128x64xf16>) {config = #bwd}
   return
 }

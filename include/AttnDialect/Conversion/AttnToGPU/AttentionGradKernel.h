@@ -51,6 +51,10 @@ FailureOr<KernelSpec> getBackwardKernelSpec(AttentionGradOp op,
 int64_t getBackwardSharedMemoryBytes(const KernelSpec &spec,
                                      const GPUTargetInfo &target);
 
+/// Whether `spec`'s plan keeps dq_accum in blocks of 64 query rows
+/// (BackwardSharedMemoryLayout::dqStageBlocked).
+bool usesBlockedDqAccum(const KernelSpec &spec, const GPUTargetInfo &target);
+
 /// The plan's stage kernels, in launch order.
 struct BackwardKernels {
   gpu::GPUFuncOp pre, main, dq;

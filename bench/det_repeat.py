@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Deterministic backward plans: bit-identical gradients over repeated runs
+and the same gradients as the plan with atomics within rounding.
+
+    python3 bench/det_repeat.py BUNDLE [--d 128] [--runs 20]
+
+Shapes: GQA 8:2, (Sq, Sk) in (129, 1000), (1000, 1000), (333, 2048),
+masks none, causal and bottom-right (those the bundle has). Exit 1 when a
+check failed; prints one line per case.
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "runtime", "python"))
+import attn_runtime  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bundle")
+    ap.add_argument("--d", type=int, default=128)
+    ap.add_argument("--runs", type=int, default=20)
+    a = ap.parse_args()
+    lib = attn_runtime.load(a.bundle)
+    torch.manual_seed(0)
+    bad = 0
+    for sq, sk in ((129, 1000), (1000, 1000), (333, 2048)):
+        for causal in (False, True, "bottom_right"):
+            q = torch.randn(2, 8, sq, a.d, device="cuda", dtype=torch.bfloat16)
+            k = torch.randn(2, 2, sk, a.d, device="cuda", dtype=torch.bfloat16)
+            v = torch.randn_like(k)
+            g = torch.randn_like(q)
+            try:
+                out, lse = lib.attention(q, k, v, causal=causal,
+                                         return_lse=True)
+                first = lib.attention_backward(g, q, k, v, out, lse,
+                                               causal=causal,
+                                               deterministic=True)
+            except attn_runtime.AttnError as e:
+                print(f"skip {sq}x{sk} causal={causal}: {e.message[:80]}")
+                continue
+            atomic = lib.attention_backward(g, q, k, v, out, lse,
+                                            causal=causal)
+            differ = 0
+            for _ in range(a.runs - 1):
+                again = lib.attention_backward(g, q, k, v, out, lse,
+                                               causal=causal,
+                                               deterministic=True)
+                differ += any(not torch.equal(x, y)
+                              for x, y in zip(first, again))
+            far = [i for i, (x, y) in enumerate(zip(first, atomic))
+                   if not torch.allclose(x.float(), y.float(), rtol=2e-2,
+                                         atol=2e-2 * y.float().abs().max()
+                                         .item())]
+            torch.cuda.synchronize()
+            ok = not differ and not far
+            bad += not ok
+            print(f"{'ok' if ok else 'FAIL'} {sq}x{sk} causal={causal}: "
+                  f"{differ} of {a.runs - 1} reruns differ, "
+                  f"gradients off the atomic plan's: {far}")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
