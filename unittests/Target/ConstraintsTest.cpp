@@ -125,6 +125,70 @@ TEST(SmemBytes, PaddedLayoutOffsets) {
   EXPECT_EQ(l.alignSlack, 0);
 }
 
+TEST(BackwardSmem, ProducerTileDoublesDsAndAddsTheRing) {
+  // bwd_wgmma_d128_m64n128w12 at D = Dv = 128, bf16, swizzled: K and V
+  // 128 x 128 (32768 each), two Q and two dO buffers of 64 x 128 (16384
+  // each), two dS buffers of 64 x 128 (16384 each), two stages of lse and
+  // delta (2 * 64 * 4 = 512 each), then the ring: a full and an empty
+  // mbarrier per buffer (4 x 8 bytes).
+  BackwardSharedMemoryLayout l = getBackwardSharedMemoryLayout(
+      64, 128, 2, 2, 128, 128, 0, /*swizzled=*/true, /*dqStageCols=*/0,
+      /*smemMaxBytes=*/232448, /*warpSpecialized=*/true);
+  EXPECT_EQ(l.dsOffset, 32768 * 2 + 16384 * 4);
+  EXPECT_EQ(l.dsBuffers, 2);
+  EXPECT_EQ(l.dsStageBytes, 16384);
+  EXPECT_EQ(l.rowStatsOffset, 131072 + 2 * 16384);
+  EXPECT_EQ(l.barrierOffset, 163840 + 2 * 512);
+  EXPECT_EQ(l.totalBytes, kSwizzleAlignBytes + 164864 + 32);
+  // Without the producer: one dS buffer, no ring.
+  BackwardSharedMemoryLayout w8 = getBackwardSharedMemoryLayout(
+      64, 128, 2, 2, 128, 128, 0, true, 0, 232448);
+  EXPECT_EQ(w8.dsBuffers, 1);
+  EXPECT_EQ(w8.barrierOffset, 0);
+  EXPECT_EQ(w8.totalBytes, kSwizzleAlignBytes + 131072 + 16384 + 2 * 512);
+}
+
+TEST(BackwardSmem, BlockedDqStagingIsWholeUnits) {
+  // dQ's staging for 128 columns after the producer layout above (ends at
+  // 164896 past the slack): rows of 64-column chunks padded by 16 bytes
+  // (2 * 272 = 544 bytes a row), or in dq_accum's blocks the two 64 x 64
+  // f32 units themselves (512 bytes a row, swizzled instead of padded).
+  auto staging = [](bool blocked) {
+    return getBackwardSharedMemoryLayout(64, 128, 2, 2, 128, 128, 0, true,
+                                         /*dqStageCols=*/128, 232448, true,
+                                         blocked);
+  };
+  BackwardSharedMemoryLayout rows = staging(false), units = staging(true);
+  EXPECT_EQ(rows.dqStageOffset, 164896);
+  EXPECT_EQ(rows.dqStageRowBytes, 544);
+  EXPECT_FALSE(rows.dqStageBlocked);
+  EXPECT_EQ(rows.totalBytes, kSwizzleAlignBytes + 164896 + 64 * 544);
+  EXPECT_EQ(units.dqStageRowBytes, 512);
+  EXPECT_TRUE(units.dqStageBlocked);
+  EXPECT_EQ(units.totalBytes, kSwizzleAlignBytes + 164896 + 64 * 512);
+  // Staging that does not fit is left out (atomics from registers).
+  EXPECT_EQ(getBackwardSharedMemoryLayout(64, 128, 2, 2, 128, 128, 0, true, 128,
+                                          180000, true, true)
+                .dqStageRowBytes,
+            0);
+}
+
+TEST(BackwardSmem, WhoStagesDqAndInBlocks) {
+  // Bulk dQ: plans with dQ in main on swizzled tiles, two or more computing
+  // warpgroups, 16-byte rows of dq_accum.
+  EXPECT_TRUE(usesBulkDq(true, false, 8, 128));
+  EXPECT_FALSE(usesBulkDq(true, /*deterministic=*/true, 8, 128));
+  EXPECT_FALSE(usesBulkDq(true, false, /*computeWarps=*/4, 128));
+  EXPECT_FALSE(usesBulkDq(/*sharedOperands=*/false, false, 8, 128));
+  EXPECT_FALSE(usesBulkDq(true, false, 8, 90));
+  // Blocks of 64 rows: whole 64-column chunks, one slice, 64-row blocks.
+  EXPECT_TRUE(usesBlockedDqAccum(128, 1, 64));
+  EXPECT_TRUE(usesBlockedDqAccum(64, 1, 64));
+  EXPECT_FALSE(usesBlockedDqAccum(96, 1, 64));
+  EXPECT_FALSE(usesBlockedDqAccum(256, 2, 64));
+  EXPECT_FALSE(usesBlockedDqAccum(128, 1, 128));
+}
+
 TEST(RegisterEstimate, MmaSyncMatchesThePerFragmentFormula) {
   // 4*(64/8) + 4*(128/8) + 4*(128/16) + 40 = 32 + 64 + 32 + 40
   EXPECT_EQ(registerEstimate(16, 32, 64, 128, 128, 40), 168);
