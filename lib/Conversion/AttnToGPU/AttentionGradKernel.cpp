@@ -244,6 +244,14 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
              << spec->config.getName() << "' has head_split " << split
              << ", which leaves slice " << s << " of D = " << spec->headDim
              << " or Dv = " << spec->headDimV << " empty";
+  // As the tables' checkDeterministic says: the producer warpgroup's main
+  // adds dQ itself, and the dQ pass has no such form.
+  if (spec->deterministic && isWarpSpecialized(spec->config.getPipeline()))
+    return op.emitOpError("config '")
+           << spec->config.getName() << "' is deterministic with pipeline "
+           << stringifyPipelineKind(spec->config.getPipeline())
+           << ", which is for the plans with dQ in main (the dQ pass has no "
+              "producer warpgroup)";
   // main_q keeps its Q and dO tiles in main's Q and dO buffers.
   if (spec->deterministic && getDeterministicQueryRows(*spec, target) >
                                  spec->blockM() * spec->stages())

@@ -283,77 +283,45 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                                   int64_t rowBlock, Value chunkIndex,
                                   int64_t width, ArrayRef<Value> dq) {
   // The item's 64 rows x `width` floats of the staging area, free since the
-  // barrier after dS (each thread waited for its reductions' reads).
+  // barrier after dS (each thread waited for its reductions' reads): rows
+  // of 64-column chunks, or with dq_accum in blocks the chunk's 64 x 64
+  // unit in dq_accum's layout (BackwardWorkspace.h: float c of row r at
+  // r * 64 + ((c / 4) ^ (r % 8)) * 4 + c % 4, so that a quad's 8-byte
+  // stores cover 8 rows' distinct 16-byte pieces: no bank conflicts).
+  bool blocked = smem.dqStageBlocked;
+  assert((!blocked || (spec.blockM() == 64 && rowBlock == 0 &&
+                       sliceD.offset == 0 && dqChunk == 64)) &&
+         "whole 64 x 64 units (usesBlockedDqAccum)");
   int64_t rowBytes = smem.dqStageRowBytes;
-  Value stage = gep(smemBase, b.getI8Type(),
-                    add(c32(smem.dqStageOffset + rowBlock * rowBytes),
-                        mul(chunkIndex, c32(kDqStageChunkBytes))));
+  Value stage =
+      gep(smemBase, b.getI8Type(),
+          add(c32(smem.dqStageOffset + rowBlock * rowBytes),
+              mul(chunkIndex, c32(blocked ? 64 * 256 : kDqStageChunkBytes))));
   Value scale = arg(kBwdScale);
   Value rowFirst =
       add(mul(arith::RemUIOp::create(b, loc, warp, c32(4)), c32(rowsPerWarp)),
           dqLayout.laneRow);
-  if (smem.dqStageBlocked)
-    return emitDqBlocked(h, m0, group, chunkIndex, rowFirst, dq);
-  for (unsigned e = 0, ne = dq.size(); e < ne;) {
-    bool pair = dqLayout.startsColumnPair(e);
-    Value r = add(rowFirst, c32(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]]));
-    Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
-    Value at =
-        gep(stage, b.getI8Type(), add(mul(r, c32(rowBytes)), mul(c, c32(4))));
-    if (pair) {
-      Value v = LLVM::UndefOp::create(b, loc, VectorType::get({2}, f32));
-      for (int k = 0; k < 2; ++k)
-        v = LLVM::InsertElementOp::create(b, loc, v, fmul(dq[e + k], scale),
-                                          c32(k));
-      store(v, at, 8);
-    } else {
-      store(fmul(dq[e], scale), at, 4);
-    }
-    e += pair ? 2 : 1;
-  }
-  // Published to the bulk copies' proxy and the warpgroup; then one thread
-  // a row adds it to dq_accum (rows past Sq stay out).
-  scoresMma->emitSharedWritesVisible(b, loc);
-  target.emitNamedBarrier(b, loc, add(group, c32(1)), 128);
-  // Predicated, not branched: dK's product may be in flight (dqBeforeDk),
-  // and a branch there would make ptxas serialize the chains.
-  Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
-  Value q = add(add(m0, c32(rowBlock)), t);
-  Value dst = gep(dqAccumRow(dqAccum, workspaceRow(batch, h, q)), f32,
-                  add(c32(sliceD.offset), mul(chunkIndex, c32(dqChunk))));
-  target.emitBulkReduceAddF32(
-      b, loc, dst, gep(stage, b.getI8Type(), mul(t, c32(rowBytes))), width * 4,
-      arith::AndIOp::create(b, loc, lt(t, c32(64)), lt(q, sq)));
-  target.emitBulkCommit(b, loc);
-}
-
-void MainStageEmitter::emitDqBlocked(Value h, Value m0, Value group,
-                                     Value chunkIndex, Value rowFirst,
-                                     ArrayRef<Value> dq) {
-  assert(spec.blockM() == 64 && sliceD.offset == 0 && dqChunk == 64 &&
-         "whole 64 x 64 units (usesBlockedDqAccum)");
-  // The unit in dq_accum's layout (BackwardWorkspace.h): float c of row r
-  // at r * 64 + ((c / 4) ^ (r % 8)) * 4 + c % 4. A quad's 8-byte stores
-  // then cover 8 rows' distinct 16-byte pieces: no bank conflicts.
-  Value unit =
-      gep(smemBase, b.getI8Type(),
-          add(c32(smem.dqStageOffset), mul(chunkIndex, c32(64 * 256))));
-  Value scale = arg(kBwdScale);
+  // Row slots are 8 rows apart: every row of this thread has rowFirst's
+  // swizzle.
   Value swizzle = arith::RemUIOp::create(b, loc, rowFirst, c32(8));
   for (unsigned e = 0, ne = dq.size(); e < ne;) {
     bool pair = dqLayout.startsColumnPair(e);
-    // Row slots are 8 rows apart: every row of this thread has rowFirst's
-    // swizzle.
-    assert(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]] % 8 == 0 &&
-           "row slots 8 rows apart");
-    Value r = add(rowFirst, c32(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]]));
+    int64_t slotOffset = dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]];
+    assert((!blocked || slotOffset % 8 == 0) && "row slots 8 rows apart");
+    Value r = add(rowFirst, c32(slotOffset));
     Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
-    Value piece = arith::XOrIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, c, c32(4)), swizzle);
-    Value at = gep(
-        unit, f32,
-        add(mul(r, c32(64)), add(mul(piece, c32(4)),
-                                 arith::RemUIOp::create(b, loc, c, c32(4)))));
+    Value at;
+    if (blocked) {
+      Value piece = arith::XOrIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, c, c32(4)), swizzle);
+      at = gep(
+          stage, f32,
+          add(mul(r, c32(64)), add(mul(piece, c32(4)),
+                                   arith::RemUIOp::create(b, loc, c, c32(4)))));
+    } else {
+      at =
+          gep(stage, b.getI8Type(), add(mul(r, c32(rowBytes)), mul(c, c32(4))));
+    }
     if (pair) {
       Value v = LLVM::UndefOp::create(b, loc, VectorType::get({2}, f32));
       for (int k = 0; k < 2; ++k)
@@ -366,16 +334,27 @@ void MainStageEmitter::emitDqBlocked(Value h, Value m0, Value group,
     e += pair ? 2 : 1;
   }
   // Published to the bulk copies' proxy and the warpgroup; then its first
-  // thread adds the unit (16 KB) to dq_accum. Predicated, not branched
-  // (dK's product may be in flight).
+  // thread adds the unit (16 KB) to dq_accum, or one thread a row its row
+  // (rows past Sq stay out). Predicated, not branched: dK's product may be
+  // in flight (dqBeforeDk), and a branch there would make ptxas serialize
+  // the chains.
   scoresMma->emitSharedWritesVisible(b, loc);
   target.emitNamedBarrier(b, loc, add(group, c32(1)), 128);
   Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
-  Value dst =
-      dqAccumChunk(dqAccum, batch, h, m0, mul(chunkIndex, c32(dqChunk)));
-  target.emitBulkReduceAddF32(
-      b, loc, dst, unit, 64 * 64 * 4,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, c32(0)));
+  Value colFirst = add(c32(sliceD.offset), mul(chunkIndex, c32(dqChunk)));
+  if (blocked) {
+    target.emitBulkReduceAddF32(
+        b, loc, dqAccumChunk(dqAccum, batch, h, m0, colFirst), stage,
+        64 * 64 * 4,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, c32(0)));
+  } else {
+    Value q = add(add(m0, c32(rowBlock)), t);
+    target.emitBulkReduceAddF32(
+        b, loc,
+        gep(dqAccumRow(dqAccum, workspaceRow(batch, h, q)), f32, colFirst),
+        gep(stage, b.getI8Type(), mul(t, c32(rowBytes))), width * 4,
+        arith::AndIOp::create(b, loc, lt(t, c32(64)), lt(q, sq)));
+  }
   target.emitBulkCommit(b, loc);
 }
 
@@ -1044,14 +1023,9 @@ void MainStageEmitter::emitQueryPass() {
 scf::ForOp MainStageEmitter::emitBlockLoop(Value hLo, Value group, Value iLo,
                                            Value iHi, ValueRange init,
                                            bool sumRows) {
-  // Pair t is query block iLo + t % blocks of head hLo + t / blocks.
   Value blocks = sub(iHi, iLo);
   Value total = mul(group, blocks);
-  auto pair = [&](Value t) -> std::pair<Value, Value> {
-    Value h = add(hLo, arith::DivUIOp::create(b, loc, t, blocks));
-    Value i = add(iLo, arith::RemUIOp::create(b, loc, t, blocks));
-    return {h, mul(i, c32(spec.blockM()))};
-  };
+  auto pair = [&](Value t) { return pairAt(hLo, iLo, blocks, t); };
   bool prefetch = spec.stages() > 1;
   if (prefetch) {
     OpBuilder::InsertionGuard guard(b);

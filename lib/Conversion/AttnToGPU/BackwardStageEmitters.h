@@ -759,6 +759,14 @@ private:
   /// the bias gradient's row sums (emitQueryBlock).
   scf::ForOp emitBlockLoop(Value hLo, Value group, Value iLo, Value iHi,
                            ValueRange init, bool sumRows = false);
+  /// The head and first query row of pair t of the loops over (query head
+  /// of the group, query block): query block iLo + t % blocks of head
+  /// hLo + t / blocks (heads outer).
+  std::pair<Value, Value> pairAt(Value hLo, Value iLo, Value blocks, Value t) {
+    Value h = add(hLo, arith::DivUIOp::create(b, loc, t, blocks));
+    Value i = add(iLo, arith::RemUIOp::create(b, loc, t, blocks));
+    return {h, mul(i, c32(spec.blockM()))};
+  }
   /// emitBlockLoop with a producer warpgroup (cp_async_ws): warpgroup 0
   /// copies each pair's Q, dO and row stats into the buffers of a two-stage
   /// ring guarded by full/empty mbarriers; the others compute, meeting at
@@ -803,15 +811,11 @@ private:
   /// emitDqAtomics through shared memory (smem.dqStageRowBytes): warpgroup
   /// `group` (i32) stages its product `dq` (64 rows from `rowBlock` of the
   /// block, chunk `chunkIndex` (i32) of dqChunk columns of the slice, the
-  /// first `width` of them in dq_accum) and adds it there by one bulk
-  /// reduction a row, as FlashAttention-3 adds dQ.
+  /// first `width` of them in dq_accum) and adds it there by bulk
+  /// reductions, as FlashAttention-3 adds dQ: one a row, or with dq_accum
+  /// in blocks (smem.dqStageBlocked) one for the chunk's 64 x 64 unit.
   void emitDqBulk(Value h, Value m0, Value group, int64_t rowBlock,
                   Value chunkIndex, int64_t width, ArrayRef<Value> dq);
-  /// emitDqBulk with dq_accum in blocks (smem.dqStageBlocked): the chunk's
-  /// 64 x 64 unit staged in dq_accum's layout and added by one reduction.
-  /// `rowFirst`: this thread's first row of the 64.
-  void emitDqBlocked(Value h, Value m0, Value group, Value chunkIndex,
-                     Value rowFirst, ArrayRef<Value> dq);
   /// Element e of this thread's dS (key row, query column) into the bias
   /// gradient: added to dbias_accum when dbias is summed over a dimension,
   /// else written to dbias (each (b, h, i, j) is visited once).

@@ -37,15 +37,10 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
   // workgroup-wide barrier.
   barrier();
 
-  // Pair t is query block iLo + t % blocks of head hLo + t / blocks, in
-  // buffer t % stages for its use t / stages.
+  // Pair t (pairAt) goes to buffer t % stages for its use t / stages.
   Value blocks = sub(iHi, iLo);
   Value total = mul(group, blocks);
-  auto pair = [&](Value t) -> std::pair<Value, Value> {
-    Value h = add(hLo, arith::DivUIOp::create(b, loc, t, blocks));
-    Value i = add(iLo, arith::RemUIOp::create(b, loc, t, blocks));
-    return {h, mul(i, c32(spec.blockM()))};
-  };
+  auto pair = [&](Value t) { return pairAt(hLo, iLo, blocks, t); };
   auto stageOf = [&](Value t) {
     return arith::RemUIOp::create(b, loc, t, c32(stages));
   };

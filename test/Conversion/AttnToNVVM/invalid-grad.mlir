@@ -52,3 +52,38 @@ func.func @tensors(%q: tensor<1x4x128x64xf16>, %lse: tensor<1x4x128xf32>) {
   %r:3 = attn.attention_grad q(%q : tensor<1x4x128x64xf16>) k(%q : tensor<1x4x128x64xf16>) v(%q : tensor<1x4x128x64xf16>) o(%q : tensor<1x4x128x64xf16>) do(%q : tensor<1x4x128x64xf16>) lse(%lse : tensor<1x4x128xf32>) outs(%q, %q, %q : tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>) {config = #bwd} -> tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>
   return
 }
+
+// -----
+
+// A backward tile's producer warpgroup copies with cp.async: tma_ws has no
+// backward form.
+
+#bwd = #attn.config<name = "tma", block_m = 64, block_n = 128, warps = 12, stages = 2, pipeline = tma_ws, acc_in_registers = true, mma = wgmma.m64nNk16>
+func.func @tma(%q: memref<1x4x128x128xbf16>, %lse: memref<1x4x128xf32>) {
+  // expected-error @below {{config 'tma' is not supported on sm_90a: tile: pipeline tma_ws in the backward: only cp_async_ws, with a warpgroup instruction (wgmma)}}
+  attn.attention_grad q(%q : memref<1x4x128x128xbf16>) k(%q : memref<1x4x128x128xbf16>) v(%q : memref<1x4x128x128xbf16>) o(%q : memref<1x4x128x128xbf16>) do(%q : memref<1x4x128x128xbf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>) {config = #bwd}
+  return
+}
+
+// -----
+
+// The producer warpgroup's main adds dQ itself: no deterministic form.
+
+#bwd = #attn.config<name = "ws", block_m = 64, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, deterministic = true>
+func.func @wsdet(%q: memref<1x4x128x128xbf16>, %lse: memref<1x4x128xf32>) {
+  // expected-error @below {{config 'ws' is deterministic with pipeline cp_async_ws, which is for the plans with dQ in main (the dQ pass has no producer warpgroup)}}
+  attn.attention_grad q(%q : memref<1x4x128x128xbf16>) k(%q : memref<1x4x128x128xbf16>) v(%q : memref<1x4x128x128xbf16>) o(%q : memref<1x4x128x128xbf16>) do(%q : memref<1x4x128x128xbf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>) {config = #bwd}
+  return
+}
+
+// -----
+
+// The computing warps own the key rows: a producer tile's block_n is 16
+// per computing warp (here 8 of 12).
+
+#bwd = #attn.config<name = "ws64", block_m = 64, block_n = 64, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16>
+func.func @wsrows(%q: memref<1x4x128x128xbf16>, %lse: memref<1x4x128xf32>) {
+  // expected-error @below {{config 'ws64' is not supported on sm_90a: tile: block_n 64 over 8 computing warps must give the 16 key rows per warp of wgmma.m64nNk16}}
+  attn.attention_grad q(%q : memref<1x4x128x128xbf16>) k(%q : memref<1x4x128x128xbf16>) v(%q : memref<1x4x128x128xbf16>) o(%q : memref<1x4x128x128xbf16>) do(%q : memref<1x4x128x128xbf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>) {config = #bwd}
+  return
+}
