@@ -147,6 +147,7 @@ static AttentionProblem getProblem(const Variant &v) {
   p.wantsLse = true;
   p.direction = v.direction;
   p.deterministic = v.deterministic;
+  p.biasGrad = v.biasGrad;
   p.servingLayout = v.layout != SeqLayout::Dense;
   p.kvCache = p.servingLayout && v.layout != SeqLayout::Varlen;
   return p;
@@ -422,6 +423,8 @@ SmallVector<Variant> attn::enumerateVariants(
   // ask for bit-reproducible gradients: the first tile the tables accept
   // for a deterministic plan. With the bias gradient it serves an unsummed
   // one only (the runtime checks).
+  FamilyRequest backwardRequest = request;
+  backwardRequest.profile = profile;
   for (size_t i = firstPlan, e = variants.size(); i < e; ++i) {
     if (variants[i].deterministic)
       continue;
@@ -437,6 +440,16 @@ SmallVector<Variant> attn::enumerateVariants(
       continue;
     }
     twin.tile = it->candidate;
+    // Size-specialized deterministic plans first, as the forward's (the
+    // ordered dQ of a producer tile from its ordered_dq_seqlen_min).
+    for (const SizeClass &c :
+         getVariantSizeClasses(backwardRequest, twin, twin.tile)) {
+      Variant sized = twin;
+      sized.tile = c.candidate;
+      sized.seqlenMin = c.range.min;
+      sized.seqlenMax = c.range.isUnbounded() ? 0 : c.range.max;
+      variants.push_back(sized);
+    }
     variants.push_back(twin);
   }
   // The plans' element-aligned twins after them, as the forward's.
