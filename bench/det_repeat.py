@@ -3,9 +3,11 @@
 and the same gradients as the plan with atomics within rounding.
 
     python3 bench/det_repeat.py BUNDLE [--d 128] [--runs 20]
+        [--shapes 129x1000,1000x1000,333x2048] [--batch 2] [--heads 8:2]
 
-Shapes: GQA 8:2, (Sq, Sk) in (129, 1000), (1000, 1000), (333, 2048),
-masks none, causal and bottom-right (those the bundle has). Exit 1 when a
+Shapes: batch 2, GQA 8:2, (Sq, Sk) in (129, 1000), (1000, 1000), (333,
+2048) unless --shapes, --batch and --heads say otherwise, masks none,
+causal and bottom-right (those the bundle has). Exit 1 when a
 check failed; prints one line per case.
 """
 import argparse
@@ -24,14 +26,22 @@ def main():
     ap.add_argument("bundle")
     ap.add_argument("--d", type=int, default=128)
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--shapes", default="129x1000,1000x1000,333x2048")
+    ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--heads", default="8:2", help="Hq:Hkv")
     a = ap.parse_args()
+    shapes = [tuple(int(n) for n in shape.split("x"))
+              for shape in a.shapes.split(",")]
+    hq, hkv = (int(n) for n in a.heads.split(":"))
     lib = attn_runtime.load(a.bundle)
     torch.manual_seed(0)
     bad = 0
-    for sq, sk in ((129, 1000), (1000, 1000), (333, 2048)):
+    for sq, sk in shapes:
         for causal in (False, True, "bottom_right"):
-            q = torch.randn(2, 8, sq, a.d, device="cuda", dtype=torch.bfloat16)
-            k = torch.randn(2, 2, sk, a.d, device="cuda", dtype=torch.bfloat16)
+            q = torch.randn(a.batch, hq, sq, a.d, device="cuda",
+                            dtype=torch.bfloat16)
+            k = torch.randn(a.batch, hkv, sk, a.d, device="cuda",
+                            dtype=torch.bfloat16)
             v = torch.randn_like(k)
             g = torch.randn_like(q)
             try:
