@@ -7,7 +7,8 @@
 // key block's index, adds both units by bulk reductions, frees the staging
 // area (5) once they are read, and after they complete releases the turn.
 // With a window the key blocks before a block's first visitor count
-// themselves in (atom.global.add).
+// themselves in (atom.global.add). A plan with atomics and dropout has the
+// writer too (dqByWriter), without turns.
 // REQUIRES: ptxas
 // RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa select-config=false" \
 // RUN:   | sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' \
@@ -32,6 +33,14 @@
 // CHECK-LABEL: .entry bwd_bf16_d128_sliding_window_det_m64n128w12s2ws_main(
 // CHECK: atom.global.add.u32
 // CHECK-LABEL: .entry bwd_bf16_d128_sliding_window_det_m64n128w12s2ws_dq(
+// CHECK-LABEL: .entry bwd_bf16_d128_causal_dropout_m64n128w12s2ws_main(
+// CHECK: bar.sync {{.*}}5, 288;
+// CHECK: bar.arrive 4, 288;
+// CHECK: bar.sync {{.*}}4, 288;
+// CHECK-NOT: ld.acquire
+// CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], 16384;
+// CHECK-NOT: red.release
+// CHECK-LABEL: .entry bwd_bf16_d128_causal_dropout_m64n128w12s2ws_dq(
 
 // WRITER-LABEL: .entry bwd_bf16_d128_causal_det_m64n128w12s2ws_main(
 // WRITER: setmaxnreg.dec.sync.aligned.u32 24;
@@ -57,8 +66,8 @@
 // COMPUTE-NOT: cp.reduce.async.bulk
 // COMPUTE: bar.arrive 4, 288;
 
-// Two units a block, in the writers of the two kernels: four.
-// UNITS: 4
+// Two units a block, in the writers of the three kernels: six.
+// UNITS: 6
 
 // REGS: Function properties for bwd_bf16_d128_causal_det_m64n128w12s2ws_main
 // REGS: Used 168 registers
@@ -77,5 +86,13 @@ func.func @causal(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16>, %lse: 
 #w12 = #attn.config<name = "bwd_wgmma_d128_m64n128w12", block_m = 64, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, deterministic = true>
 func.func @window(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16>, %lse: memref<?x8x?xf32>) {
   attn.attention_grad q(%q : memref<?x8x?x128xbf16>) k(%k : memref<?x2x?x128xbf16>) v(%k : memref<?x2x?x128xbf16>) o(%q : memref<?x8x?x128xbf16>) do(%q : memref<?x8x?x128xbf16>) lse(%lse : memref<?x8x?xf32>) outs(%q, %k, %k : memref<?x8x?x128xbf16>, memref<?x2x?x128xbf16>, memref<?x2x?x128xbf16>) {mask = #attn.mask<sliding_window>, window = array<i64: 256, 0>, config = #w12}
+  return
+}
+
+// -----
+
+#w12 = #attn.config<name = "bwd_wgmma_d128_m64n128w12", block_m = 64, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16>
+func.func @dropout(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16>, %lse: memref<?x8x?xf32>, %p: f32, %seed: i64, %off: i32) {
+  attn.attention_grad q(%q : memref<?x8x?x128xbf16>) k(%k : memref<?x2x?x128xbf16>) v(%k : memref<?x2x?x128xbf16>) o(%q : memref<?x8x?x128xbf16>) do(%q : memref<?x8x?x128xbf16>) lse(%lse : memref<?x8x?xf32>) dropout(%p, %seed, %off) outs(%q, %k, %k : memref<?x8x?x128xbf16>, memref<?x2x?x128xbf16>, memref<?x2x?x128xbf16>) {mask = #attn.mask<causal>, config = #w12}
   return
 }

@@ -339,8 +339,8 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   // in flight (dqBeforeDk), and a branch there would make ptxas serialize
   // the chains.
   scoresMma->emitSharedWritesVisible(b, loc);
-  if (spec.orderedDq()) {
-    // The producer's writer adds it in its turn (emitDqWriter).
+  if (dqByWriter()) {
+    // The producer's writer adds it (emitDqWriter).
     target.emitNamedBarrierArrive(b, loc, c32(kDqStagedBarrierId),
                                   dqWriterBarrierThreads());
     return;
@@ -539,7 +539,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     if (dsTile.layout == SharedTileLayout::Swizzle128B)
       scoresMma->emitSharedWritesVisible(b, loc);
     // The last block's reductions have read the staging area.
-    if (spec.orderedDq())
+    if (dqByWriter())
       waitDqStageFree();
     else if (smem.dqStageRowBytes)
       target.emitBulkWait(b, loc, 0, /*readOnly=*/true);

@@ -605,6 +605,17 @@ private:
   static constexpr int32_t kDqStagedBarrierId = 4, kDqFreeBarrierId = 5;
   /// Units of 64 x 64 dQ a block stages, one per warpgroup from the first.
   int64_t dqUnits() const { return spec.headDim / 64; }
+  /// Whether the producer's last warp adds the staged units (emitDqWriter)
+  /// instead of the computing warpgroups: with ordered dQ, and in plans
+  /// with dropout with a unit per computing warpgroup, whose computing
+  /// warpgroups then issue no reductions (1.02-1.06x at D = 128 on the
+  /// H100, bench/RESULTS.md; without dropout 0.92-0.99x).
+  bool dqByWriter() const {
+    if (spec.orderedDq())
+      return true;
+    return warpSpecialized && spec.dropout && spec.dqInMain() &&
+           smem.dqStageBlocked && dqUnits() == computeWarps / 4;
+  }
   int64_t dqWriterBarrierThreads() const {
     return (dqUnits() * 4 + 1) * target.getWarpSize();
   }
@@ -622,11 +633,11 @@ private:
     target.emitNamedBarrier(b, loc, c32(kDqFreeBarrierId),
                             dqWriterBarrierThreads());
   }
-  /// The producer's last warp with ordered dQ: counts its key block in for
-  /// the blocks of 64 rows past its query blocks (their visitors all come
-  /// after it: masks are bands), then per pair t adds the staged units to
-  /// dq_accum once the block's counter reads this key block's index, and
-  /// passes the turn on.
+  /// The producer's last warp (dqByWriter): per pair t adds the staged
+  /// units to dq_accum. With ordered dQ it first counts its key block in
+  /// for the blocks of 64 rows past its query blocks (their visitors all
+  /// come after it: masks are bands), adds a block's units once its counter
+  /// reads this key block's index, and passes the turn on.
   void emitDqWriter(Value hLo, Value group, Value iHi, Value total,
                     llvm::function_ref<std::pair<Value, Value>(Value)> pair);
   /// Waits for this thread's copies to shared memory and publishes every

@@ -20,11 +20,11 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
                                            Value iHi, ValueRange init) {
   int64_t ws = target.getWarpSize();
   int64_t producerThreads = kProducerWarps * ws;
-  // With ordered dQ the producer's last warp writes dQ; two copy (a power
+  // With a dQ writer the producer's last warp adds dQ; two copy (a power
   // of two divides the tiles' 16-byte chunks evenly: three warps' uneven
   // share spilled at 24 registers).
-  bool ordered = spec.orderedDq();
-  int64_t copyThreads = ordered ? producerThreads / 2 : producerThreads;
+  bool writer = dqByWriter();
+  int64_t copyThreads = writer ? producerThreads / 2 : producerThreads;
   int64_t consumerThreads = computeWarps * ws;
   int64_t stages = spec.stages();
   Value isFirst =
@@ -48,9 +48,10 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
   Value total = mul(group, blocks);
   // Ordered dQ walks the pairs last first: every key block's walk then
   // reaches a query block at the same time (causal walks all end at the
-  // last block), so no turn waits for a longer walk.
+  // last block), so no turn waits for a longer walk. (The writer of a plan
+  // with atomics walks so too: as measured.)
   auto pair = [&](Value t) {
-    return pairAt(hLo, iLo, blocks, ordered ? sub(sub(total, c32(1)), t) : t);
+    return pairAt(hLo, iLo, blocks, writer ? sub(sub(total, c32(1)), t) : t);
   };
   auto stageOf = [&](Value t) {
     return arith::RemUIOp::create(b, loc, t, c32(stages));
@@ -70,7 +71,7 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
                                  /*withElse=*/true);
   b.setInsertionPointToStart(roles.thenBlock());
   target.emitSetMaxRegisters(b, loc, regs.producer, /*increase=*/false);
-  if (ordered) {
+  if (writer) {
     auto copies = scf::IfOp::create(b, loc, lt(tid, c32(copyThreads)),
                                     /*withElse=*/true);
     {
@@ -139,13 +140,14 @@ void MainStageEmitter::emitDqWriter(
     Value hLo, Value group, Value iHi, Value total,
     llvm::function_ref<std::pair<Value, Value>(Value)> pair) {
   int64_t ws = target.getWarpSize();
+  bool ordered = spec.orderedDq();
   Value writerLane = arith::RemUIOp::create(b, loc, tid, c32(ws));
   Value kb = arith::DivUIOp::create(b, loc, n0, c32(spec.blockN()));
   // Counting in: key blocks before a block's first visitor add themselves,
   // so that each visitor's turn is its key block index.
   Value blocks64 = arith::DivUIOp::create(b, loc, add(sq, c32(63)), c32(64));
   Value after = sub(blocks64, arith::MinUIOp::create(b, loc, iHi, blocks64));
-  {
+  if (ordered) {
     OpBuilder::InsertionGuard guard(b);
     auto loop =
         scf::ForOp::create(b, loc, writerLane, mul(group, after), c32(ws));
@@ -177,12 +179,13 @@ void MainStageEmitter::emitDqWriter(
   target.emitNamedBarrier(b, loc, c32(kDqStagedBarrierId),
                           dqWriterBarrierThreads());
   auto [h, m0] = pair(t);
-  Value counter = dqOrderCounter(batch, h, m0);
+  Value counter = ordered ? dqOrderCounter(batch, h, m0) : Value();
   {
     OpBuilder::InsertionGuard inLeader(b);
     auto ifOp = scf::IfOp::create(b, loc, isLeader, false);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    target.emitWaitForTurn(b, loc, counter, kb);
+    if (ordered)
+      target.emitWaitForTurn(b, loc, counter, kb);
     for (int64_t u = 0; u < dqUnits(); ++u)
       target.emitBulkReduceAddF32(
           b, loc, dqAccumChunk(dqAccum, batch, h, m0, c32(u * 64)),
@@ -198,6 +201,14 @@ void MainStageEmitter::emitDqWriter(
     auto ifOp = scf::IfOp::create(b, loc, lt(add(t, c32(1)), total), false);
     b.setInsertionPointToStart(ifOp.thenBlock());
     freeStage();
+  }
+  if (!ordered) {
+    // dq_accum complete before the plan's next stage reads it.
+    b.setInsertionPointAfter(loop);
+    auto ifOp = scf::IfOp::create(b, loc, isLeader, false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
+    return;
   }
   auto ifOp = scf::IfOp::create(b, loc, isLeader, false);
   b.setInsertionPointToStart(ifOp.thenBlock());
