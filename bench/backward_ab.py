@@ -7,13 +7,16 @@ tokens, hidden 2048 (bench_backward.py's grid).
 
     python3 bench/backward_ab.py NAME=DIR NAME=DIR ... [--head-dims 64,128]
         [--seqlens 1024,4096] [--rounds 2] [--deterministic NAME,...]
+        [--dropout-p P]
 
 Prints one row per configuration: backward TFLOP/s of each bundle (best of
 the rounds), each over the first, cuDNN's, and the largest gradient
 difference to the first bundle relative to that gradient's largest
 magnitude (bundles whose kernels round differently differ by bf16 ulps).
 The bundles --deterministic names are called with deterministic=True (one
-directory may appear twice under two names, to time its two plans).
+directory may appear twice under two names, to time its two plans). With
+--dropout-p every call of ours drops with that probability (the bundles'
+dropout plans, one seed); the cuDNN column stays without dropout.
 """
 import os
 import sys
@@ -32,7 +35,11 @@ def main():
     ap = ab_parser(__doc__, "64,128", "1024,4096")
     ap.add_argument("--deterministic", default="",
                     help="names of the bundles to call deterministically")
+    ap.add_argument("--dropout-p", type=float, default=0.0,
+                    help="dropout probability of our calls")
     args = ap.parse_args()
+    drop = ({"dropout_p": args.dropout_p, "seed": 1234}
+            if args.dropout_p > 0 else {})
 
     import torch
     import torch.nn.functional as F
@@ -64,10 +71,11 @@ def main():
                     2 if causal else 1)
                 with torch.no_grad():
                     out, lse = libs[0][1].attention(q, k, v, causal=causal,
-                                                    return_lse=True)
+                                                    return_lse=True, **drop)
                 grads = [lib.attention_backward(g, q, k, v, out, lse,
                                                 causal=causal,
-                                                deterministic=det[name])
+                                                deterministic=det[name],
+                                                **drop)
                          for name, lib in libs]
                 diff = 0.0
                 for other in grads[1:]:
@@ -79,7 +87,7 @@ def main():
                     libs, args.rounds, flops,
                     lambda named: named[1].attention_backward(
                         g, q, k, v, out, lse, causal=causal,
-                        deterministic=det[named[0]]))
+                        deterministic=det[named[0]], **drop))
                 leaves = [x.clone().requires_grad_() for x in (q, k, v)]
                 with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
                     ref = F.scaled_dot_product_attention(*leaves,

@@ -3,9 +3,13 @@
 and the same gradients as the plan with atomics within rounding.
 
     python3 bench/det_repeat.py BUNDLE [--d 128] [--runs 20]
+        [--shapes 129x1000,1000x1000,333x2048] [--batch 2] [--heads 8:2]
+        [--dropout-p P]
 
-Shapes: GQA 8:2, (Sq, Sk) in (129, 1000), (1000, 1000), (333, 2048),
-masks none, causal and bottom-right (those the bundle has). Exit 1 when a
+Shapes: batch 2, GQA 8:2, (Sq, Sk) in (129, 1000), (1000, 1000), (333,
+2048) unless --shapes, --batch and --heads say otherwise, masks none,
+causal and bottom-right (those the bundle has); with --dropout-p every
+call drops with that probability (one seed: the same mask each run). Exit 1 when a
 check failed; prints one line per case.
 """
 import argparse
@@ -24,32 +28,43 @@ def main():
     ap.add_argument("bundle")
     ap.add_argument("--d", type=int, default=128)
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--shapes", default="129x1000,1000x1000,333x2048")
+    ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--heads", default="8:2", help="Hq:Hkv")
+    ap.add_argument("--dropout-p", type=float, default=0.0)
     a = ap.parse_args()
+    drop = ({"dropout_p": a.dropout_p, "seed": 7} if a.dropout_p > 0
+            else {})
+    shapes = [tuple(int(n) for n in shape.split("x"))
+              for shape in a.shapes.split(",")]
+    hq, hkv = (int(n) for n in a.heads.split(":"))
     lib = attn_runtime.load(a.bundle)
     torch.manual_seed(0)
     bad = 0
-    for sq, sk in ((129, 1000), (1000, 1000), (333, 2048)):
+    for sq, sk in shapes:
         for causal in (False, True, "bottom_right"):
-            q = torch.randn(2, 8, sq, a.d, device="cuda", dtype=torch.bfloat16)
-            k = torch.randn(2, 2, sk, a.d, device="cuda", dtype=torch.bfloat16)
+            q = torch.randn(a.batch, hq, sq, a.d, device="cuda",
+                            dtype=torch.bfloat16)
+            k = torch.randn(a.batch, hkv, sk, a.d, device="cuda",
+                            dtype=torch.bfloat16)
             v = torch.randn_like(k)
             g = torch.randn_like(q)
             try:
                 out, lse = lib.attention(q, k, v, causal=causal,
-                                         return_lse=True)
+                                         return_lse=True, **drop)
                 first = lib.attention_backward(g, q, k, v, out, lse,
                                                causal=causal,
-                                               deterministic=True)
+                                               deterministic=True, **drop)
             except attn_runtime.AttnError as e:
                 print(f"skip {sq}x{sk} causal={causal}: {e.message[:80]}")
                 continue
             atomic = lib.attention_backward(g, q, k, v, out, lse,
-                                            causal=causal)
+                                            causal=causal, **drop)
             differ = 0
             for _ in range(a.runs - 1):
                 again = lib.attention_backward(g, q, k, v, out, lse,
                                                causal=causal,
-                                               deterministic=True)
+                                               deterministic=True, **drop)
                 differ += any(not torch.equal(x, y)
                               for x, y in zip(first, again))
             far = [i for i, (x, y) in enumerate(zip(first, atomic))

@@ -3,7 +3,7 @@
 
 Usage: sanitize_backward.py BUNDLE_DIR [--dtype bf16] [--d 64] [--mask causal]
                             [--sq 300] [--sk 300] [--hq 4] [--hkv 2]
-                            [--deterministic]
+                            [--deterministic] [--dropout-p P]
 
 Meant to run under
 
@@ -39,7 +39,11 @@ def main():
     ap.add_argument("--hkv", type=int, default=2)
     ap.add_argument("--deterministic", action="store_true",
                     help="the deterministic plan (no atomics)")
+    ap.add_argument("--dropout-p", type=float, default=0.0,
+                    help="both calls drop with this probability")
     a = ap.parse_args()
+    drop = ({"dropout_p": a.dropout_p, "seed": 3} if a.dropout_p > 0
+            else {})
     dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float16
     causal = {"none": False, "causal": True,
               "bottom_right": "bottom_right"}[a.mask]
@@ -48,10 +52,10 @@ def main():
     k = torch.randn(1, a.hkv, a.sk, a.d, device="cuda", dtype=dtype)
     v = torch.randn(1, a.hkv, a.sk, a.dv or a.d, device="cuda", dtype=dtype)
     lib = attn_runtime.load(a.bundle)
-    out, lse = lib.attention(q, k, v, causal=causal, return_lse=True)
+    out, lse = lib.attention(q, k, v, causal=causal, return_lse=True, **drop)
     dq, dk, dv = lib.attention_backward(torch.randn_like(out), q, k, v, out,
                                         lse, causal=causal,
-                                        deterministic=a.deterministic)
+                                        deterministic=a.deterministic, **drop)
     torch.cuda.synchronize()
     print(f"ok: |dq| {dq.float().abs().max().item():.3g} "
           f"|dk| {dk.float().abs().max().item():.3g} "

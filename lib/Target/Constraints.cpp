@@ -244,31 +244,37 @@ CheckResult mlir::attn::checkDispatch(const ChipSpec &chip,
       .str();
 }
 
-CheckResult mlir::attn::checkSizeHint(const TileCandidate &cand,
-                                      const AttentionProblem &problem) {
-  if (cand.seqlenMin <= 0 || problem.sizeMeasured)
-    return std::nullopt;
-  auto check = [&](llvm::StringRef what,
-                   std::optional<int64_t> len) -> CheckResult {
+/// Why Sq and Sk (static, or the size hint where dynamic) are not both at
+/// least `min`, each reason starting with `what`.
+static CheckResult checkLengthsAtLeast(int64_t min, StringRef what,
+                                       const AttentionProblem &problem) {
+  auto check = [&](StringRef dim, std::optional<int64_t> len) -> CheckResult {
     if (!len && !problem.seqHint)
-      return formatv("size hint: for Sq and Sk >= {0}; the op's {1} is "
-                     "dynamic (attn-bundle adds it for that range)",
-                     cand.seqlenMin, what)
+      return formatv("{0}: for Sq and Sk >= {1}; the op's {2} is dynamic "
+                     "(attn-bundle adds it for that range)",
+                     what, min, dim)
           .str();
-    if (!len && *problem.seqHint < cand.seqlenMin)
-      return formatv("size hint: for Sq and Sk >= {0}; the op's {1} is "
-                     "dynamic and the size hint {2}",
-                     cand.seqlenMin, what, *problem.seqHint)
+    if (!len && *problem.seqHint < min)
+      return formatv("{0}: for Sq and Sk >= {1}; the op's {2} is dynamic and "
+                     "the size hint {3}",
+                     what, min, dim, *problem.seqHint)
           .str();
-    if (len && *len < cand.seqlenMin)
-      return formatv("size hint: for Sq and Sk >= {0}; the op's {1} is {2}",
-                     cand.seqlenMin, what, *len)
+    if (len && *len < min)
+      return formatv("{0}: for Sq and Sk >= {1}; the op's {2} is {3}", what,
+                     min, dim, *len)
           .str();
     return std::nullopt;
   };
   if (CheckResult r = check("Sq", problem.seqQ))
     return r;
   return check("Sk", problem.seqK);
+}
+
+CheckResult mlir::attn::checkSizeHint(const TileCandidate &cand,
+                                      const AttentionProblem &problem) {
+  if (cand.seqlenMin <= 0 || problem.sizeMeasured)
+    return std::nullopt;
+  return checkLengthsAtLeast(cand.seqlenMin, "size hint", problem);
 }
 
 CheckResult mlir::attn::checkMask(const TileCandidate &cand,
@@ -565,7 +571,9 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                           int64_t &bytes) {
   if (isGPUBackward(chip, cand)) {
     bool staged =
-        usesBulkDq(instr.sharedOperands, problem.deterministic || cand.dqPass,
+        usesBulkDq(instr.sharedOperands,
+                   (problem.deterministic || cand.dqPass) &&
+                       !usesOrderedDq(true, cand.pipeline),
                    getComputeWarps(cand.pipeline, cand.warps), problem.headDim);
     bytes =
         getBackwardSharedMemoryLayout(
@@ -741,6 +749,44 @@ int64_t mlir::attn::getDeterministicQueryRows(const MatrixInstr &instr,
   return (instr.rowsPerWarp > 0 ? instr.rowsPerWarp : 16) * warps;
 }
 
+CheckResult mlir::attn::checkOrderedDq(const TileCandidate &cand,
+                                       const MatrixInstr &instr,
+                                       const AttentionProblem &problem) {
+  StringRef p = stringifyPipelineKind(cand.pipeline);
+  int64_t groups = getComputeWarps(cand.pipeline, cand.warps) / 4;
+  if (!usesBulkDq(instr.sharedOperands, /*deterministic=*/false, groups * 4,
+                  problem.headDim) ||
+      !usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM))
+    return formatv("deterministic: pipeline {0} orders whole 64 x 64 units "
+                   "of dQ (D a multiple of 64, block_m 64, two or more "
+                   "computing warpgroups, no head_split); D = {1}",
+                   p, problem.headDim)
+        .str();
+  // One unit per computing warpgroup: with fewer (D = 64 on two) one
+  // warpgroup's unit waits its turn while the other's registers idle.
+  if (problem.headDim / 64 != groups)
+    return formatv("deterministic: pipeline {0} orders one 64-column unit of "
+                   "dQ per computing warpgroup; D = {1} has {2}, the tile "
+                   "{3} warpgroups",
+                   p, problem.headDim, problem.headDim / 64, groups)
+        .str();
+  // Where the tables measured it ahead of the dQ pass.
+  if (cand.orderedDqSeqlenMin > 0 && !problem.sizeMeasured)
+    if (CheckResult r = checkLengthsAtLeast(
+            cand.orderedDqSeqlenMin,
+            ("deterministic: pipeline " + p + " orders dQ").str(), problem))
+      return r;
+  // The bias gradient's row sums follow a head's query blocks first to
+  // last; the ordered walk takes them last first.
+  if (problem.biasGrad)
+    return formatv("deterministic: pipeline {0} walks query blocks last "
+                   "first; the bias gradient's row sums need them in order "
+                   "(the dQ pass plans compute it)",
+                   p)
+        .str();
+  return std::nullopt;
+}
+
 CheckResult mlir::attn::checkDeterministic(const TileCandidate &cand,
                                            const MatrixInstr &instr,
                                            const AttentionProblem &problem) {
@@ -753,11 +799,8 @@ CheckResult mlir::attn::checkDeterministic(const TileCandidate &cand,
                    "atomics (the dQ pass keeps whole rows of dQ in registers)",
                    cand.headSplit)
         .str();
-  if (isWarpSpecialized(cand.pipeline))
-    return formatv("deterministic: pipeline {0} is for the plans with dQ in "
-                   "main (the dQ pass has no producer warpgroup)",
-                   stringifyPipelineKind(cand.pipeline))
-        .str();
+  if (usesOrderedDq(true, cand.pipeline))
+    return checkOrderedDq(cand, instr, problem);
   int64_t need = getDeterministicQueryRows(instr, cand.warps);
   if (cand.blockM * cand.stages >= need)
     return std::nullopt;

@@ -141,6 +141,7 @@ FailureOr<AttentionProblem> mlir::attn::getAttentionProblem(Operation *op) {
     key = bwd.getKey();
     value = bwd.getValue();
     p.hasBias = static_cast<bool>(bwd.getBias());
+    p.biasGrad = static_cast<bool>(bwd.getGradBias());
     p.wantsLse = true;
     p.mask = bwd.getMask();
     p.hasSoftcap = bwd.getSoftcap().has_value();

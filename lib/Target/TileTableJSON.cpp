@@ -72,6 +72,7 @@ json::Value mlir::attn::toJSON(const TileCandidate &c) {
       {"only_on", stringsToJSON(c.onlyOn)},
       {"masks", masksToJSON(c.masks)},
       {"seqlen_min", c.seqlenMin},
+      {"ordered_dq_seqlen_min", c.orderedDqSeqlenMin},
       {"kv_cache_seqlen_q_max", c.kvCacheSeqlenQMax},
       {"head_split", c.headSplit},
       {"dq_pass", c.dqPass},

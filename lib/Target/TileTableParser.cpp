@@ -64,6 +64,7 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
   }
   c.priority = r.getInt("priority", false, 0);
   c.seqlenMin = r.getInt("seqlen_min", false, 0);
+  c.orderedDqSeqlenMin = r.getInt("ordered_dq_seqlen_min", false, 0);
   c.kvCacheSeqlenQMax = r.getInt("kv_cache_seqlen_q_max", false, 0);
   c.headSplit = r.getInt("head_split", false, 1);
   c.dqPass = r.getBool("dq_pass", false, false);
@@ -81,6 +82,11 @@ TileCandidate parseCandidate(const json::Value &v, const std::string &where,
              "positive");
   if (c.seqlenMin < 0)
     r.fail("seqlen_min must not be negative");
+  if (c.orderedDqSeqlenMin < 0 ||
+      (c.orderedDqSeqlenMin &&
+       (c.direction != Direction::Backward || !isWarpSpecialized(c.pipeline))))
+    r.fail("ordered_dq_seqlen_min must not be negative, and 0 unless the "
+           "tile is a backward one with a producer warpgroup");
   if (c.kvCacheSeqlenQMax < 0 ||
       (c.kvCacheSeqlenQMax && c.direction != Direction::Forward))
     r.fail("kv_cache_seqlen_q_max must not be negative, and 0 unless the "

@@ -147,6 +147,7 @@ static AttentionProblem getProblem(const Variant &v) {
   p.wantsLse = true;
   p.direction = v.direction;
   p.deterministic = v.deterministic;
+  p.biasGrad = v.biasGrad;
   p.servingLayout = v.layout != SeqLayout::Dense;
   p.kvCache = p.servingLayout && v.layout != SeqLayout::Varlen;
   return p;
@@ -279,14 +280,17 @@ static void appendTwins(SmallVectorImpl<Variant> &variants, size_t begin,
   }
 }
 
-/// Appends a dropout twin of each dense, not size-specialized variant of
-/// variants[begin, end): a call with dropout needs one, a call without
-/// takes the variant without.
+/// Appends a dropout twin of each dense variant of variants[begin, end) but
+/// the forward's size-specialized ones: a call with dropout needs one, a
+/// call without takes the variant without. A size-specialized backward plan
+/// (the ordered deterministic one) keeps its twin: with dropout the dQ pass
+/// plans run 0.64-0.90x the atomic ones (bench/RESULTS.md).
 static void appendDropoutTwins(SmallVectorImpl<Variant> &variants, size_t begin,
                                size_t end) {
   for (size_t i = begin; i < end; ++i) {
     Variant twin = variants[i];
-    if (twin.layout != SeqLayout::Dense || twin.seqlenMin)
+    if (twin.layout != SeqLayout::Dense ||
+        (twin.seqlenMin && twin.direction != Direction::Backward))
       continue;
     twin.dropout = true;
     variants.push_back(twin);
@@ -422,6 +426,8 @@ SmallVector<Variant> attn::enumerateVariants(
   // ask for bit-reproducible gradients: the first tile the tables accept
   // for a deterministic plan. With the bias gradient it serves an unsummed
   // one only (the runtime checks).
+  FamilyRequest backwardRequest = request;
+  backwardRequest.profile = profile;
   for (size_t i = firstPlan, e = variants.size(); i < e; ++i) {
     if (variants[i].deterministic)
       continue;
@@ -437,6 +443,16 @@ SmallVector<Variant> attn::enumerateVariants(
       continue;
     }
     twin.tile = it->candidate;
+    // Size-specialized deterministic plans first, as the forward's (the
+    // ordered dQ of a producer tile from its ordered_dq_seqlen_min).
+    for (const SizeClass &c :
+         getVariantSizeClasses(backwardRequest, twin, twin.tile)) {
+      Variant sized = twin;
+      sized.tile = c.candidate;
+      sized.seqlenMin = c.range.min;
+      sized.seqlenMax = c.range.isUnbounded() ? 0 : c.range.max;
+      variants.push_back(sized);
+    }
     variants.push_back(twin);
   }
   // The plans' element-aligned twins after them, as the forward's.

@@ -508,6 +508,46 @@ TEST(Deterministic, DqPassNeedsRowsPerWarpTimesWarps) {
   EXPECT_FALSE(checkDeterministic(c, instr, p));
 }
 
+TEST(Deterministic, ProducerTileOrdersWholeUnitsFromItsLength) {
+  const ChipSpec &chip = *lookupChip("sm_90a");
+  const MatrixInstr &instr = *chip.lookupInstr(MatrixInstrKind::WgmmaM64NNK16);
+  TileCandidate c;
+  c.blockM = 64;
+  c.blockN = 128;
+  c.stages = 2;
+  c.warps = 12;
+  c.pipeline = PipelineKind::CpAsyncWarpSpecialized;
+  c.orderedDqSeqlenMin = 8192;
+  AttentionProblem p;
+  p.direction = Direction::Backward;
+  p.deterministic = true;
+  p.headDim = p.headDimV = 128;
+  p.seqQ = p.seqK = 16384;
+  // No dQ pass: the rows-per-warp rule (192 query rows) does not apply.
+  EXPECT_FALSE(checkDeterministic(c, instr, p));
+  auto why = [&] {
+    CheckResult r = checkDeterministic(c, instr, p);
+    return r ? *r : std::string();
+  };
+  p.seqQ = 4096;
+  EXPECT_EQ(why(), "deterministic: pipeline cp_async_ws orders dQ: for Sq and "
+                   "Sk >= 8192; the op's Sq is 4096");
+  p.seqQ = p.seqK = std::nullopt;
+  p.seqHint = 16384;
+  EXPECT_EQ(why(), "");
+  p.headDim = 64;
+  EXPECT_NE(why().find("D = 64 has 1, the tile 2 warpgroups"),
+            std::string::npos);
+  p.headDim = 96;
+  EXPECT_NE(why().find("orders whole 64 x 64 units"), std::string::npos);
+  p.headDim = 128;
+  p.biasGrad = true;
+  EXPECT_NE(why().find("the bias gradient's row sums"), std::string::npos);
+  // Atomic plans of the tile: no rule.
+  p.deterministic = false;
+  EXPECT_EQ(why(), "");
+}
+
 TEST(HeadSplit, SlicesAreInstructionMultiples) {
   // D = 256 in two: 128 + 128; a padded 208 (D = 200): 112 + 96; 144:
   // 80 + 64; one slice is the whole dim.

@@ -293,6 +293,21 @@ TEST(Parser, SizeHintAndPaddingBound) {
             std::string::npos);
 }
 
+TEST(Parser, OrderedDqSeqlenMin) {
+  // sm_90a's producer tile orders deterministic dQ from 8192.
+  const ChipSpec *h100 = lookupChip("sm_90a");
+  ASSERT_TRUE(h100);
+  const TileCandidate *ws = h100->lookupCandidate("bwd_wgmma_d128_m64n128w12");
+  ASSERT_TRUE(ws);
+  EXPECT_EQ(ws->orderedDqSeqlenMin, 8192);
+  // Only on backward tiles with a producer warpgroup.
+  EXPECT_NE(parseError(tableWith(", \"ordered_dq_seqlen_min\": 8192"))
+                .find("ordered_dq_seqlen_min must not be negative, and 0 "
+                      "unless the tile is a backward one with a producer "
+                      "warpgroup"),
+            std::string::npos);
+}
+
 TEST(Parser, HeadSplit) {
   std::string backward = ", \"direction\": \"backward\", \"head_split\": 2";
   llvm::Expected<TileTable> t = parseTileTable(tableWith(backward));

@@ -278,10 +278,15 @@ CheckResult checkAlignment(const TileCandidate &cand,
 /// instruction's rows per warp (16 without a rule), every warp.
 int64_t getDeterministicQueryRows(const MatrixInstr &instr, int64_t warps);
 /// A deterministic backward plan keeps those rows in the Q and dO buffers
-/// of block_m x stages rows.
+/// of block_m x stages rows, or orders dQ (checkOrderedDq).
 CheckResult checkDeterministic(const TileCandidate &cand,
                                const MatrixInstr &instr,
                                const AttentionProblem &problem);
+/// A deterministic plan of a producer-warpgroup tile (usesOrderedDq): its
+/// main adds whole 64 x 64 units of dQ, one per computing warpgroup, in
+/// key-block order, walking query blocks last first.
+CheckResult checkOrderedDq(const TileCandidate &cand, const MatrixInstr &instr,
+                           const AttentionProblem &problem);
 CheckResult checkBias(const TileCandidate &cand,
                       const AttentionProblem &problem);
 

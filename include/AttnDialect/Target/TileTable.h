@@ -95,6 +95,10 @@ struct TileCandidate {
   /// (a kernel tuned for long sequences; attn-bundle adds it ahead of the
   /// general tile with that dispatch condition); 0: any length.
   int64_t seqlenMin = 0;
+  /// Backward tiles with a producer warpgroup: the length (Sq and Sk, or
+  /// the size hint) from which a deterministic plan orders dQ in main
+  /// (usesOrderedDq); shorter calls take a dQ pass tile. 0: any length.
+  int64_t orderedDqSeqlenMin = 0;
   /// A decode tile: for KV-cache calls whose Sq is at most this (attn-bundle
   /// adds it ahead of the general KV-cache tile with that dispatch
   /// condition); 0: for any call.
@@ -128,6 +132,14 @@ inline constexpr int64_t kProducerWarps = 4;
 inline bool isWarpSpecialized(PipelineKind p) {
   return p == PipelineKind::TmaWarpSpecialized ||
          p == PipelineKind::CpAsyncWarpSpecialized;
+}
+
+/// Whether a deterministic plan (`deterministic`) of a tile with `pipeline`
+/// adds dQ in its main stage, each 64-row block's units in the order of the
+/// key blocks (a producer warpgroup's writer waits for its turn on a
+/// counter), instead of computing dQ in a pass of its own (`_main_q`).
+inline bool usesOrderedDq(bool deterministic, PipelineKind pipeline) {
+  return deterministic && isWarpSpecialized(pipeline);
 }
 
 /// Whether a forward kernel's workgroups walk several tiles, each with its
@@ -288,6 +300,8 @@ struct AttentionProblem {
   /// A backward plan without atomics (its dQ pass keeps query rows in the
   /// main kernel's Q and dO buffers).
   bool deterministic = false;
+  /// A backward plan that computes the bias gradient.
+  bool biasGrad = false;
   /// Packed variable-length batches or a KV cache (attn.attention's serving
   /// operands) instead of dense [B, H, S, D] tensors.
   bool servingLayout = false;

@@ -42,7 +42,7 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
   PipelineKind pipeline = spec.config.getPipeline();
   bool staged =
       target.hasBulkReduceF32() &&
-      usesBulkDq(swizzled, spec.deterministic,
+      usesBulkDq(swizzled, !spec.dqInMain(),
                  getComputeWarps(pipeline, spec.warps()), spec.headDim);
   return getBackwardSharedMemoryLayout(
       spec.blockM(), spec.blockN(), spec.stages(),
@@ -120,7 +120,23 @@ void RowStageEmitter::emitPre() {
     b.setInsertionPointToStart(ifOp.thenBlock());
     store(sum, gep(deltaPtr(), f32, r), 4);
   }
-  if (!spec.deterministic) {
+  if (spec.orderedDq()) {
+    // Each block of 64 rows starts with no key block counted.
+    OpBuilder::InsertionGuard g(b);
+    auto ifOp = scf::IfOp::create(
+        b, loc,
+        arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                  c32(0)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                  arith::RemUIOp::create(b, loc, row, c32(64)),
+                                  c32(0))),
+        false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    store(c32(0), dqOrderCounter(batch, head, row), 4);
+  }
+  if (spec.dqInMain()) {
     // Rows of f32 that start 16-byte aligned (BackwardWorkspace.h); in
     // blocks, runs of 4 floats.
     Value accum = dqAccumPtr();
@@ -244,17 +260,29 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
              << spec->config.getName() << "' has head_split " << split
              << ", which leaves slice " << s << " of D = " << spec->headDim
              << " or Dv = " << spec->headDimV << " empty";
-  // As the tables' checkDeterministic says: the producer warpgroup's main
-  // adds dQ itself, and the dQ pass has no such form.
-  if (spec->deterministic && isWarpSpecialized(spec->config.getPipeline()))
-    return op.emitOpError("config '")
-           << spec->config.getName() << "' is deterministic with pipeline "
-           << stringifyPipelineKind(spec->config.getPipeline())
-           << ", which is for the plans with dQ in main (the dQ pass has no "
-              "producer warpgroup)";
+  // As the tables' checkOrderedDq says: the producer warpgroup's main
+  // orders whole units of dQ.
+  if (spec->orderedDq()) {
+    const MatrixInstr *instr =
+        target.getChipSpec().lookupInstr(spec->config.getMma());
+    AttentionProblem problem;
+    problem.headDim = spec->headDim;
+    problem.biasGrad = static_cast<bool>(spec->dbiasType);
+    TileCandidate cand;
+    cand.pipeline = spec->config.getPipeline();
+    cand.warps = spec->warps();
+    cand.blockM = spec->blockM();
+    cand.headSplit = split;
+    if (!instr)
+      return op.emitOpError("config '")
+             << spec->config.getName() << "' names no instruction of the chip";
+    if (CheckResult why = checkOrderedDq(cand, *instr, problem))
+      return op.emitOpError("config '")
+             << spec->config.getName() << "': " << *why;
+  }
   // main_q keeps its Q and dO tiles in main's Q and dO buffers.
-  if (spec->deterministic && getDeterministicQueryRows(*spec, target) >
-                                 spec->blockM() * spec->stages())
+  if (!spec->dqInMain() && getDeterministicQueryRows(*spec, target) >
+                               spec->blockM() * spec->stages())
     return op.emitOpError("config '")
            << spec->config.getName()
            << "' has block_m x stages = " << spec->blockM() * spec->stages()
@@ -311,7 +339,7 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
     else
       k.main = main;
   }
-  if (spec.deterministic) {
+  if (!spec.dqInMain()) {
     k.mainQ = createStage(b, loc, (planName + "_main_q").str(),
                           spec.warps() * target.getWarpSize(), spec, target);
     target.annotateKernel(k.mainQ, spec);

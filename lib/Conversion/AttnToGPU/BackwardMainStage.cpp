@@ -339,6 +339,12 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   // in flight (dqBeforeDk), and a branch there would make ptxas serialize
   // the chains.
   scoresMma->emitSharedWritesVisible(b, loc);
+  if (dqByWriter()) {
+    // The producer's writer adds it (emitDqWriter).
+    target.emitNamedBarrierArrive(b, loc, c32(kDqStagedBarrierId),
+                                  dqWriterBarrierThreads());
+    return;
+  }
   target.emitNamedBarrier(b, loc, add(group, c32(1)), 128);
   Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
   Value colFirst = add(c32(sliceD.offset), mul(chunkIndex, c32(dqChunk)));
@@ -510,8 +516,9 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     llvm::copy(next, dk.begin());
   }
 
-  // A deterministic plan computes dQ in its own pass (emitQueryPass).
-  if (!spec.deterministic) {
+  // A deterministic plan computes dQ in its own pass (emitQueryPass) unless
+  // it orders its reductions.
+  if (spec.dqInMain()) {
     // dS^T -> dS in shared memory (query rows, key columns) for dQ = dS K.
     Value keyFirst = add(warpRow, sLayout.laneRow);
     for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
@@ -532,7 +539,9 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     if (dsTile.layout == SharedTileLayout::Swizzle128B)
       scoresMma->emitSharedWritesVisible(b, loc);
     // The last block's reductions have read the staging area.
-    if (smem.dqStageRowBytes)
+    if (dqByWriter())
+      waitDqStageFree();
+    else if (smem.dqStageRowBytes)
       target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
     computeBarrier();
     if (dqFirst) {
@@ -618,7 +627,7 @@ void MainStageEmitter::emit() {
   batch = blockId(gpu::Dimension::z);
   sq = arg(kBwdSeqQ);
   sk = arg(kBwdSeqK);
-  if (!spec.deterministic)
+  if (spec.dqInMain())
     dqAccum = dqAccumPtr();
 
   score = bindScoreParams(b, loc, func.getArguments(), spec, kBwdScale,

@@ -136,6 +136,14 @@ protected:
   }
   Value dqAccumPtr() { return workspaceBuffer("dq_accum"); }
   Value dbiasAccumPtr() { return workspaceBuffer("dbias_accum"); }
+  /// dq_order's counter of the block of 64 rows holding query row `q` of
+  /// head `h` (i32, at the block's first row: BackwardWorkspace.h).
+  Value dqOrderCounter(Value batch, Value head, Value q) {
+    Value row = add(
+        mul(add(mul(ext(batch), ext(arg(kBwdHeadsQ))), ext(head)), seqlenQ64()),
+        ext(mul(arith::DivUIOp::create(b, loc, q, c32(64)), c32(64))));
+    return gep(workspaceBuffer("dq_order"), b.getI32Type(), row);
+  }
   Value dbiasFullPtr() { return workspaceBuffer("dbias_full"); }
   /// dbias_full's element of (b, h, i, j): [B, Hq, Sq, Sk], contiguous.
   Value fullIndex(ArrayRef<Value> pos) {
@@ -591,6 +599,47 @@ private:
                             computeWarps * target.getWarpSize());
   }
   static constexpr int32_t kComputeBarrierId = 3;
+  /// Ordered dQ (KernelSpec::orderedDq): the warpgroups that stage a unit
+  /// of dQ arrive at kDqStagedBarrierId when they have, the producer's
+  /// writer warp at kDqFreeBarrierId when the reductions have read them.
+  static constexpr int32_t kDqStagedBarrierId = 4, kDqFreeBarrierId = 5;
+  /// Units of 64 x 64 dQ a block stages, one per warpgroup from the first.
+  int64_t dqUnits() const { return spec.headDim / 64; }
+  /// Whether the producer's last warp adds the staged units (emitDqWriter)
+  /// instead of the computing warpgroups: with ordered dQ, and in plans
+  /// with dropout with a unit per computing warpgroup, whose computing
+  /// warpgroups then issue no reductions (1.02-1.06x at D = 128 on the
+  /// H100, bench/RESULTS.md; without dropout 0.92-0.99x).
+  bool dqByWriter() const {
+    if (spec.orderedDq())
+      return true;
+    return warpSpecialized && spec.dropout && spec.dqInMain() &&
+           smem.dqStageBlocked && dqUnits() == computeWarps / 4;
+  }
+  int64_t dqWriterBarrierThreads() const {
+    return (dqUnits() * 4 + 1) * target.getWarpSize();
+  }
+  /// Waits until the writer has read this warpgroup's last staged unit
+  /// (warpgroups that stage none pass).
+  void waitDqStageFree() {
+    OpBuilder::InsertionGuard guard(b);
+    if (dqUnits() < computeWarps / 4) {
+      auto ifOp = scf::IfOp::create(
+          b, loc,
+          lt(arith::DivUIOp::create(b, loc, warp, c32(4)), c32(dqUnits())),
+          false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    target.emitNamedBarrier(b, loc, c32(kDqFreeBarrierId),
+                            dqWriterBarrierThreads());
+  }
+  /// The producer's last warp (dqByWriter): per pair t adds the staged
+  /// units to dq_accum. With ordered dQ it first counts its key block in
+  /// for the blocks of 64 rows past its query blocks (their visitors all
+  /// come after it: masks are bands), adds a block's units once its counter
+  /// reads this key block's index, and passes the turn on.
+  void emitDqWriter(Value hLo, Value group, Value iHi, Value total,
+                    llvm::function_ref<std::pair<Value, Value>(Value)> pair);
   /// Waits for this thread's copies to shared memory and publishes every
   /// thread's to the workgroup (and to the matrix units' proxy).
   void publishCopies() {
@@ -750,7 +799,7 @@ private:
   /// dV and dP^T: not where the target caps registers for more workgroups
   /// per SM (the D = 64 main at 168: ptxas serialized its wgmmas, C7512).
   bool deferredCompletion() const {
-    return spec.stages() > 1 && statsInAccumulators() && spec.deterministic &&
+    return spec.stages() > 1 && statsInAccumulators() && !spec.dqInMain() &&
            target.getBackwardRegisterCap(spec) == 0;
   }
   /// The loop over (query head of the group, query block) pairs, flattened

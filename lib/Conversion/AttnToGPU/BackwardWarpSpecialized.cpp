@@ -11,6 +11,7 @@
 
 #include "BackwardStageEmitters.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -19,6 +20,11 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
                                            Value iHi, ValueRange init) {
   int64_t ws = target.getWarpSize();
   int64_t producerThreads = kProducerWarps * ws;
+  // With a dQ writer the producer's last warp adds dQ; two copy (a power
+  // of two divides the tiles' 16-byte chunks evenly: three warps' uneven
+  // share spilled at 24 registers).
+  bool writer = dqByWriter();
+  int64_t copyThreads = writer ? producerThreads / 2 : producerThreads;
   int64_t consumerThreads = computeWarps * ws;
   int64_t stages = spec.stages();
   Value isFirst =
@@ -28,8 +34,8 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
     auto ifOp = scf::IfOp::create(b, loc, isFirst, /*withElse=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
     for (int64_t st = 0; st < stages; ++st) {
-      // Every producer thread arrives once its own copies landed.
-      target.emitBarrierInit(b, loc, fullBarrier(c32(st)), producerThreads);
+      // Every copying thread arrives once its own copies landed.
+      target.emitBarrierInit(b, loc, fullBarrier(c32(st)), copyThreads);
       target.emitBarrierInit(b, loc, emptyBarrier(c32(st)), consumerThreads);
     }
   }
@@ -40,7 +46,13 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
   // Pair t (pairAt) goes to buffer t % stages for its use t / stages.
   Value blocks = sub(iHi, iLo);
   Value total = mul(group, blocks);
-  auto pair = [&](Value t) { return pairAt(hLo, iLo, blocks, t); };
+  // Ordered dQ walks the pairs last first: every key block's walk then
+  // reaches a query block at the same time (causal walks all end at the
+  // last block), so no turn waits for a longer walk. (The writer of a plan
+  // with atomics walks so too: as measured.)
+  auto pair = [&](Value t) {
+    return pairAt(hLo, iLo, blocks, writer ? sub(sub(total, c32(1)), t) : t);
+  };
   auto stageOf = [&](Value t) {
     return arith::RemUIOp::create(b, loc, t, c32(stages));
   };
@@ -59,6 +71,19 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
                                  /*withElse=*/true);
   b.setInsertionPointToStart(roles.thenBlock());
   target.emitSetMaxRegisters(b, loc, regs.producer, /*increase=*/false);
+  if (writer) {
+    auto copies = scf::IfOp::create(b, loc, lt(tid, c32(copyThreads)),
+                                    /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard inWriter(b);
+      b.setInsertionPointToStart(copies.elseBlock());
+      auto writer = scf::IfOp::create(
+          b, loc, lt(c32(producerThreads - ws - 1), tid), /*withElse=*/false);
+      b.setInsertionPointToStart(writer.thenBlock());
+      emitDqWriter(hLo, group, iHi, total, pair);
+    }
+    b.setInsertionPointToStart(copies.thenBlock());
+  }
   {
     OpBuilder::InsertionGuard inLoop(b);
     auto loop = scf::ForOp::create(b, loc, c32(0), total, c32(1));
@@ -71,7 +96,7 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
                            arith::XOrIOp::create(b, loc, useParity(t), c32(1)));
     auto [h, m0] = pair(t);
     int64_t all = threads;
-    threads = producerThreads;
+    threads = copyThreads;
     loadQueryBlock(h, m0, stage);
     threads = all;
     // One block in flight per thread: the ring keeps the producer ahead.
@@ -109,4 +134,84 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
     scf::YieldOp::create(b, loc, acc);
   }
   emitEpilogue(SmallVector<Value>(loop.getResults()));
+}
+
+void MainStageEmitter::emitDqWriter(
+    Value hLo, Value group, Value iHi, Value total,
+    llvm::function_ref<std::pair<Value, Value>(Value)> pair) {
+  int64_t ws = target.getWarpSize();
+  bool ordered = spec.orderedDq();
+  Value writerLane = arith::RemUIOp::create(b, loc, tid, c32(ws));
+  Value kb = arith::DivUIOp::create(b, loc, n0, c32(spec.blockN()));
+  // Counting in: key blocks before a block's first visitor add themselves,
+  // so that each visitor's turn is its key block index.
+  Value blocks64 = arith::DivUIOp::create(b, loc, add(sq, c32(63)), c32(64));
+  Value after = sub(blocks64, arith::MinUIOp::create(b, loc, iHi, blocks64));
+  if (ordered) {
+    OpBuilder::InsertionGuard guard(b);
+    auto loop =
+        scf::ForOp::create(b, loc, writerLane, mul(group, after), c32(ws));
+    b.setInsertionPointToStart(loop.getBody());
+    Value u = loop.getInductionVar();
+    Value h = add(hLo, arith::DivUIOp::create(b, loc, u, after));
+    Value m0 = mul(add(iHi, arith::RemUIOp::create(b, loc, u, after)), c32(64));
+    LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
+                              dqOrderCounter(batch, h, m0), c32(1),
+                              LLVM::AtomicOrdering::monotonic);
+  }
+  Value isLeader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         writerLane, c32(0));
+  auto freeStage = [&] {
+    target.emitNamedBarrierArrive(b, loc, c32(kDqFreeBarrierId),
+                                  dqWriterBarrierThreads());
+  };
+  {
+    // The staging areas start free.
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, lt(c32(0), total), false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    freeStage();
+  }
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(b, loc, c32(0), total, c32(1));
+  b.setInsertionPointToStart(loop.getBody());
+  Value t = loop.getInductionVar();
+  target.emitNamedBarrier(b, loc, c32(kDqStagedBarrierId),
+                          dqWriterBarrierThreads());
+  auto [h, m0] = pair(t);
+  Value counter = ordered ? dqOrderCounter(batch, h, m0) : Value();
+  {
+    OpBuilder::InsertionGuard inLeader(b);
+    auto ifOp = scf::IfOp::create(b, loc, isLeader, false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    if (ordered)
+      target.emitWaitForTurn(b, loc, counter, kb);
+    for (int64_t u = 0; u < dqUnits(); ++u)
+      target.emitBulkReduceAddF32(
+          b, loc, dqAccumChunk(dqAccum, batch, h, m0, c32(u * 64)),
+          gep(smemBase, b.getI8Type(),
+              c32(smem.dqStageOffset + u * 64 * 64 * 4)),
+          64 * 64 * 4);
+    target.emitBulkCommit(b, loc);
+    target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+  }
+  {
+    // The last pair's staging area is not staged again.
+    OpBuilder::InsertionGuard inFree(b);
+    auto ifOp = scf::IfOp::create(b, loc, lt(add(t, c32(1)), total), false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    freeStage();
+  }
+  if (!ordered) {
+    // dq_accum complete before the plan's next stage reads it.
+    b.setInsertionPointAfter(loop);
+    auto ifOp = scf::IfOp::create(b, loc, isLeader, false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, isLeader, false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
+  target.emitPassTurn(b, loc, counter);
 }

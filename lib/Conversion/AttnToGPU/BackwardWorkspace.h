@@ -1,13 +1,17 @@
 //===- BackwardWorkspace.h - the buffers of a backward plan -----*- C++ -*-===//
 //
-// A backward plan's workspace holds f32 buffers one after the other, each
+// A backward plan's workspace holds buffers one after the other, each
 // starting at a multiple of kWorkspaceAlignment bytes: delta [B, Hq, Sq];
 // dq_accum [B, Hq, Sq, D] in the plans that add dQ by atomics, or in blocks
 // of 64 query rows where a plan adds it by one bulk reduction a chunk
 // (usesBlockedDqAccum: [B, Hq, Sq rounded up to 64, D], each block's 64
 // rows a run of D / 64 units of 64 x 64 f32, a unit's row r holding column
 // c at ((c / 4) ^ (r % 8)) * 4 + c % 4, so that the quads' stores into the
-// staging area are conflict-free and the unit goes out as it is); with the bias
+// staging area are conflict-free and the unit goes out as it is); in a
+// plan that orders dQ (KernelSpec::orderedDq), dq_order [B, Hq, Sq rounded
+// up to 64] i32, the counter of each block of 64 rows at its first row
+// (the key blocks that have added to it, or that come before its first
+// visitor); with the bias
 // gradient, dbias_accum in its summed shape (atomic plans), or dbias_full
 // [B, Hq, Sq, Sk] when it is summed at all (deterministic plans: main writes
 // every element once, or, when dbias is summed over query rows, row 0 alone
@@ -31,10 +35,12 @@
 namespace mlir {
 namespace attn {
 
-/// One f32 buffer over the plan's dims (docs/BundleFormat.md's symbols).
+/// One buffer of 4-byte elements (f32; dq_order's i32) over the plan's dims
+/// (docs/BundleFormat.md's symbols).
 struct WorkspaceBuffer {
   llvm::StringRef name;
   llvm::SmallVector<llvm::StringRef, 4> dims;
+  llvm::StringRef dtype = "f32";
 };
 
 /// The workspace of `spec`'s plan, in order; `blockedDq`: dq_accum in
@@ -43,11 +49,14 @@ inline llvm::SmallVector<WorkspaceBuffer>
 getBackwardWorkspace(const KernelSpec &spec, bool blockedDq) {
   llvm::SmallVector<WorkspaceBuffer> buffers = {
       {"delta", {"batch", "heads_q", "seqlen_q"}}};
-  // A deterministic plan computes dQ in registers (its main_q pass).
-  if (!spec.deterministic)
+  // A deterministic plan computes dQ in registers (its main_q pass), or
+  // orders its reductions.
+  if (spec.dqInMain())
     buffers.push_back({"dq_accum",
                        {"batch", "heads_q",
                         blockedDq ? "seqlen_q_64" : "seqlen_q", "head_dim"}});
+  if (spec.orderedDq())
+    buffers.push_back({"dq_order", {"batch", "heads_q", "seqlen_q_64"}, "i32"});
   if (spec.dbiasType && !spec.deterministic)
     buffers.push_back(
         {"dbias_accum",

@@ -95,6 +95,16 @@ void GPUTargetInfo::emitNamedBarrier(OpBuilder &, Location, Value,
                                      int64_t) const {
   llvm_unreachable("no named barriers on this target");
 }
+void GPUTargetInfo::emitNamedBarrierArrive(OpBuilder &, Location, Value,
+                                           int64_t) const {
+  llvm_unreachable("no named barriers on this target");
+}
+void GPUTargetInfo::emitWaitForTurn(OpBuilder &, Location, Value, Value) const {
+  llvm_unreachable("no bulk reductions on this target");
+}
+void GPUTargetInfo::emitPassTurn(OpBuilder &, Location, Value) const {
+  llvm_unreachable("no bulk reductions on this target");
+}
 
 // Only targets with hasDependentLaunch are asked for these.
 void GPUTargetInfo::emitLaunchDependents(OpBuilder &, Location) const {

@@ -51,13 +51,14 @@ DictionaryAttr getStage(Builder &b, StringRef name, StringRef entry,
   return attrs.getDictionary(b.getContext());
 }
 
-DictionaryAttr getBuffer(Builder &b, StringRef name, ArrayRef<StringRef> dims) {
+DictionaryAttr getBuffer(Builder &b, StringRef name, ArrayRef<StringRef> dims,
+                         StringRef dtype) {
   SmallVector<Attribute> d;
   for (StringRef dim : dims)
     d.push_back(b.getStringAttr(dim));
   NamedAttrList attrs;
   attrs.append("name", b.getStringAttr(name));
-  attrs.append("dtype", b.getStringAttr("f32"));
+  attrs.append("dtype", b.getStringAttr(dtype));
   attrs.append("dims", b.getArrayAttr(d));
   return attrs.getDictionary(b.getContext());
 }
@@ -104,22 +105,26 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   SmallVector<Attribute> buffers;
   for (const WorkspaceBuffer &buffer :
        getBackwardWorkspace(spec, usesBlockedDqAccum(spec, target)))
-    buffers.push_back(getBuffer(b, buffer.name, buffer.dims));
+    buffers.push_back(getBuffer(b, buffer.name, buffer.dims, buffer.dtype));
   Attribute rows[] = {getExtent(b, "seqlen_q", kBackwardRowWarps),
                       getExtent(b, "heads_q"), getExtent(b, "batch")};
   Attribute keys[] = {getExtent(b, "seqlen_k", spec.blockN()),
                       getExtent(b, "heads_kv"), getExtent(b, "batch")};
   SmallVector<Attribute> stages;
-  if (!spec.deterministic)
+  // An ordered plan's main also counts each block's key blocks in dq_order.
+  SmallVector<StringRef> dqBuffers = {"dq_accum"};
+  if (spec.orderedDq())
+    dqBuffers.push_back("dq_order");
+  if (spec.dqInMain())
     stages = {getStage(b, "pre", kernels.pre.getName(), rows,
-                       kBackwardRowWarps * ws, 0, "zeroes", {"dq_accum"}),
+                       kBackwardRowWarps * ws, 0, "zeroes", dqBuffers),
               getStage(b, "main", kernels.main.getName(), keys,
                        spec.warps() * ws,
                        getBackwardSharedMemoryBytes(spec, target), "reduces",
-                       {"dq_accum"}),
+                       dqBuffers),
               getStage(b, "convert_dq", kernels.dq.getName(), rows,
                        kBackwardRowWarps * ws, 0, "reads", {"dq_accum"})};
-  if (spec.deterministic) {
+  if (!spec.dqInMain()) {
     // No dq_accum: main computes dK and dV, main_q dQ (one workgroup per
     // block of getDeterministicQueryRows rows).
     Attribute queryBlocks[] = {
@@ -422,9 +427,9 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
   for (gpu::GPUFuncOp main : mains)
     launch(main, keyBlocks, cIdx(kType.getDimSize(1)), spec.warps() * ws,
            getBackwardSharedMemoryBytes(spec, target));
-  if (spec.deterministic && !deltaInQueryPass)
+  if (!spec.dqInMain() && !deltaInQueryPass)
     launchQueryPass();
-  else if (!spec.deterministic)
+  else if (spec.dqInMain())
     launch(kernels.dq, rowBlocks, cIdx(qType.getDimSize(1)),
            kBackwardRowWarps * ws, 0);
   if (gradBias && spec.deterministic)

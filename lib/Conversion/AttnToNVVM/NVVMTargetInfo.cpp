@@ -235,7 +235,7 @@ NVVMTargetInfo::getBackwardWorkgroupsPerSM(const KernelSpec &spec) const {
   // without those only.
   const MatrixInstr *instr = chip.lookupInstr(spec.config.getMma());
   if (!instr || chip.regsPerBlockMax <= 0 || chip.smemMaxBytes <= 0 ||
-      !spec.deterministic || spec.dropout || spec.softcap || spec.dbiasType)
+      spec.dqInMain() || spec.dropout || spec.softcap || spec.dbiasType)
     return 1;
   int64_t threads = spec.warps() * getWarpSize();
   int64_t smem = getBackwardSharedMemoryBytes(spec, *this);
@@ -310,6 +310,42 @@ void NVVMTargetInfo::emitNamedBarrier(OpBuilder &b, Location loc, Value id,
   Value n = arith::ConstantIntOp::create(b, loc, b.getI32Type(), threads);
   NVVM::BarrierOp::create(b, loc, Type(), id, n, NVVM::BarrierReductionAttr(),
                           Value());
+}
+
+void NVVMTargetInfo::emitNamedBarrierArrive(OpBuilder &b, Location loc,
+                                            Value id, int64_t threads) const {
+  Value n = arith::ConstantIntOp::create(b, loc, b.getI32Type(), threads);
+  NVVM::BarrierArriveOp::create(b, loc, id, n);
+}
+
+// Inline PTX: MLIR 22's NVVM dialect has no acquire/release scoped loads
+// and reductions, nor a loop that waits on a global value.
+static void emitPtx(OpBuilder &b, Location loc, ValueRange operands,
+                    StringRef ptx, StringRef constraints) {
+  LLVM::InlineAsmOp::create(b, loc, TypeRange(), operands, ptx, constraints,
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
+                            ArrayAttr());
+}
+
+void NVVMTargetInfo::emitWaitForTurn(OpBuilder &b, Location loc, Value counter,
+                                     Value turn) const {
+  // The proxy fence orders the bulk reductions (async proxy) issued after
+  // it behind the acquire.
+  emitPtx(b, loc, {counter, turn},
+          "{\n.reg .pred p;\n.reg .b32 v;\nTURN${:uid}:\n"
+          "ld.acquire.gpu.global.b32 v, [$0];\nsetp.ne.b32 p, v, $1;\n"
+          "@p bra TURN${:uid};\n}\nfence.proxy.async.global;",
+          "l,r");
+}
+
+void NVVMTargetInfo::emitPassTurn(OpBuilder &b, Location loc,
+                                  Value counter) const {
+  // The completed bulk reductions wrote through the async proxy: fenced
+  // into the generic proxy before the release.
+  emitPtx(b, loc, {counter},
+          "fence.proxy.async.global;\nred.release.gpu.global.add.s32 [$0], 1;",
+          "l");
 }
 
 void NVVMTargetInfo::emitBarrierInit(OpBuilder &b, Location loc, Value bar,

@@ -57,6 +57,11 @@ public:
   void emitBulkCommit(OpBuilder &b, Location loc) const override;
   void emitBulkWait(OpBuilder &b, Location loc, int64_t pending,
                     bool readOnly) const override;
+  void emitNamedBarrierArrive(OpBuilder &b, Location loc, Value id,
+                              int64_t threads) const override;
+  void emitWaitForTurn(OpBuilder &b, Location loc, Value counter,
+                       Value turn) const override;
+  void emitPassTurn(OpBuilder &b, Location loc, Value counter) const override;
   void emitNamedBarrier(OpBuilder &b, Location loc, Value id,
                         int64_t threads) const override;
   bool hasDependentLaunch() const override { return chip.hasGridDepControl(); }

@@ -67,12 +67,24 @@ func.func @tma(%q: memref<1x4x128x128xbf16>, %lse: memref<1x4x128xf32>) {
 
 // -----
 
-// The producer warpgroup's main adds dQ itself: no deterministic form.
+// The producer warpgroup's main orders whole 64 x 64 units of dQ, one per
+// computing warpgroup: not at D = 64 (one unit on two warpgroups).
 
 #bwd = #attn.config<name = "ws", block_m = 64, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, deterministic = true>
-func.func @wsdet(%q: memref<1x4x128x128xbf16>, %lse: memref<1x4x128xf32>) {
-  // expected-error @below {{config 'ws' is deterministic with pipeline cp_async_ws, which is for the plans with dQ in main (the dQ pass has no producer warpgroup)}}
-  attn.attention_grad q(%q : memref<1x4x128x128xbf16>) k(%q : memref<1x4x128x128xbf16>) v(%q : memref<1x4x128x128xbf16>) o(%q : memref<1x4x128x128xbf16>) do(%q : memref<1x4x128x128xbf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>) {config = #bwd}
+func.func @wsdet(%q: memref<1x4x128x64xbf16>, %lse: memref<1x4x128xf32>) {
+  // expected-error @below {{config 'ws': deterministic: pipeline cp_async_ws orders one 64-column unit of dQ per computing warpgroup; D = 64 has 1, the tile 2 warpgroups}}
+  attn.attention_grad q(%q : memref<1x4x128x64xbf16>) k(%q : memref<1x4x128x64xbf16>) v(%q : memref<1x4x128x64xbf16>) o(%q : memref<1x4x128x64xbf16>) do(%q : memref<1x4x128x64xbf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x64xbf16>, memref<1x4x128x64xbf16>, memref<1x4x128x64xbf16>) {config = #bwd}
+  return
+}
+
+// -----
+
+// Nor with the bias gradient, whose row sums need the query blocks in order.
+
+#bwd = #attn.config<name = "ws", block_m = 64, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, deterministic = true>
+func.func @wsdetdbias(%q: memref<1x4x128x128xbf16>, %lse: memref<1x4x128xf32>, %bias: memref<1x4x128x128xbf16>) {
+  // expected-error @below {{config 'ws': deterministic: pipeline cp_async_ws walks query blocks last first; the bias gradient's row sums need them in order (the dQ pass plans compute it)}}
+  attn.attention_grad q(%q : memref<1x4x128x128xbf16>) k(%q : memref<1x4x128x128xbf16>) v(%q : memref<1x4x128x128xbf16>) o(%q : memref<1x4x128x128xbf16>) do(%q : memref<1x4x128x128xbf16>) lse(%lse : memref<1x4x128xf32>) bias(%bias : memref<1x4x128x128xbf16>) outs(%q, %q, %q : memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>) grad_bias(%bias : memref<1x4x128x128xbf16>) {config = #bwd}
   return
 }
 

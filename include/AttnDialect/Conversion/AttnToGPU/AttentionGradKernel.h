@@ -88,7 +88,7 @@ int64_t getDeterministicQueryRows(const KernelSpec &spec,
 /// it): the plan has no `_pre` stage, one pass over O and dO fewer. Plans
 /// with a bias gradient keep `_pre`, which also zeroes dbias_full.
 inline bool queryPassComputesDelta(const KernelSpec &spec) {
-  return spec.deterministic && !spec.dbiasType;
+  return !spec.dqInMain() && !spec.dbiasType;
 }
 
 /// Emits the kernels `<planName>_pre` (unless queryPassComputesDelta),

@@ -329,6 +329,18 @@ public:
   /// the warp size) that reach it: a warpgroup's alone.
   virtual void emitNamedBarrier(OpBuilder &b, Location loc, Value id,
                                 int64_t threads) const;
+  /// Arrives at named barrier `id` without waiting for it.
+  virtual void emitNamedBarrierArrive(OpBuilder &b, Location loc, Value id,
+                                      int64_t threads) const;
+  /// Ordered reductions (KernelSpec::orderedDq), with the bulk ones: waits
+  /// until the i32 at global `counter` reads `turn` (acquire, device
+  /// scope), ordering the bulk reductions this thread issues next after
+  /// what the turn's last holder added; and after this thread's reductions
+  /// have completed (emitBulkWait 0), publishes them and adds 1 to
+  /// `counter` (release, device scope).
+  virtual void emitWaitForTurn(OpBuilder &b, Location loc, Value counter,
+                               Value turn) const;
+  virtual void emitPassTurn(OpBuilder &b, Location loc, Value counter) const;
 
   /// Programmatic dependent launch: whether a kernel may let the next
   /// kernel on its stream start before it completes, the next one waiting

@@ -165,6 +165,13 @@ struct KernelSpec {
   /// Backward plans without atomics (bit-reproducible): dQ by a pass over
   /// query blocks (`_main_q`) instead of atomic adds from `_main`.
   bool deterministic = false;
+  /// A deterministic plan whose main adds dQ in key-block order
+  /// (usesOrderedDq): no `_main_q`.
+  bool orderedDq() const {
+    return usesOrderedDq(deterministic, config.getPipeline());
+  }
+  /// Whether `_main` computes dQ (by atomics or ordered reductions).
+  bool dqInMain() const { return !deterministic || orderedDq(); }
   /// The kernels of a backward plan (attn.attention_grad), not a forward.
   bool backward = false;
   ConfigAttr config;
