@@ -142,6 +142,7 @@ FailureOr<AttentionProblem> mlir::attn::getAttentionProblem(Operation *op) {
     value = bwd.getValue();
     p.hasBias = static_cast<bool>(bwd.getBias());
     p.biasGrad = static_cast<bool>(bwd.getGradBias());
+    p.dropout = bwd.hasDropout();
     p.wantsLse = true;
     p.mask = bwd.getMask();
     p.hasSoftcap = bwd.getSoftcap().has_value();

@@ -41,6 +41,14 @@
 // CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], 16384;
 // CHECK-NOT: red.release
 // CHECK-LABEL: .entry bwd_bf16_d128_causal_dropout_m64n128w12s2ws_dq(
+// With dropout D = 64 orders dQ too: one unit, staged by warpgroup 0
+// alone (the barriers count its 128 threads and the writer's 32).
+// CHECK-LABEL: .entry bwd_bf16_d64_causal_det_dropout_m64n128w12s2ws_main(
+// CHECK: bar.sync {{.*}}5, 160;
+// CHECK: bar.arrive 4, 160;
+// CHECK: bar.sync {{.*}}4, 160;
+// CHECK: ld.acquire.gpu.global.b32
+// CHECK-LABEL: .entry bwd_bf16_d64_causal_det_dropout_m64n128w12s2ws_dq(
 
 // WRITER-LABEL: .entry bwd_bf16_d128_causal_det_m64n128w12s2ws_main(
 // WRITER: setmaxnreg.dec.sync.aligned.u32 24;
@@ -66,8 +74,9 @@
 // COMPUTE-NOT: cp.reduce.async.bulk
 // COMPUTE: bar.arrive 4, 288;
 
-// Two units a block, in the writers of the three kernels: six.
-// UNITS: 6
+// Two units a block in the writers of the first three kernels, one in the
+// last: seven.
+// UNITS: 7
 
 // REGS: Function properties for bwd_bf16_d128_causal_det_m64n128w12s2ws_main
 // REGS: Used 168 registers
@@ -94,5 +103,13 @@ func.func @window(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16>, %lse: 
 #w12 = #attn.config<name = "bwd_wgmma_d128_m64n128w12", block_m = 64, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16>
 func.func @dropout(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16>, %lse: memref<?x8x?xf32>, %p: f32, %seed: i64, %off: i32) {
   attn.attention_grad q(%q : memref<?x8x?x128xbf16>) k(%k : memref<?x2x?x128xbf16>) v(%k : memref<?x2x?x128xbf16>) o(%q : memref<?x8x?x128xbf16>) do(%q : memref<?x8x?x128xbf16>) lse(%lse : memref<?x8x?xf32>) dropout(%p, %seed, %off) outs(%q, %k, %k : memref<?x8x?x128xbf16>, memref<?x2x?x128xbf16>, memref<?x2x?x128xbf16>) {mask = #attn.mask<causal>, config = #w12}
+  return
+}
+
+// -----
+
+#w12 = #attn.config<name = "bwd_wgmma_d128_m64n128w12", block_m = 64, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, deterministic = true>
+func.func @d64dropout(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>, %lse: memref<?x8x?xf32>, %p: f32, %seed: i64, %off: i32) {
+  attn.attention_grad q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x?x64xbf16>) v(%k : memref<?x2x?x64xbf16>) o(%q : memref<?x8x?x64xbf16>) do(%q : memref<?x8x?x64xbf16>) lse(%lse : memref<?x8x?xf32>) dropout(%p, %seed, %off) outs(%q, %k, %k : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16>) {mask = #attn.mask<causal>, config = #w12}
   return
 }

@@ -148,6 +148,7 @@ static AttentionProblem getProblem(const Variant &v) {
   p.direction = v.direction;
   p.deterministic = v.deterministic;
   p.biasGrad = v.biasGrad;
+  p.dropout = v.dropout;
   p.servingLayout = v.layout != SeqLayout::Dense;
   p.kvCache = p.servingLayout && v.layout != SeqLayout::Varlen;
   return p;
@@ -282,17 +283,32 @@ static void appendTwins(SmallVectorImpl<Variant> &variants, size_t begin,
 
 /// Appends a dropout twin of each dense variant of variants[begin, end) but
 /// the forward's size-specialized ones: a call with dropout needs one, a
-/// call without takes the variant without. A size-specialized backward plan
-/// (the ordered deterministic one) keeps its twin: with dropout the dQ pass
-/// plans run 0.64-0.90x the atomic ones (bench/RESULTS.md).
+/// call without takes the variant without. With `request`, a deterministic
+/// backward plan's twin takes the tile the tables choose for it with
+/// dropout (the ordered plans, whose dQ pass twins ran 0.64-0.87x the
+/// atomic ones: bench/RESULTS.md); a size class whose tile that general
+/// choice already is has no twin.
 static void appendDropoutTwins(SmallVectorImpl<Variant> &variants, size_t begin,
-                               size_t end) {
+                               size_t end,
+                               const FamilyRequest *request = nullptr,
+                               const Profile *profile = nullptr) {
   for (size_t i = begin; i < end; ++i) {
     Variant twin = variants[i];
     if (twin.layout != SeqLayout::Dense ||
         (twin.seqlenMin && twin.direction != Direction::Backward))
       continue;
     twin.dropout = true;
+    if (request && twin.direction == Direction::Backward &&
+        twin.deterministic) {
+      Variant general = twin;
+      general.seqlenMin = general.seqlenMax = 0;
+      const TileCandidate *tile =
+          selectCandidate(*request->chip, getProblem(general), profile);
+      if (twin.seqlenMin && tile == twin.tile)
+        continue;
+      if (!twin.seqlenMin && tile)
+        twin.tile = tile;
+    }
     variants.push_back(twin);
   }
 }
@@ -459,7 +475,7 @@ SmallVector<Variant> attn::enumerateVariants(
   if (request.unaligned)
     appendTwins(variants, firstPlan, variants.size());
   if (request.dropout)
-    appendDropoutTwins(variants, firstPlan, variants.size());
+    appendDropoutTwins(variants, firstPlan, variants.size(), &request, profile);
   return variants;
 }
 

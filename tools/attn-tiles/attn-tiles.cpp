@@ -74,6 +74,11 @@ static cl::opt<bool> deterministic(
     cl::desc("The problem is a deterministic backward plan (dQ without "
              "atomics)"),
     cl::cat(category));
+static cl::opt<bool>
+    dropout("dropout",
+            cl::desc("The problem drops (a deterministic backward plan's "
+                     "form depends on it)"),
+            cl::cat(category));
 static cl::opt<bool> backward("backward",
                               cl::desc("Same as --direction backward"),
                               cl::cat(category));
@@ -217,6 +222,7 @@ int main(int argc, char **argv) {
                 "'");
   problem.direction = backward ? Direction::Backward : *dir;
   problem.deterministic = deterministic;
+  problem.dropout = dropout;
   print(verdictsToJSON(*chip, problem,
                        evaluateCandidates(*chip, problem, profile), profile));
   return 0;

@@ -96,8 +96,9 @@ struct TileCandidate {
   /// general tile with that dispatch condition); 0: any length.
   int64_t seqlenMin = 0;
   /// Backward tiles with a producer warpgroup: the length (Sq and Sk, or
-  /// the size hint) from which a deterministic plan orders dQ in main
-  /// (usesOrderedDq); shorter calls take a dQ pass tile. 0: any length.
+  /// the size hint) from which a deterministic plan without dropout orders
+  /// dQ in main (usesOrderedDq); shorter calls take a dQ pass tile. 0: any
+  /// length. With dropout they order dQ at any length (checkOrderedDq).
   int64_t orderedDqSeqlenMin = 0;
   /// A decode tile: for KV-cache calls whose Sq is at most this (attn-bundle
   /// adds it ahead of the general KV-cache tile with that dispatch
@@ -302,6 +303,8 @@ struct AttentionProblem {
   bool deterministic = false;
   /// A backward plan that computes the bias gradient.
   bool biasGrad = false;
+  /// Dropout (a backward plan's deterministic form depends on it).
+  bool dropout = false;
   /// Packed variable-length batches or a KV cache (attn.attention's serving
   /// operands) instead of dense [B, H, S, D] tensors.
   bool servingLayout = false;

@@ -268,6 +268,7 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
     AttentionProblem problem;
     problem.headDim = spec->headDim;
     problem.biasGrad = static_cast<bool>(spec->dbiasType);
+    problem.dropout = spec->dropout;
     TileCandidate cand;
     cand.pipeline = spec->config.getPipeline();
     cand.warps = spec->warps();
