@@ -822,6 +822,20 @@ CheckResult mlir::attn::checkBias(const TileCandidate &cand,
   return std::nullopt;
 }
 
+TileCandidate mlir::attn::getConfigCandidate(ConfigAttr config) {
+  TileCandidate cand;
+  cand.name = config.getName().str();
+  cand.blockM = config.getBlockM();
+  cand.blockN = config.getBlockN();
+  cand.warps = config.getWarps();
+  cand.stages = config.getStages();
+  cand.pipeline = config.getPipeline();
+  cand.accInRegisters = config.getAccInRegisters();
+  cand.mma = config.getMma();
+  cand.headSplit = config.getHeadSplit();
+  return cand;
+}
+
 CheckResult mlir::attn::checkConfig(const ChipSpec &chip, ConfigAttr config,
                                     int64_t headDim, int64_t headDimV,
                                     Direction direction) {
@@ -835,15 +849,7 @@ CheckResult mlir::attn::checkConfig(const ChipSpec &chip, ConfigAttr config,
                    stringifyMatrixInstrKind(config.getMma()), chip.name, known)
         .str();
   }
-  TileCandidate cand;
-  cand.name = config.getName().str();
-  cand.blockM = config.getBlockM();
-  cand.blockN = config.getBlockN();
-  cand.warps = config.getWarps();
-  cand.stages = config.getStages();
-  cand.pipeline = config.getPipeline();
-  cand.accInRegisters = config.getAccInRegisters();
-  cand.mma = config.getMma();
+  TileCandidate cand = getConfigCandidate(config);
   // A config carries no head-dim bucket: the instruction's limit applies.
   cand.headDimMax = instr->headDimMax;
   if (CheckResult r = checkHeadDim(chip, cand, *instr, headDim, headDimV))

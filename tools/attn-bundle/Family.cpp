@@ -211,6 +211,15 @@ getSizeHintedTiles(const FamilyRequest &request, const Variant &v,
   return out;
 }
 
+/// `v` with the tile and lengths (dispatch conditions) of size class `c`.
+static Variant getSizedVariant(Variant v, const SizeClass &c) {
+  v.tile = c.candidate;
+  v.seqlenMin = c.range.min;
+  v.seqlenMax = c.range.isUnbounded() ? 0 : c.range.max;
+  v.minBlocksPerSm = c.minBlocksPerSm;
+  return v;
+}
+
 /// The size classes of combination `v` (docs/Tuning.md) whose tile is no
 /// kernel of its general `tiles`. None for head dims given at run time.
 static SmallVector<SizeClass>
@@ -336,14 +345,8 @@ SmallVector<Variant> attn::enumerateVariants(
     if (request.allCandidates)
       tiles.append(getSizeHintedTiles(request, v, tiles));
     else
-      for (const SizeClass &c : getVariantSizeClasses(request, v, tiles)) {
-        Variant sized = v;
-        sized.tile = c.candidate;
-        sized.seqlenMin = c.range.min;
-        sized.seqlenMax = c.range.isUnbounded() ? 0 : c.range.max;
-        sized.minBlocksPerSm = c.minBlocksPerSm;
-        variants.push_back(sized);
-      }
+      for (const SizeClass &c : getVariantSizeClasses(request, v, tiles))
+        variants.push_back(getSizedVariant(v, c));
     for (const TileCandidate *tile : tiles) {
       v.tile = tile;
       variants.push_back(v);
@@ -462,13 +465,8 @@ SmallVector<Variant> attn::enumerateVariants(
     // Size-specialized deterministic plans first, as the forward's (the
     // ordered dQ of a producer tile from its ordered_dq_seqlen_min).
     for (const SizeClass &c :
-         getVariantSizeClasses(backwardRequest, twin, twin.tile)) {
-      Variant sized = twin;
-      sized.tile = c.candidate;
-      sized.seqlenMin = c.range.min;
-      sized.seqlenMax = c.range.isUnbounded() ? 0 : c.range.max;
-      variants.push_back(sized);
-    }
+         getVariantSizeClasses(backwardRequest, twin, twin.tile))
+      variants.push_back(getSizedVariant(twin, c));
     variants.push_back(twin);
   }
   // The plans' element-aligned twins after them, as the forward's.

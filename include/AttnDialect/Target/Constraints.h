@@ -30,6 +30,9 @@ inline constexpr int64_t kSwizzleAlignBytes = 1024;
 /// Bytes of one row of a 64-column chunk of the backward's dQ staging area:
 /// 64 floats and 16 of padding.
 inline constexpr int64_t kDqStageChunkBytes = 64 * 4 + 16;
+/// Bytes of one 64 x 64 f32 unit of dQ where dq_accum is in blocks of 64
+/// rows (usesBlockedDqAccum): a unit of the staging area, one bulk reduction.
+inline constexpr int64_t kDqUnitBytes = 64 * 64 * 4;
 
 /// The shared-memory (LDS) carving of a forward kernel: the Q tile (block_m
 /// rows of D; `queryBuffers` of them), then `stages` K tiles (block_n rows
@@ -297,6 +300,10 @@ CheckResult checkBias(const TileCandidate &cand,
 /// lowerings add only what their own implementation cannot do.
 /// A backward config follows checkBackwardTile instead of
 /// checkMmaDivisibility.
+/// The tile a config names, as a candidate for the checks (its shape,
+/// pipeline, instruction and head_split; no dtypes, head-dim bucket or
+/// dispatch conditions).
+TileCandidate getConfigCandidate(ConfigAttr config);
 CheckResult checkConfig(const ChipSpec &chip, ConfigAttr config,
                         int64_t headDim, int64_t headDimV,
                         Direction direction = Direction::Forward);

@@ -269,15 +269,11 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
     problem.headDim = spec->headDim;
     problem.biasGrad = static_cast<bool>(spec->dbiasType);
     problem.dropout = spec->dropout;
-    TileCandidate cand;
-    cand.pipeline = spec->config.getPipeline();
-    cand.warps = spec->warps();
-    cand.blockM = spec->blockM();
-    cand.headSplit = split;
     if (!instr)
       return op.emitOpError("config '")
              << spec->config.getName() << "' names no instruction of the chip";
-    if (CheckResult why = checkOrderedDq(cand, *instr, problem))
+    if (CheckResult why =
+            checkOrderedDq(getConfigCandidate(spec->config), *instr, problem))
       return op.emitOpError("config '")
              << spec->config.getName() << "': " << *why;
   }

@@ -293,10 +293,10 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                        sliceD.offset == 0 && dqChunk == 64)) &&
          "whole 64 x 64 units (usesBlockedDqAccum)");
   int64_t rowBytes = smem.dqStageRowBytes;
-  Value stage =
-      gep(smemBase, b.getI8Type(),
-          add(c32(smem.dqStageOffset + rowBlock * rowBytes),
-              mul(chunkIndex, c32(blocked ? 64 * 256 : kDqStageChunkBytes))));
+  Value stage = blocked ? dqUnitStage(chunkIndex)
+                        : gep(smemBase, b.getI8Type(),
+                              add(c32(smem.dqStageOffset + rowBlock * rowBytes),
+                                  mul(chunkIndex, c32(kDqStageChunkBytes))));
   Value scale = arg(kBwdScale);
   Value rowFirst =
       add(mul(arith::RemUIOp::create(b, loc, warp, c32(4)), c32(rowsPerWarp)),
@@ -351,7 +351,7 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   if (blocked) {
     target.emitBulkReduceAddF32(
         b, loc, dqAccumChunk(dqAccum, batch, h, m0, colFirst), stage,
-        64 * 64 * 4,
+        kDqUnitBytes,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, c32(0)));
   } else {
     Value q = add(add(m0, c32(rowBlock)), t);

@@ -107,6 +107,13 @@ protected:
                                       c64(64)),
                c64(64));
   }
+  /// (b * Hq + h) * Sq64 + q / 64 * 64 (i64): the first of the rows of Sq
+  /// rounded up to 64 (dq_accum in blocks, dq_order) in query row q's block.
+  Value blockFirstRow(Value batch, Value head, Value q) {
+    return add(
+        mul(add(mul(ext(batch), ext(arg(kBwdHeadsQ))), ext(head)), seqlenQ64()),
+        ext(mul(arith::DivUIOp::create(b, loc, q, c32(64)), c32(64))));
+  }
   /// Whether dq_accum is in blocks of 64 rows (BackwardWorkspace.h).
   bool blockedDq() const { return usesBlockedDqAccum(spec, target); }
   /// dq_accum's rows are workspace rows (workspaceRow) of D floats.
@@ -119,10 +126,7 @@ protected:
     if (!blockedDq())
       return gep(dqAccumRow(dqAccum, workspaceRow(batch, head, q)), f32,
                  ext(d));
-    // Block q / 64's units start at row (b * Hq + h) * Sq64 + q / 64 * 64.
-    Value row0 = add(
-        mul(add(mul(ext(batch), ext(arg(kBwdHeadsQ))), ext(head)), seqlenQ64()),
-        ext(mul(arith::DivUIOp::create(b, loc, q, c32(64)), c32(64))));
+    Value row0 = blockFirstRow(batch, head, q);
     Value r = arith::RemUIOp::create(b, loc, q, c32(64));
     Value unit = arith::DivUIOp::create(b, loc, d, c32(64));
     Value c = arith::RemUIOp::create(b, loc, d, c32(64));
@@ -139,10 +143,8 @@ protected:
   /// dq_order's counter of the block of 64 rows holding query row `q` of
   /// head `h` (i32, at the block's first row: BackwardWorkspace.h).
   Value dqOrderCounter(Value batch, Value head, Value q) {
-    Value row = add(
-        mul(add(mul(ext(batch), ext(arg(kBwdHeadsQ))), ext(head)), seqlenQ64()),
-        ext(mul(arith::DivUIOp::create(b, loc, q, c32(64)), c32(64))));
-    return gep(workspaceBuffer("dq_order"), b.getI32Type(), row);
+    return gep(workspaceBuffer("dq_order"), b.getI32Type(),
+               blockFirstRow(batch, head, q));
   }
   Value dbiasFullPtr() { return workspaceBuffer("dbias_full"); }
   /// dbias_full's element of (b, h, i, j): [B, Hq, Sq, Sk], contiguous.
@@ -615,6 +617,11 @@ private:
       return true;
     return warpSpecialized && spec.dropout && spec.dqInMain() &&
            smem.dqStageBlocked && dqUnits() == computeWarps / 4;
+  }
+  /// Unit `unit` (i32) of the staging area with dq_accum in blocks.
+  Value dqUnitStage(Value unit) {
+    return gep(smemBase, b.getI8Type(),
+               add(c32(smem.dqStageOffset), mul(unit, c32(kDqUnitBytes))));
   }
   int64_t dqWriterBarrierThreads() const {
     return (dqUnits() * 4 + 1) * target.getWarpSize();

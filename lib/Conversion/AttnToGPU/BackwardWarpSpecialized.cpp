@@ -142,12 +142,13 @@ void MainStageEmitter::emitDqWriter(
   int64_t ws = target.getWarpSize();
   bool ordered = spec.orderedDq();
   Value writerLane = arith::RemUIOp::create(b, loc, tid, c32(ws));
-  Value kb = arith::DivUIOp::create(b, loc, n0, c32(spec.blockN()));
-  // Counting in: key blocks before a block's first visitor add themselves,
-  // so that each visitor's turn is its key block index.
-  Value blocks64 = arith::DivUIOp::create(b, loc, add(sq, c32(63)), c32(64));
-  Value after = sub(blocks64, arith::MinUIOp::create(b, loc, iHi, blocks64));
+  Value kb;
   if (ordered) {
+    kb = arith::DivUIOp::create(b, loc, n0, c32(spec.blockN()));
+    // Counting in: key blocks before a block's first visitor add
+    // themselves, so that each visitor's turn is its key block index.
+    Value blocks64 = arith::DivUIOp::create(b, loc, add(sq, c32(63)), c32(64));
+    Value after = sub(blocks64, arith::MinUIOp::create(b, loc, iHi, blocks64));
     OpBuilder::InsertionGuard guard(b);
     auto loop =
         scf::ForOp::create(b, loc, writerLane, mul(group, after), c32(ws));
@@ -189,9 +190,7 @@ void MainStageEmitter::emitDqWriter(
     for (int64_t u = 0; u < dqUnits(); ++u)
       target.emitBulkReduceAddF32(
           b, loc, dqAccumChunk(dqAccum, batch, h, m0, c32(u * 64)),
-          gep(smemBase, b.getI8Type(),
-              c32(smem.dqStageOffset + u * 64 * 64 * 4)),
-          64 * 64 * 4);
+          dqUnitStage(c32(u)), kDqUnitBytes);
     target.emitBulkCommit(b, loc);
     target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
   }
@@ -202,16 +201,14 @@ void MainStageEmitter::emitDqWriter(
     b.setInsertionPointToStart(ifOp.thenBlock());
     freeStage();
   }
-  if (!ordered) {
-    // dq_accum complete before the plan's next stage reads it.
+  // The reductions complete: with ordered dQ before the turn passes on,
+  // else once, after the loop (before the plan's next stage reads
+  // dq_accum).
+  if (!ordered)
     b.setInsertionPointAfter(loop);
-    auto ifOp = scf::IfOp::create(b, loc, isLeader, false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
-    return;
-  }
   auto ifOp = scf::IfOp::create(b, loc, isLeader, false);
   b.setInsertionPointToStart(ifOp.thenBlock());
   target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
-  target.emitPassTurn(b, loc, counter);
+  if (ordered)
+    target.emitPassTurn(b, loc, counter);
 }

@@ -81,11 +81,7 @@ LogicalResult NVVMTargetInfo::checkWgmmaSupported(
     // mbarrier-guarded (WarpSpecializedKernel.cpp). The tables' pipeline rule,
     // then what the lowering adds to it.
     StringRef pipeline = stringifyPipelineKind(c.getPipeline());
-    TileCandidate cand;
-    cand.pipeline = c.getPipeline();
-    cand.warps = c.getWarps();
-    cand.stages = c.getStages();
-    if (CheckResult r = checkPipeline(chip, cand))
+    if (CheckResult r = checkPipeline(chip, getConfigCandidate(c)))
       return emitError() << "config '" << c.getName()
                          << "' is not supported on " << chip.name << ": " << *r;
     if (c.getStages() > 4)
@@ -212,6 +208,16 @@ void NVVMTargetInfo::annotateBackwardKernel(gpu::GPUFuncOp func,
 
 /// The registers a thread of `threads` gets when `n` workgroups share an
 /// SM (allocated per thread in multiples of 8).
+/// A side-effecting inline PTX statement without results, for what no NVVM
+/// op expresses (each caller says what).
+static void emitPtx(OpBuilder &b, Location loc, ValueRange operands,
+                    StringRef ptx, StringRef constraints) {
+  LLVM::InlineAsmOp::create(b, loc, TypeRange(), operands, ptx, constraints,
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
+                            ArrayAttr());
+}
+
 static int64_t registersPerThread(const ChipSpec &chip, int64_t n,
                                   int64_t threads) {
   return chip.regsPerBlockMax / (n * threads) / 8 * 8;
@@ -265,11 +271,8 @@ void NVVMTargetInfo::emitAtomicAddF32(OpBuilder &b, Location loc, Value ptr,
                                       ArrayRef<Value> values) const {
   if (values.size() != 2 || !chip.hasVectorRedF32())
     return GPUTargetInfo::emitAtomicAddF32(b, loc, ptr, values);
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange(), ValueRange{ptr, values[0], values[1]},
-      "red.relaxed.gpu.global.add.v2.f32 [$0], {$1, $2};", "l,f,f",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+  emitPtx(b, loc, {ptr, values[0], values[1]},
+          "red.relaxed.gpu.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
 }
 
 void NVVMTargetInfo::emitBulkReduceAddF32(OpBuilder &b, Location loc, Value dst,
@@ -289,10 +292,7 @@ void NVVMTargetInfo::emitBulkReduceAddF32(OpBuilder &b, Location loc, Value dst,
     op = "{\n.reg .pred p;\nsetp.ne.b32 p, $2, 0;\n@p " + op + "\n}";
     constraints += ",r";
   }
-  LLVM::InlineAsmOp::create(b, loc, TypeRange(), operands, op, constraints,
-                            /*has_side_effects=*/true, /*is_align_stack=*/false,
-                            LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
-                            ArrayAttr());
+  emitPtx(b, loc, operands, op, constraints);
 }
 
 void NVVMTargetInfo::emitBulkCommit(OpBuilder &b, Location loc) const {
@@ -318,16 +318,8 @@ void NVVMTargetInfo::emitNamedBarrierArrive(OpBuilder &b, Location loc,
   NVVM::BarrierArriveOp::create(b, loc, id, n);
 }
 
-// Inline PTX: MLIR 22's NVVM dialect has no acquire/release scoped loads
-// and reductions, nor a loop that waits on a global value.
-static void emitPtx(OpBuilder &b, Location loc, ValueRange operands,
-                    StringRef ptx, StringRef constraints) {
-  LLVM::InlineAsmOp::create(b, loc, TypeRange(), operands, ptx, constraints,
-                            /*has_side_effects=*/true, /*is_align_stack=*/false,
-                            LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
-                            ArrayAttr());
-}
-
+// No NVVM op has acquire/release scoped loads and reductions, nor a loop
+// that waits on a global value: inline PTX.
 void NVVMTargetInfo::emitWaitForTurn(OpBuilder &b, Location loc, Value counter,
                                      Value turn) const {
   // The proxy fence orders the bulk reductions (async proxy) issued after
@@ -411,10 +403,7 @@ void NVVMTargetInfo::emitLaunchDependents(OpBuilder &b, Location loc) const {
 // memory, as CUDA's cudaGridDependencySynchronize (a "memory" clobber).
 void NVVMTargetInfo::emitWaitForPrerequisites(OpBuilder &b,
                                               Location loc) const {
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange(), ValueRange(), "griddepcontrol.wait;", "~{memory}",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+  emitPtx(b, loc, ValueRange(), "griddepcontrol.wait;", "~{memory}");
 }
 
 AccLayout attn::getM16N8AccLayout(OpBuilder &b, Location loc, Value lane,
