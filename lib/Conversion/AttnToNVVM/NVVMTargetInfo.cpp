@@ -323,12 +323,13 @@ void NVVMTargetInfo::emitNamedBarrierArrive(OpBuilder &b, Location loc,
 void NVVMTargetInfo::emitWaitForTurn(OpBuilder &b, Location loc, Value counter,
                                      Value turn) const {
   // The proxy fence orders the bulk reductions (async proxy) issued after
-  // it behind the acquire.
+  // it behind the acquire; the clobber keeps the compiler from moving
+  // memory accesses across either.
   emitPtx(b, loc, {counter, turn},
           "{\n.reg .pred p;\n.reg .b32 v;\nTURN${:uid}:\n"
           "ld.acquire.gpu.global.b32 v, [$0];\nsetp.ne.b32 p, v, $1;\n"
           "@p bra TURN${:uid};\n}\nfence.proxy.async.global;",
-          "l,r");
+          "l,r,~{memory}");
 }
 
 void NVVMTargetInfo::emitPassTurn(OpBuilder &b, Location loc,
@@ -337,7 +338,7 @@ void NVVMTargetInfo::emitPassTurn(OpBuilder &b, Location loc,
   // into the generic proxy before the release.
   emitPtx(b, loc, {counter},
           "fence.proxy.async.global;\nred.release.gpu.global.add.s32 [$0], 1;",
-          "l");
+          "l,~{memory}");
 }
 
 void NVVMTargetInfo::emitBarrierInit(OpBuilder &b, Location loc, Value bar,
