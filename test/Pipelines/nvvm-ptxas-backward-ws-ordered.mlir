@@ -7,8 +7,9 @@
 // key block's index, adds both units by bulk reductions, frees the staging
 // area (5) once they are read, and after they complete releases the turn.
 // With a window the key blocks before a block's first visitor count
-// themselves in (atom.global.add). A plan with atomics and dropout has the
-// writer too (dqByWriter), without turns.
+// themselves in (atom.global.add). The ordered kernels read the SM count
+// (%nsmid) for their launch order (heads interleaved). A plan with atomics
+// and dropout has the writer too (dqByWriter), without turns.
 // REQUIRES: ptxas
 // RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa select-config=false" \
 // RUN:   | sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' \
@@ -28,12 +29,15 @@
 // CHECK-LABEL: .entry bwd_bf16_d128_causal_det_m64n128w12s2ws_pre(
 // CHECK-LABEL: .entry bwd_bf16_d128_causal_det_m64n128w12s2ws_main(
 // CHECK-NOT: atom.global.add.u32
+// CHECK: mov.u32 {{.*}}%nsmid;
+// CHECK-NOT: atom.global.add.u32
 // CHECK-LABEL: .entry bwd_bf16_d128_causal_det_m64n128w12s2ws_dq(
 // CHECK-NOT: _main_q
 // CHECK-LABEL: .entry bwd_bf16_d128_sliding_window_det_m64n128w12s2ws_main(
 // CHECK: atom.global.add.u32
 // CHECK-LABEL: .entry bwd_bf16_d128_sliding_window_det_m64n128w12s2ws_dq(
 // CHECK-LABEL: .entry bwd_bf16_d128_causal_dropout_m64n128w12s2ws_main(
+// CHECK-NOT: %nsmid
 // CHECK: bar.sync {{.*}}5, 288;
 // CHECK: bar.arrive 4, 288;
 // CHECK: bar.sync {{.*}}4, 288;

@@ -294,12 +294,12 @@ TEST(Parser, SizeHintAndPaddingBound) {
 }
 
 TEST(Parser, OrderedDqSeqlenMin) {
-  // sm_90a's producer tile orders deterministic dQ from 8192.
+  // sm_90a's producer tile orders deterministic dQ from 4096.
   const ChipSpec *h100 = lookupChip("sm_90a");
   ASSERT_TRUE(h100);
   const TileCandidate *ws = h100->lookupCandidate("bwd_wgmma_d128_m64n128w12");
   ASSERT_TRUE(ws);
-  EXPECT_EQ(ws->orderedDqSeqlenMin, 8192);
+  EXPECT_EQ(ws->orderedDqSeqlenMin, 4096);
   // Only on backward tiles with a producer warpgroup.
   EXPECT_NE(parseError(tableWith(", \"ordered_dq_seqlen_min\": 8192"))
                 .find("ordered_dq_seqlen_min must not be negative, and 0 "

@@ -341,6 +341,11 @@ void NVVMTargetInfo::emitPassTurn(OpBuilder &b, Location loc,
           "l,~{memory}");
 }
 
+Value NVVMTargetInfo::emitMultiprocessorCount(OpBuilder &b,
+                                              Location loc) const {
+  return NVVM::SmDimOp::create(b, loc, b.getI32Type());
+}
+
 void NVVMTargetInfo::emitBarrierInit(OpBuilder &b, Location loc, Value bar,
                                      int64_t count) const {
   Value n = arith::ConstantIntOp::create(b, loc, b.getI32Type(), count);

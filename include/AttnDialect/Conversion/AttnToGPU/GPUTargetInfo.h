@@ -341,6 +341,9 @@ public:
   virtual void emitWaitForTurn(OpBuilder &b, Location loc, Value counter,
                                Value turn) const;
   virtual void emitPassTurn(OpBuilder &b, Location loc, Value counter) const;
+  /// The device's multiprocessor count (i32): ordered dQ's launch order
+  /// (MainStageEmitter::emit).
+  virtual Value emitMultiprocessorCount(OpBuilder &b, Location loc) const;
 
   /// Programmatic dependent launch: whether a kernel may let the next
   /// kernel on its stream start before it completes, the next one waiting
