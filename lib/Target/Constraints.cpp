@@ -762,11 +762,11 @@ CheckResult mlir::attn::checkOrderedDq(const TileCandidate &cand,
                    "computing warpgroups, no head_split); D = {1}",
                    p, problem.headDim)
         .str();
-  // One unit per computing warpgroup: with fewer (D = 64 on two) one
-  // warpgroup's unit waits its turn while the other's registers idle
-  // (0.74-0.86x the atomic plan). With dropout, whose dQ pass plans run
-  // 0.64-0.87x, the ordered plans lead at D = 64 too (0.85-1.00x) and at
-  // every length (bench/RESULTS.md).
+  // One unit per computing warpgroup: with fewer (D = 64 on two) the
+  // ordered plan runs 0.86-0.92x the atomic plan, at or below the dQ pass
+  // plans (the turns cost a block of half D = 128's work about 9%). With
+  // dropout, whose dQ pass plans run 0.64-0.87x, the ordered plans lead at
+  // D = 64 too (0.98-1.02x) and at every length (bench/RESULTS.md).
   int64_t units = problem.headDim / 64;
   if (units > groups || (units < groups && !problem.dropout))
     return formatv("deterministic: pipeline {0} orders one 64-column unit of "

@@ -102,11 +102,11 @@ void GPUTargetInfo::emitNamedBarrierArrive(OpBuilder &, Location, Value,
 void GPUTargetInfo::emitWaitForTurn(OpBuilder &, Location, Value, Value) const {
   llvm_unreachable("no bulk reductions on this target");
 }
-Value GPUTargetInfo::emitMultiprocessorCount(OpBuilder &, Location) const {
-  llvm_unreachable("no ordered reductions on this target");
-}
 void GPUTargetInfo::emitPassTurn(OpBuilder &, Location, Value) const {
   llvm_unreachable("no bulk reductions on this target");
+}
+Value GPUTargetInfo::emitMultiprocessorCount(OpBuilder &, Location) const {
+  llvm_unreachable("no ordered reductions on this target");
 }
 
 // Only targets with hasDependentLaunch are asked for these.
