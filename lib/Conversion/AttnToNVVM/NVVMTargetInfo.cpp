@@ -206,8 +206,6 @@ void NVVMTargetInfo::annotateBackwardKernel(gpu::GPUFuncOp func,
                   Builder(func.getContext()).getI32IntegerAttr(n));
 }
 
-/// The registers a thread of `threads` gets when `n` workgroups share an
-/// SM (allocated per thread in multiples of 8).
 /// A side-effecting inline PTX statement without results, for what no NVVM
 /// op expresses (each caller says what).
 static void emitPtx(OpBuilder &b, Location loc, ValueRange operands,
@@ -218,6 +216,8 @@ static void emitPtx(OpBuilder &b, Location loc, ValueRange operands,
                             ArrayAttr());
 }
 
+/// The registers a thread of `threads` gets when `n` workgroups share an
+/// SM (allocated per thread in multiples of 8).
 static int64_t registersPerThread(const ChipSpec &chip, int64_t n,
                                   int64_t threads) {
   return chip.regsPerBlockMax / (n * threads) / 8 * 8;
