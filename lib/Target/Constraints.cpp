@@ -517,7 +517,14 @@ CheckResult mlir::attn::checkBackwardTile(const TileCandidate &cand,
                    "with a warpgroup instruction (wgmma)",
                    stringifyPipelineKind(cand.pipeline))
         .str();
-  int64_t warps = getComputeWarps(cand.pipeline, cand.warps);
+  // With slices on warpgroups every slice's warpgroup owns the key rows.
+  if (slicesOnWarpgroups(cand.pipeline, cand.headSplit) &&
+      getComputeWarps(cand.pipeline, cand.warps) != 4 * cand.headSplit)
+    return formatv("tile: head_split {0} on a producer tile takes one "
+                   "computing warpgroup a slice, {1} computing warps given",
+                   cand.headSplit, getComputeWarps(cand.pipeline, cand.warps))
+        .str();
+  int64_t warps = getKeyRowWarps(cand.pipeline, cand.warps, cand.headSplit);
   if (instr.rowsPerWarp <= 0 || cand.blockN % warps != 0 ||
       cand.blockN / warps != instr.rowsPerWarp)
     return formatv("tile: block_n {0} over {1} computing warps must give the "
@@ -542,6 +549,30 @@ CheckResult mlir::attn::checkBackwardTile(const TileCandidate &cand,
                    "dO buffers), got {0}",
                    cand.stages)
         .str();
+  return std::nullopt;
+}
+
+CheckResult mlir::attn::checkHeadSlices(const TileCandidate &cand,
+                                        const MatrixInstr &instr,
+                                        int64_t headDim, int64_t headDimV) {
+  if (cand.direction != Direction::Backward ||
+      !slicesOnWarpgroups(cand.pipeline, cand.headSplit))
+    return std::nullopt;
+  // The warpgroups run one code with their slice's first column as a value:
+  // the slices' layouts must be the same.
+  for (int64_t d : {headDim, headDimV}) {
+    int64_t first =
+                getHeadSlice(d, cand.headSplit, instr.headDimMultiple, 0).width,
+            last = getHeadSlice(d, cand.headSplit, instr.headDimMultiple,
+                                cand.headSplit - 1)
+                       .width;
+    if (first != last)
+      return formatv("tile: head_split {0} on computing warpgroups needs "
+                     "slices of one width; D = {1} (as tiled) gives {2} and "
+                     "{3} columns",
+                     cand.headSplit, d, first, last)
+          .str();
+  }
   return std::nullopt;
 }
 
@@ -574,7 +605,8 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
         usesBulkDq(instr.sharedOperands,
                    (problem.deterministic || cand.dqPass) &&
                        !usesOrderedDq(true, cand.pipeline),
-                   getComputeWarps(cand.pipeline, cand.warps), problem.headDim);
+                   getKeyRowWarps(cand.pipeline, cand.warps, cand.headSplit),
+                   problem.headDim);
     bytes =
         getBackwardSharedMemoryLayout(
             cand.blockM, cand.blockN, cand.stages,
@@ -857,6 +889,13 @@ CheckResult mlir::attn::checkConfig(const ChipSpec &chip, ConfigAttr config,
   cand.direction = direction;
   // The MMA-count rule is a speed heuristic for choosing, not a limit.
   if (CheckResult r = checkTileShape(chip, cand, *instr, /*headDim=*/0))
+    return r;
+  AttentionProblem problem;
+  problem.headDim = headDim;
+  problem.headDimV = headDimV;
+  AttentionProblem tiled = getTiledProblem(*instr, problem);
+  if (CheckResult r =
+          checkHeadSlices(cand, *instr, tiled.headDim, tiled.headDimV))
     return r;
   return checkThreads(chip, cand);
 }

@@ -40,10 +40,11 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
                              const GPUTargetInfo &target) {
   bool swizzled = readsSharedOperands(spec, target);
   PipelineKind pipeline = spec.config.getPipeline();
-  bool staged =
-      target.hasBulkReduceF32() &&
-      usesBulkDq(swizzled, !spec.dqInMain(),
-                 getComputeWarps(pipeline, spec.warps()), spec.headDim);
+  bool staged = target.hasBulkReduceF32() &&
+                usesBulkDq(swizzled, !spec.dqInMain(),
+                           getKeyRowWarps(pipeline, spec.warps(),
+                                          spec.config.getHeadSplit()),
+                           spec.headDim);
   return getBackwardSharedMemoryLayout(
       spec.blockM(), spec.blockN(), spec.stages(),
       spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
@@ -321,7 +322,8 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
     });
   }
   // One main kernel per head_split slice: `_main`, then `_main_1`, ...
-  for (int64_t s = 0; s < spec.config.getHeadSplit(); ++s) {
+  // (one for all with slicesOnWarpgroups).
+  for (int64_t s = 0; s < getMainKernelCount(spec); ++s) {
     std::string name = (planName + "_main").str();
     if (s)
       name += "_" + std::to_string(s);

@@ -225,7 +225,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
     // each over all block_n keys of dS, dealt to the warpgroups in turn, so
     // that two warpgroups split D = 128 where block_m is one warpgroup's
     // rows. Each starts from zero and is waited for before its atomics.
-    int64_t groups = computeWarps / 4, groupRows = 4 * rowsPerWarp;
+    int64_t groups = keyRowWarps / 4, groupRows = 4 * rowsPerWarp;
     int64_t chunks = sliceD.width / dqChunk;
     Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
     Value rowInGroup =
@@ -242,7 +242,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
         b.setInsertionPointToStart(ifOp.thenBlock());
       }
       Value rowBase = add(c32(i / chunks * groupRows), rowInGroup);
-      HeadSlice chunk{sliceD.offset + i % chunks * dqChunk, dqChunk};
+      Value chunkFirst = add(sliceColD, c32(i % chunks * dqChunk));
       // dS as the shared operand where the tile is swizzled: its registers
       // stay free for dK's, dV's and dQ's accumulators.
       SmallVector<Value> dq = completed(
@@ -250,19 +250,21 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
           dsTile.layout == SharedTileLayout::Swizzle128B
               ? issueDqFromShared(i / chunks * groupRows, c32(i % chunks))
               : dqMma->accumulateOutput(b, loc, lane, loadScoreGrad(rowBase),
-                                        columns(kTile, chunk), {}));
+                                        columnsAt(kTile, chunkFirst, dqChunk),
+                                        {}));
       // Staging needs D % 4 == 0 (getBackwardStageLayout); a chunk's
       // columns past D are not added.
-      int64_t cols = std::min<int64_t>(dqChunk, spec.headDim - chunk.offset);
+      int64_t cols = std::min<int64_t>(
+          dqChunk, spec.headDim - (sliceD.offset + i % chunks * dqChunk));
       if (smem.dqStageRowBytes && cols > 0)
         emitDqBulk(h, m0, c32(i % groups), i / chunks * groupRows,
                    c32(i % chunks), cols, dq);
       else if (!smem.dqStageRowBytes)
-        emitDqAtomics(h, m0, rowBase, chunk, dq);
+        emitDqAtomics(h, m0, rowBase, chunkFirst, dqChunk, dq);
     }
     return;
   }
-  int64_t rowsPerPass = rowsPerWarp * computeWarps;
+  int64_t rowsPerPass = rowsPerWarp * keyRowWarps;
   for (int64_t pass = 0; pass * rowsPerPass < bm; ++pass) {
     OpBuilder::InsertionGuard guard(b);
     Value rowBase = add(c32(pass * rowsPerPass), warpRow);
@@ -275,7 +277,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
     SmallVector<Value> zero(dqLayout.getNumElements(), cf(0.0));
     SmallVector<Value> dq = dqMma->accumulateOutput(
         b, loc, lane, loadScoreGrad(rowBase), columns(kTile, sliceD), zero);
-    emitDqAtomics(h, m0, rowBase, sliceD, dq);
+    emitDqAtomics(h, m0, rowBase, sliceColD, sliceD.width, dq);
   }
 }
 
@@ -347,7 +349,7 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   }
   target.emitNamedBarrier(b, loc, add(group, c32(1)), 128);
   Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
-  Value colFirst = add(c32(sliceD.offset), mul(chunkIndex, c32(dqChunk)));
+  Value colFirst = add(sliceColD, mul(chunkIndex, c32(dqChunk)));
   if (blocked) {
     target.emitBulkReduceAddF32(
         b, loc, dqAccumChunk(dqAccum, batch, h, m0, colFirst), stage,
@@ -370,13 +372,14 @@ SmallVector<Value> MainStageEmitter::issueDqFromShared(int64_t rowBlock,
   // panel chunkIndex of the slice's K columns, all block_n keys.
   SharedTile ds = dsTile;
   ds.base = gep(dsTile.base, b.getI8Type(), c32(rowBlock * 128));
-  SharedTile k = columns(kTile, {sliceD.offset, dqChunk});
+  SharedTile k = columnsAt(kTile, sliceColD, dqChunk);
   k.base = gep(k.base, b.getI8Type(), mul(chunkIndex, c32(kTile.rows * 128)));
   return dqMma->accumulateSharedOutput(b, loc, ds, k, {});
 }
 
 void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
-                                     HeadSlice chunk, ArrayRef<Value> dq) {
+                                     Value colFirst, int64_t width,
+                                     ArrayRef<Value> dq) {
   Value scale = arg(kBwdScale);
   Value accumRow0 = workspaceRow(batch, h, c32(0));
   Value qFirst = add(add(m0, rowBase), dqLayout.laneRow);
@@ -386,8 +389,11 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
     // has vector atomics (the pair starts at an even column: 8 bytes).
     // dq_accum rows are D floats: a padded tile's columns past D are
     // skipped, and pairs need an even D to stay within a row.
+    // A chunk whose first column is a value (slicesOnGroups) may be any
+    // slice's.
     int64_t d = spec.headDim;
-    bool tail = d < chunk.offset + chunk.width;
+    std::optional<int64_t> first = getConstantIntValue(colFirst);
+    bool tail = first ? d < *first + width : d < spec.tileHeadDim;
     for (unsigned e = 0, ne = dq.size(); e < ne;) {
       if (dqLayout.rowSlot[e] != slot) {
         ++e;
@@ -395,7 +401,7 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
       }
       bool pair = dqLayout.startsColumnPair(e) && d % 2 == 0;
       Value c =
-          add(dqLayout.laneCol, c32(chunk.offset + dqLayout.colOffsets[e]));
+          add(dqLayout.laneCol, add(colFirst, c32(dqLayout.colOffsets[e])));
       SmallVector<Value, 2> vals = {fmul(dq[e], scale)};
       if (pair)
         vals.push_back(fmul(dq[e + 1], scale));
@@ -456,7 +462,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       pv[e] = fmul(s[e], z[e]);
   }
   SmallVector<Value> next = scoresMma->accumulateOutput(
-      b, loc, lane, pv, columns(doTile, sliceDv), SmallVector<Value>(dv));
+      b, loc, lane, pv, columnsAt(doTile, sliceColDv, sliceDv.width),
+      SmallVector<Value>(dv));
   llvm::copy(next, dv.begin());
   if (afterIssue)
     afterIssue();
@@ -497,8 +504,19 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       Value &sum = rowSums[sLayout.rowSlot[e]];
       sum = sum ? fadd(sum, s[e]) : s[e];
     }
-    if (biasGrad && slice == 0)
+    if (biasGrad && slice == 0) {
+      OpBuilder::InsertionGuard guard(b);
+      if (slicesOnGroups) {
+        // Uniform per warpgroup.
+        auto ifOp = scf::IfOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sliceGroup,
+                                  c32(0)),
+            false);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+      }
       emitBiasGrad(h, m0, e, s[e]);
+    }
     if (spec.softcap)
       s[e] = fmul(s[e], dsc[e]);
   }
@@ -511,7 +529,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   }
   bool dqFirst = dqBeforeDk();
   if (!dqFirst) {
-    next = dkMma->accumulateOutput(b, loc, lane, s, columns(qTile, sliceD),
+    next = dkMma->accumulateOutput(b, loc, lane, s,
+                                   columnsAt(qTile, sliceColD, sliceD.width),
                                    SmallVector<Value>(dk));
     llvm::copy(next, dk.begin());
   }
@@ -549,7 +568,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       // Warpgroup g computes dQ's columns g * dqChunk.. of the slice.
       Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
       SmallVector<Value> dq = issueDqFromShared(0, group);
-      next = dkMma->accumulateOutput(b, loc, lane, s, columns(qTile, sliceD),
+      next = dkMma->accumulateOutput(b, loc, lane, s,
+                                     columnsAt(qTile, sliceColD, sliceD.width),
                                      SmallVector<Value>(dk));
       llvm::copy(next, dk.begin());
       dq = dqMma->waitOutput(b, loc, dq, /*pending=*/1);
@@ -568,13 +588,16 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
   unsigned nk = dkLayout.getNumElements();
   Value scale = arg(kBwdScale);
   // Columns of a padded tile past the operand's head dim are not stored.
+  // A slice whose first column is a value (slicesOnGroups) may be any of
+  // the tile's.
   auto storeRows = [&](const AccLayout &layout, ArrayRef<Value> vals,
-                       int64_t cols, HeadSlice s, unsigned ptrArg,
-                       unsigned strideArg, bool scaled) {
+                       int64_t cols, HeadSlice s, Value first, int64_t tileCols,
+                       unsigned ptrArg, unsigned strideArg, bool scaled) {
     Value keyFirst = add(add(n0, warpRow), layout.laneRow);
-    if (cols >= s.offset + s.width &&
-        canStoreRowsByQuads(target, layout, spec.elemType, s.width,
-                            spec.config.getAlignBytes())) {
+    std::optional<int64_t> offset = getConstantIntValue(first);
+    bool whole = offset ? cols >= *offset + s.width : cols >= tileCols;
+    if (whole && canStoreRowsByQuads(target, layout, spec.elemType, s.width,
+                                     spec.config.getAlignBytes())) {
       return storeRowsByQuads(
           b, loc, target, layout, spec.elemType, s.width,
           [&](unsigned slot) {
@@ -583,7 +606,7 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
           sk,
           [&](Value key) {
             return gep(rowPtr(ptrArg, strideArg, batch, headKV, key),
-                       spec.elemType, c32(s.offset));
+                       spec.elemType, first);
           },
           [&](unsigned e) -> Value {
             Value x = scaled ? fmul(vals[e], scale) : vals[e];
@@ -596,9 +619,9 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
         if (layout.rowSlot[e] != slot)
           continue;
         Value x = scaled ? fmul(vals[e], scale) : vals[e];
-        Value c = add(layout.laneCol, c32(s.offset + layout.colOffsets[e]));
+        Value c = add(layout.laneCol, add(first, c32(layout.colOffsets[e])));
         OpBuilder::InsertionGuard inColumn(b);
-        if (cols < s.offset + s.width) {
+        if (!whole) {
           auto colIf = scf::IfOp::create(b, loc, lt(c, c32(cols)), false);
           b.setInsertionPointToStart(colIf.thenBlock());
         }
@@ -607,10 +630,10 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
       }
     });
   };
-  storeRows(dkLayout, acc.take_front(nk), spec.headDim, sliceD, kBwdDK,
-            kBwdDKStrideB, true);
-  storeRows(dvLayout, acc.drop_front(nk), spec.headDimV, sliceDv, kBwdDV,
-            kBwdDVStrideB, false);
+  storeRows(dkLayout, acc.take_front(nk), spec.headDim, sliceD, sliceColD,
+            spec.tileHeadDim, kBwdDK, kBwdDKStrideB, true);
+  storeRows(dvLayout, acc.drop_front(nk), spec.headDimV, sliceDv, sliceColDv,
+            spec.tileHeadDimV, kBwdDV, kBwdDVStrideB, false);
   // dq_accum complete before the plan's next stage reads it.
   if (smem.dqStageRowBytes)
     target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
@@ -649,6 +672,9 @@ void MainStageEmitter::emit() {
   }
   n0 = mul(keyBlock, c32(spec.blockN()));
   batch = blockId(gpu::Dimension::z);
+  // emitWarpSpecialized gives each warpgroup its own with slicesOnGroups.
+  sliceColD = c32(sliceD.offset);
+  sliceColDv = c32(sliceDv.offset);
   sq = arg(kBwdSeqQ);
   sk = arg(kBwdSeqK);
   if (spec.dqInMain())

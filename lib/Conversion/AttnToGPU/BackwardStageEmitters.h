@@ -19,6 +19,7 @@
 #include "LaunchUtils.h"
 #include "ScoreParams.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include <functional>
@@ -508,7 +509,11 @@ public:
             dv = spec.tileHeadDimV;
     warpSpecialized = isWarpSpecialized(spec.config.getPipeline());
     computeWarps = getComputeWarps(spec.config.getPipeline(), spec.warps());
-    rowsPerWarp = bn / computeWarps;
+    slicesOnGroups = slicesOnWarpgroups(spec.config.getPipeline(),
+                                        spec.config.getHeadSplit());
+    keyRowWarps = getKeyRowWarps(spec.config.getPipeline(), spec.warps(),
+                                 spec.config.getHeadSplit());
+    rowsPerWarp = bn / keyRowWarps;
     // Key rows x query columns for S^T = K Q^T, dV += P^T dO,
     // dP^T = V dO^T and dK += dS^T Q; query rows x key columns for
     // dQ = dS K, whose warps take rowsPerWarp query rows at a time. The
@@ -597,6 +602,11 @@ private:
   void computeBarrier() {
     if (!warpSpecialized)
       return barrier();
+    // Slices on warpgroups share nothing they write: each its own (ids 1
+    // and 2, as emitDqBulk's).
+    if (slicesOnGroups)
+      return target.emitNamedBarrier(b, loc, add(sliceGroup, c32(1)),
+                                     keyRowWarps * target.getWarpSize());
     target.emitNamedBarrier(b, loc, c32(kComputeBarrierId),
                             computeWarps * target.getWarpSize());
   }
@@ -671,8 +681,8 @@ private:
   /// softcap: with dP in flight they spill more (D = 256: 104-112 bytes
   /// instead of 68) and ran 2-5% slower (bench/RESULTS.md).
   bool overlapsScoreGrad() const {
-    return scoresMma->hasAsyncOutput() && spec.config.getHeadSplit() <= 1 &&
-           !spec.softcap;
+    return scoresMma->hasAsyncOutput() &&
+           (spec.config.getHeadSplit() <= 1 || slicesOnGroups) && !spec.softcap;
   }
   /// Whether S^T starts from -lse / scale and dP^T from -delta per query
   /// column (issueScoresOnto): P^T = exp2(S^T scale log2(e)) and dS^T =
@@ -847,10 +857,10 @@ private:
   /// dS of this warp's rows from `rowBase` of the block (shared memory), in
   /// the score layout of the dQ product.
   SmallVector<Value> loadScoreGrad(Value rowBase);
-  /// Adds `dq` (dqLayout, columns `chunk` of the rows from `rowBase` of
-  /// query block `m0`) times the scale to dq_accum.
-  void emitDqAtomics(Value h, Value m0, Value rowBase, HeadSlice chunk,
-                     ArrayRef<Value> dq);
+  /// Adds `dq` (dqLayout, `width` columns from `colFirst` (i32) of the rows
+  /// from `rowBase` of query block `m0`) times the scale to dq_accum.
+  void emitDqAtomics(Value h, Value m0, Value rowBase, Value colFirst,
+                     int64_t width, ArrayRef<Value> dq);
   /// Whether each warpgroup computes one dqChunk of the block's dQ (plans
   /// staging dQ, as many chunks as warpgroups) and issues it before dK's
   /// product, so that dQ is staged and added while dK runs.
@@ -885,6 +895,21 @@ private:
   void emitRowSums(Value h, Value first, Value last, ArrayRef<Value> sums);
   void emitEpilogue(ArrayRef<Value> acc);
 
+  /// columns() from a first column given as a value (slicesOnGroups: the
+  /// warpgroup's slice), at a panel of a swizzled tile.
+  SharedTile columnsAt(const SharedTile &tile, Value offset, int64_t width) {
+    if (std::optional<int64_t> c = getConstantIntValue(offset))
+      return columns(tile, {*c, width});
+    assert(tile.layout == SharedTileLayout::Swizzle128B &&
+           "slices on warpgroups read swizzled tiles");
+    SharedTile t = tile;
+    t.base =
+        gep(tile.base, b.getI8Type(),
+            mul(arith::DivUIOp::create(b, loc, offset, c32(128 / elemBytes)),
+                c32(tile.rows * 128)));
+    t.cols = width;
+    return t;
+  }
   /// Columns `offset`.. of `tile`, `width` of them: a slice's operand. In
   /// a swizzled tile slices start at a panel (the instruction's head-dim
   /// multiple is the panel's 64 columns).
@@ -911,9 +936,14 @@ private:
   int64_t dqChunk;
   int64_t rowsPerWarp, threads;
   /// A producer warpgroup copies (cp_async_ws); the computeWarps others
-  /// own the key rows.
-  bool warpSpecialized = false;
-  int64_t computeWarps = 0;
+  /// own the key rows, keyRowWarps of them each row once: all, or with
+  /// slicesOnGroups (slicesOnWarpgroups) each warpgroup computes slice
+  /// `sliceGroup` of its own.
+  bool warpSpecialized = false, slicesOnGroups = false;
+  int64_t computeWarps = 0, keyRowWarps = 0;
+  /// The first column of this thread's slice of D and Dv (i32): sliceD's
+  /// and sliceDv's offsets, or the warpgroup's with slicesOnGroups.
+  Value sliceColD, sliceColDv, sliceGroup;
 
   Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase, dqAccum;
   /// The current query block's lse and delta (rowStats), when staged.
