@@ -98,7 +98,7 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled,
     int64_t dqStageCols, int64_t smemMaxBytes, bool warpSpecialized,
-    bool blockedDq) {
+    bool blockedDq, bool sharedScores) {
   BackwardSharedMemoryLayout l;
   int64_t pad = swizzled ? 0 : padElems;
   l.kRowStride = headDim + pad;
@@ -117,7 +117,7 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
   l.doStageBytes = blockM * l.doRowStride * elemBytes;
   l.doOffset = l.qOffset + stages * l.qStageBytes;
   l.dsOffset = l.doOffset + stages * l.doStageBytes;
-  l.dsBuffers = warpSpecialized ? 2 : 1;
+  l.dsBuffers = sharedScores ? 3 : warpSpecialized ? 2 : 1;
   l.dsStageBytes = blockM * l.dsRowStride * elemBytes;
   l.rowStatsOffset =
       llvm::alignTo(l.dsOffset + l.dsBuffers * l.dsStageBytes, 16);
@@ -617,7 +617,8 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                          .width
                    : 0,
             chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
-            usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM))
+            usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM),
+            slicesOnWarpgroups(cand.pipeline, cand.headSplit))
             .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;

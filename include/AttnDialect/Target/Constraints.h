@@ -144,12 +144,15 @@ inline bool usesBlockedDqAccum(int64_t headDim, int64_t headSplit,
 }
 
 /// `dqStageCols` (usesBulkDq: the dQ columns of one kernel) asks for dQ's
-/// staging area where it fits in `smemMaxBytes`.
+/// staging area where it fits in `smemMaxBytes`. `sharedScores`
+/// (slicesOnWarpgroups): one dS buffer and the P^T and dS^T tiles the
+/// computing warpgroups exchange, instead of a dS buffer each.
 BackwardSharedMemoryLayout getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled = false,
     int64_t dqStageCols = 0, int64_t smemMaxBytes = 0,
-    bool warpSpecialized = false, bool blockedDq = false);
+    bool warpSpecialized = false, bool blockedDq = false,
+    bool sharedScores = false);
 
 /// 32-bit registers per thread of a backward kernel: the f32 dK and dV
 /// accumulators (rowsPerWarp key rows x D and Dv), the transposed scores

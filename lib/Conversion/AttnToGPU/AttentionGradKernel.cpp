@@ -53,7 +53,8 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
              : 0,
       target.getChipSpec().smemMaxBytes, isWarpSpecialized(pipeline),
       usesBlockedDqAccum(spec.headDim, spec.config.getHeadSplit(),
-                         spec.blockM()));
+                         spec.blockM()),
+      slicesOnWarpgroups(pipeline, spec.config.getHeadSplit()));
 }
 
 bool attn::usesBlockedDqAccum(const KernelSpec &spec,

@@ -82,7 +82,7 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
   // of this warp's key rows x the block's queries (masks are bands);
   // uniform per warp. Inside, every row sees a key, so its lse is finite.
   Value keyFirst = add(n0, warpRow);
-  Value qLast = add(m0, c32(spec.blockM() - 1));
+  Value qLast = add(m0, c32(scoreCols - 1));
   Value inside = arith::AndIOp::create(
       b, loc, lt(qLast, sq),
       arith::AndIOp::create(
@@ -416,6 +416,26 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
   });
 }
 
+void MainStageEmitter::emitScoresExchange(Value keyFirst, ArrayRef<Value> pt,
+                                          ArrayRef<Value> dst) {
+  // Both warpgroups have read the last block's tiles (each completed its
+  // products before it got here).
+  target.emitNamedBarrier(b, loc, c32(kScoresFreeBarrierId),
+                          computeWarps * target.getWarpSize());
+  for (unsigned e = 0, ne = pt.size(); e < ne; ++e) {
+    Value key = add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
+    Value q = add(add(sLayout.laneCol, c32(sLayout.colOffsets[e])), scoreCol0);
+    Value chunk = arith::DivUIOp::create(b, loc, q, c32(8));
+    Value inChunk = arith::RemUIOp::create(b, loc, q, c32(8));
+    for (auto [tile, v] :
+         {std::pair(&ptTile, pt[e]), std::pair(&dstTile, dst[e])})
+      store(arith::TruncFOp::create(b, loc, spec.elemType, v),
+            gep(getSharedChunkAddress(b, loc, *tile, key, chunk),
+                spec.elemType, inChunk),
+            elemBytes);
+  }
+}
+
 void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
                                       MutableArrayRef<Value> acc, Value first,
                                       Value last,
@@ -424,55 +444,75 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   MutableArrayRef<Value> dk = acc.take_front(nk), dv = acc.drop_front(nk);
   SharedTile qTile = queryTile(stage), doTile = gradOutputTile(stage);
   statsBase = smem.rowStatsStageBytes ? rowStats(stage) : Value();
+  // With slices on warpgroups this warpgroup's S^T and dP^T are the query
+  // columns from scoreCol0 of the block (qScores, its first query).
+  bool split = slicesOnGroups;
+  Value mq = m0;
+  SharedTile qScores = qTile, doScores = doTile;
+  if (split) {
+    mq = add(m0, scoreCol0);
+    if (statsBase)
+      statsBase = gep(statsBase, f32, scoreCol0);
+    for (SharedTile *t : {&qScores, &doScores})
+      t->base = gep(t->base, b.getI8Type(), mul(scoreCol0, c32(128)));
+  }
+  MmaEmitter &sMma = split ? *halfScoresMma : *scoresMma;
+  MmaEmitter &pMma = split ? *halfDpMma : *dpMma;
 
   // With asynchronous products dP^T = V dO^T runs while P^T is computed
   // (S^T is waited for alone), and dV's product while dS^T is.
   bool overlap = overlapsScoreGrad(), statsInAcc = statsInAccumulators();
-  SmallVector<Value> keys = scoresMma->loadQuery(b, loc, lane, kTile, warpRow);
+  SmallVector<Value> keys = sMma.loadQuery(b, loc, lane, kTile, warpRow);
   SmallVector<Value> s, dp;
   if (statsInAcc) {
-    s = scoresMma->issueScoresOnto(
-        b, loc, lane, keys, qTile,
+    s = sMma.issueScoresOnto(
+        b, loc, lane, keys, qScores,
         columnStats(0,
                     arith::DivFOp::create(b, loc, cf(-1.0), arg(kBwdScale))));
-    dp = dpMma->issueScoresOnto(b, loc, lane,
-                                dpMma->loadQuery(b, loc, lane, vTile, warpRow),
-                                doTile, columnStats(spec.blockM(), cf(-1.0)));
-    s = scoresMma->waitOutput(b, loc, s, /*pending=*/1);
+    dp = pMma.issueScoresOnto(b, loc, lane,
+                              pMma.loadQuery(b, loc, lane, vTile, warpRow),
+                              doScores, columnStats(spec.blockM(), cf(-1.0)));
+    s = sMma.waitOutput(b, loc, s, /*pending=*/1);
   } else if (overlap) {
-    s = scoresMma->issueScores(b, loc, lane, keys, qTile);
-    dp = dpMma->issueScores(
-        b, loc, lane, dpMma->loadQuery(b, loc, lane, vTile, warpRow), doTile);
-    s = scoresMma->waitOutput(b, loc, s, /*pending=*/1);
+    s = sMma.issueScores(b, loc, lane, keys, qScores);
+    dp = pMma.issueScores(b, loc, lane,
+                          pMma.loadQuery(b, loc, lane, vTile, warpRow),
+                          doScores);
+    s = sMma.waitOutput(b, loc, s, /*pending=*/1);
   } else {
-    s = scoresMma->computeScores(b, loc, lane, keys, qTile);
+    s = sMma.computeScores(b, loc, lane, keys, qScores);
   }
   SmallVector<Value> dsc;
-  emitProbabilities(h, m0, s, dsc, statsInAcc);
+  emitProbabilities(h, mq, s, dsc, statsInAcc);
   // With dropout the forward's O used P * Z: dV takes P * Z, and dP is
   // Z * (dO V^T).
   SmallVector<Value> z, pv(s);
   if (score.dropout) {
-    bool aligned = spec.blockM() % 16 == 0 && spec.blockN() % 16 == 0 &&
+    bool aligned = scoreCols % 16 == 0 && spec.blockN() % 16 == 0 &&
                    rowsPerWarp % 16 == 0;
     z = emitDropoutFactors(b, loc, *score.dropout,
                            add(mul(batch, arg(kBwdHeadsQ)), h), sLayout,
-                           add(n0, warpRow), m0, aligned, /*transposed=*/true);
+                           add(n0, warpRow), mq, aligned, /*transposed=*/true);
     for (unsigned e = 0, ne = s.size(); e < ne; ++e)
       pv[e] = fmul(s[e], z[e]);
   }
-  SmallVector<Value> next = scoresMma->accumulateOutput(
-      b, loc, lane, pv, columnsAt(doTile, sliceColDv, sliceDv.width),
-      SmallVector<Value>(dv));
-  llvm::copy(next, dv.begin());
+  // Split, dV's product reads all of P^T from shared memory (below).
+  SmallVector<Value> next;
+  if (!split) {
+    next = scoresMma->accumulateOutput(
+        b, loc, lane, pv, columnsAt(doTile, sliceColDv, sliceDv.width),
+        SmallVector<Value>(dv));
+    llvm::copy(next, dv.begin());
+  }
   if (afterIssue)
     afterIssue();
 
   if (overlap)
-    dp = dpMma->waitOutput(b, loc, dp, /*pending=*/1);
+    dp = pMma.waitOutput(b, loc, dp, /*pending=*/split ? 0 : 1);
   else
-    dp = dpMma->computeScores(
-        b, loc, lane, dpMma->loadQuery(b, loc, lane, vTile, warpRow), doTile);
+    dp = pMma.computeScores(b, loc, lane,
+                            pMma.loadQuery(b, loc, lane, vTile, warpRow),
+                            doScores);
   Value deltaBase = gep(deltaPtr(), f32, workspaceRow(batch, h, c32(0)));
   Value lastQ = sub(sq, c32(1));
   llvm::DenseMap<int64_t, Value> deltas;
@@ -488,7 +528,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
                            add(sLayout.laneCol, c32(spec.blockM() + off)))
                      : gep(deltaBase, f32,
                            ext(arith::MinSIOp::create(
-                               b, loc, add(add(m0, sLayout.laneCol), c32(off)),
+                               b, loc, add(add(mq, sLayout.laneCol), c32(off)),
                                lastQ)));
       delta = load(f32, at, 4);
     }
@@ -504,19 +544,9 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       Value &sum = rowSums[sLayout.rowSlot[e]];
       sum = sum ? fadd(sum, s[e]) : s[e];
     }
-    if (biasGrad && slice == 0) {
-      OpBuilder::InsertionGuard guard(b);
-      if (slicesOnGroups) {
-        // Uniform per warpgroup.
-        auto ifOp = scf::IfOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sliceGroup,
-                                  c32(0)),
-            false);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-      }
-      emitBiasGrad(h, m0, e, s[e]);
-    }
+    // Split, each warpgroup has query columns of its own.
+    if (biasGrad && slice == 0)
+      emitBiasGrad(h, mq, e, s[e]);
     if (spec.softcap)
       s[e] = fmul(s[e], dsc[e]);
   }
@@ -528,7 +558,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     emitRowSums(h, first, last, rowSums);
   }
   bool dqFirst = dqBeforeDk();
-  if (!dqFirst) {
+  if (!dqFirst && !split) {
     next = dkMma->accumulateOutput(b, loc, lane, s,
                                    columnsAt(qTile, sliceColD, sliceD.width),
                                    SmallVector<Value>(dk));
@@ -540,10 +570,14 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   if (spec.dqInMain()) {
     // dS^T -> dS in shared memory (query rows, key columns) for dQ = dS K.
     Value keyFirst = add(warpRow, sLayout.laneRow);
+    if (split)
+      emitScoresExchange(keyFirst, pv, s);
     for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
       Value key =
           add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
       Value q = add(sLayout.laneCol, c32(sLayout.colOffsets[e]));
+      if (split)
+        q = add(q, scoreCol0);
       Value at =
           dsTile.layout == SharedTileLayout::Swizzle128B
               ? gep(getSharedChunkAddress(
@@ -563,6 +597,18 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     else if (smem.dqStageRowBytes)
       target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
     computeBarrier();
+    if (split) {
+      // Both halves of P^T and dS^T are in: this warpgroup's slice of dV
+      // and dK over all the block's query columns.
+      next = scoresMma->accumulateSharedOutput(
+          b, loc, ptTile, columnsAt(doTile, sliceColDv, sliceDv.width),
+          SmallVector<Value>(dv));
+      llvm::copy(next, dv.begin());
+      next = dkMma->accumulateSharedOutput(
+          b, loc, dstTile, columnsAt(qTile, sliceColD, sliceD.width),
+          SmallVector<Value>(dk));
+      llvm::copy(next, dk.begin());
+    }
     if (dqFirst) {
       // dQ, then dK behind it: dQ is staged and added while dK runs.
       // Warpgroup g computes dQ's columns g * dqChunk.. of the slice.
@@ -699,8 +745,14 @@ void MainStageEmitter::emit() {
   dsTile = tile(smem.dsOffset, bm, bn, smem.dsRowStride,
                 /*padded=*/scoresMma->getSharedTileLayout() !=
                     SharedTileLayout::Swizzle128B);
+  if (slicesOnGroups) {
+    ptTile = tile(smem.dsOffset + smem.dsStageBytes, bn, bm, bm);
+    dstTile = tile(smem.dsOffset + 2 * smem.dsStageBytes, bn, bm, bm);
+  }
+  scoreCol0 = c32(0);
 
-  sLayout = scoresMma->getScoreLayout(b, loc, lane);
+  sLayout = (slicesOnGroups ? halfScoresMma : scoresMma)
+                ->getScoreLayout(b, loc, lane);
   dvLayout = scoresMma->getOutputLayout(b, loc, lane);
   dkLayout = dkMma->getOutputLayout(b, loc, lane);
   pLayout = dqMma->getScoreLayout(b, loc, lane);

@@ -532,6 +532,15 @@ public:
       dqChunk = std::min<int64_t>(dqChunk, 128 / elemBytes);
     specs[3] = getProductSpec(spec, bn, bn, d, dqChunk);
     dqMma = target.createMmaEmitter(specs[3]);
+    // With slices on warpgroups each computes S^T and dP^T for its share
+    // of the query columns only; P^T and dS^T meet in shared memory.
+    scoreCols = slicesOnGroups ? bm / spec.config.getHeadSplit() : bm;
+    if (slicesOnGroups) {
+      halfScoresMma =
+          target.createMmaEmitter(getProductSpec(spec, bn, scoreCols, d, dv));
+      halfDpMma =
+          target.createMmaEmitter(getProductSpec(spec, bn, scoreCols, dv, dv));
+    }
     threads = spec.warps() * target.getWarpSize();
   }
 
@@ -602,15 +611,13 @@ private:
   void computeBarrier() {
     if (!warpSpecialized)
       return barrier();
-    // Slices on warpgroups share nothing they write: each its own (ids 1
-    // and 2, as emitDqBulk's).
-    if (slicesOnGroups)
-      return target.emitNamedBarrier(b, loc, add(sliceGroup, c32(1)),
-                                     keyRowWarps * target.getWarpSize());
     target.emitNamedBarrier(b, loc, c32(kComputeBarrierId),
                             computeWarps * target.getWarpSize());
   }
   static constexpr int32_t kComputeBarrierId = 3;
+  /// slicesOnGroups: the computing warpgroups meet here before writing a
+  /// block's P^T, dS^T and dS, once both have read the last block's.
+  static constexpr int32_t kScoresFreeBarrierId = 6;
   /// Ordered dQ (KernelSpec::orderedDq): the warpgroups that stage a unit
   /// of dQ arrive at kDqStagedBarrierId when they have, the producer's
   /// writer warp at kDqFreeBarrierId when the reductions have read them.
@@ -808,6 +815,11 @@ private:
                       MutableArrayRef<Value> acc, Value first = {},
                       Value last = {},
                       function_ref<void()> afterIssue = nullptr);
+  /// slicesOnGroups: this warpgroup's query columns of P^T (`pt`) and dS^T
+  /// (`dst`) into ptTile and dstTile, once the other warpgroup has read the
+  /// last block's (named barrier kScoresFreeBarrierId).
+  void emitScoresExchange(Value keyFirst, ArrayRef<Value> pt,
+                          ArrayRef<Value> dst);
   /// Whether main's loop leaves dK's and dV's products in flight into the
   /// next block and issues the next block's copies once that block's dV
   /// product is: the wait for dK and the copies' address arithmetic then
@@ -932,6 +944,14 @@ private:
   HeadSlice sliceD, sliceDv;
   std::array<KernelSpec, 4> specs;
   std::unique_ptr<MmaEmitter> scoresMma, dpMma, dkMma, dqMma;
+  /// slicesOnGroups: S^T and dP^T over this warpgroup's scoreCols query
+  /// columns (from scoreCol0 of the block).
+  std::unique_ptr<MmaEmitter> halfScoresMma, halfDpMma;
+  int64_t scoreCols = 0;
+  Value scoreCol0;
+  /// slicesOnGroups: P^T and dS^T (key rows, query columns), the A
+  /// operands of dV's and dK's products, written by both warpgroups.
+  SharedTile ptTile, dstTile;
   /// Columns of dQ per product (a divisor of the slice's width).
   int64_t dqChunk;
   int64_t rowsPerWarp, threads;

@@ -112,14 +112,13 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
   warp = sub(warp, c32(kProducerWarps));
   Value dsBase = dsTile.base;
   if (slicesOnGroups) {
-    // Warpgroup g computes slice g over all the key rows, with a dS buffer
-    // of its own: it waits for nothing the other writes.
+    // Warpgroup g computes slice g of dK, dV and dQ over all the key rows,
+    // and S^T and dP^T for query columns g * scoreCols.. of the block.
     sliceGroup = arith::DivUIOp::create(b, loc, warp, c32(4));
     warp = arith::RemUIOp::create(b, loc, warp, c32(4));
     sliceColD = mul(sliceGroup, c32(sliceD.width));
     sliceColDv = mul(sliceGroup, c32(sliceDv.width));
-    dsBase =
-        gep(dsBase, b.getI8Type(), mul(sliceGroup, c32(smem.dsStageBytes)));
+    scoreCol0 = mul(sliceGroup, c32(scoreCols));
   }
   warpRow = mul(warp, c32(rowsPerWarp));
   auto loop = scf::ForOp::create(b, loc, c32(0), total, c32(1), init);
