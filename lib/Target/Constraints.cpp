@@ -119,14 +119,33 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
   l.dsOffset = l.doOffset + stages * l.doStageBytes;
   l.dsBuffers = sharedScores ? 3 : warpSpecialized ? 2 : 1;
   l.dsStageBytes = blockM * l.dsRowStride * elemBytes;
-  l.rowStatsOffset =
-      llvm::alignTo(l.dsOffset + l.dsBuffers * l.dsStageBytes, 16);
-  l.rowStatsStageBytes = swizzled ? 2 * blockM * 4 : 0;
-  l.totalBytes =
-      l.alignSlack + l.rowStatsOffset + stages * l.rowStatsStageBytes;
-  if (warpSpecialized) {
-    l.barrierOffset = llvm::alignTo(l.totalBytes - l.alignSlack, 8);
-    l.totalBytes = l.alignSlack + l.barrierOffset + 2 * stages * 8;
+  auto carve = [&](int64_t dsEnd) {
+    l.rowStatsOffset = llvm::alignTo(dsEnd, 16);
+    l.rowStatsStageBytes = swizzled ? 2 * blockM * 4 : 0;
+    l.totalBytes =
+        l.alignSlack + l.rowStatsOffset + stages * l.rowStatsStageBytes;
+    if (warpSpecialized) {
+      l.barrierOffset = llvm::alignTo(l.totalBytes - l.alignSlack, 8);
+      l.totalBytes = l.alignSlack + l.barrierOffset + 2 * stages * 8;
+    }
+  };
+  int64_t dsEnd = l.dsOffset + l.dsBuffers * l.dsStageBytes;
+  carve(dsEnd);
+  if (sharedScores) {
+    // The staging area of a whole unit a warpgroup overlays the exchanged
+    // tiles, which every product has read by the time dQ is staged; blocked
+    // only (the slices' units).
+    int64_t stageBytes = blockM * dqStageCols * 4;
+    if (dqStageCols <= 0 || !swizzled || !blockedDq)
+      return l;
+    BackwardSharedMemoryLayout without = l;
+    carve(std::max(dsEnd, l.dsOffset + stageBytes));
+    if (smemMaxBytes > 0 && l.totalBytes > smemMaxBytes)
+      return without;
+    l.dqStageOffset = l.dsOffset;
+    l.dqStageRowBytes = dqStageCols * 4;
+    l.dqStageBlocked = true;
+    return l;
   }
   if (dqStageCols > 0 && swizzled) {
     // Chunks of 64 floats, each row's padded by 16 bytes: the quads' 8-byte
@@ -605,21 +624,21 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
         usesBulkDq(instr.sharedOperands,
                    (problem.deterministic || cand.dqPass) &&
                        !usesOrderedDq(true, cand.pipeline),
-                   getKeyRowWarps(cand.pipeline, cand.warps, cand.headSplit),
-                   problem.headDim);
-    bytes =
-        getBackwardSharedMemoryLayout(
-            cand.blockM, cand.blockN, cand.stages,
-            getElementBytes(problem.elementType), problem.headDim,
-            problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
-            staged ? getHeadSlice(problem.headDim, cand.headSplit,
-                                  instr.headDimMultiple, 0)
-                         .width
-                   : 0,
-            chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
-            usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM),
-            slicesOnWarpgroups(cand.pipeline, cand.headSplit))
-            .totalBytes;
+                   getComputeWarps(cand.pipeline, cand.warps), problem.headDim);
+    bytes = getBackwardSharedMemoryLayout(
+                cand.blockM, cand.blockN, cand.stages,
+                getElementBytes(problem.elementType), problem.headDim,
+                problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
+                staged ? getHeadSlice(problem.headDim, cand.headSplit,
+                                      instr.headDimMultiple, 0)
+                             .width
+                       : 0,
+                chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
+                usesBlockedDqAccum(
+                    problem.headDim, cand.headSplit, cand.blockM,
+                    slicesOnWarpgroups(cand.pipeline, cand.headSplit)),
+                slicesOnWarpgroups(cand.pipeline, cand.headSplit))
+                .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;
     return formatv("shared memory: {0} bytes > {1} max of {2} (block_n {3} x "

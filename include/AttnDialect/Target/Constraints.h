@@ -137,10 +137,12 @@ inline bool usesBulkDq(bool sharedOperands, bool deterministic,
 /// warpgroup adds its chunk by one 16 KB bulk reduction instead of one a row
 /// (the per-row reductions, 13% of the D = 128 main's stall samples on the
 /// H100, bench/RESULTS.md). Whole chunks only: D a multiple of 64, one head
-/// slice, query blocks of one warpgroup's 64 rows.
+/// slice or the slices on warpgroups of one kernel (`slicesOnGroups`),
+/// query blocks of one warpgroup's 64 rows.
 inline bool usesBlockedDqAccum(int64_t headDim, int64_t headSplit,
-                               int64_t blockM) {
-  return headDim % 64 == 0 && headSplit <= 1 && blockM == 64;
+                               int64_t blockM, bool slicesOnGroups = false) {
+  return headDim % 64 == 0 && (headSplit <= 1 || slicesOnGroups) &&
+         blockM == 64;
 }
 
 /// `dqStageCols` (usesBulkDq: the dQ columns of one kernel) asks for dQ's

@@ -40,11 +40,10 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
                              const GPUTargetInfo &target) {
   bool swizzled = readsSharedOperands(spec, target);
   PipelineKind pipeline = spec.config.getPipeline();
-  bool staged = target.hasBulkReduceF32() &&
-                usesBulkDq(swizzled, !spec.dqInMain(),
-                           getKeyRowWarps(pipeline, spec.warps(),
-                                          spec.config.getHeadSplit()),
-                           spec.headDim);
+  bool staged =
+      target.hasBulkReduceF32() &&
+      usesBulkDq(swizzled, !spec.dqInMain(),
+                 getComputeWarps(pipeline, spec.warps()), spec.headDim);
   return getBackwardSharedMemoryLayout(
       spec.blockM(), spec.blockN(), spec.stages(),
       spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
@@ -52,8 +51,9 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
       staged ? getBackwardHeadSlice(spec, target, spec.tileHeadDim, 0).width
              : 0,
       target.getChipSpec().smemMaxBytes, isWarpSpecialized(pipeline),
-      usesBlockedDqAccum(spec.headDim, spec.config.getHeadSplit(),
-                         spec.blockM()),
+      usesBlockedDqAccum(
+          spec.headDim, spec.config.getHeadSplit(), spec.blockM(),
+          slicesOnWarpgroups(pipeline, spec.config.getHeadSplit())),
       slicesOnWarpgroups(pipeline, spec.config.getHeadSplit()));
 }
 

@@ -281,9 +281,30 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
   }
 }
 
+void MainStageEmitter::emitDqUnitsStaged(Value h, Value m0) {
+  int64_t units = sliceD.width / dqChunk;
+  SmallVector<SmallVector<Value>> dq;
+  for (int64_t u = 0; u < units; ++u)
+    dq.push_back(issueDqFromShared(0, c32(u)));
+  for (SmallVector<Value> &acc : dq)
+    acc = dqMma->waitOutput(b, loc, acc, /*pending=*/0);
+  target.emitNamedBarrier(b, loc, c32(kTilesFreeBarrierId),
+                          computeWarps * target.getWarpSize());
+  for (int64_t u = 0; u < units; ++u) {
+    if (u) {
+      // The slot is free once the last unit's reduction has read it.
+      target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+      target.emitNamedBarrier(b, loc, add(sliceGroup, c32(1)),
+                              keyRowWarps * target.getWarpSize());
+    }
+    emitDqBulk(h, m0, sliceGroup, 0, c32(u), dqChunk, dq[u], sliceGroup);
+  }
+}
+
 void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                                   int64_t rowBlock, Value chunkIndex,
-                                  int64_t width, ArrayRef<Value> dq) {
+                                  int64_t width, ArrayRef<Value> dq,
+                                  Value stageSlot) {
   // The item's 64 rows x `width` floats of the staging area, free since the
   // barrier after dS (each thread waited for its reductions' reads): rows
   // of 64-column chunks, or with dq_accum in blocks the chunk's 64 x 64
@@ -295,7 +316,7 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                        sliceD.offset == 0 && dqChunk == 64)) &&
          "whole 64 x 64 units (usesBlockedDqAccum)");
   int64_t rowBytes = smem.dqStageRowBytes;
-  Value stage = blocked ? dqUnitStage(chunkIndex)
+  Value stage = blocked ? dqUnitStage(stageSlot ? stageSlot : chunkIndex)
                         : gep(smemBase, b.getI8Type(),
                               add(c32(smem.dqStageOffset + rowBlock * rowBytes),
                                   mul(chunkIndex, c32(kDqStageChunkBytes))));
@@ -419,7 +440,9 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
 void MainStageEmitter::emitScoresExchange(Value keyFirst, ArrayRef<Value> pt,
                                           ArrayRef<Value> dst) {
   // Both warpgroups have read the last block's tiles (each completed its
-  // products before it got here).
+  // products before it got here) and its staged dQ (which overlays them).
+  if (smem.dqStageRowBytes)
+    target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
   target.emitNamedBarrier(b, loc, c32(kScoresFreeBarrierId),
                           computeWarps * target.getWarpSize());
   for (unsigned e = 0, ne = pt.size(); e < ne; ++e) {
@@ -609,7 +632,9 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
           SmallVector<Value>(dk));
       llvm::copy(next, dk.begin());
     }
-    if (dqFirst) {
+    if (split && smem.dqStageBlocked) {
+      emitDqUnitsStaged(h, m0);
+    } else if (dqFirst) {
       // dQ, then dK behind it: dQ is staged and added while dK runs.
       // Warpgroup g computes dQ's columns g * dqChunk.. of the slice.
       Value group = arith::DivUIOp::create(b, loc, warp, c32(4));

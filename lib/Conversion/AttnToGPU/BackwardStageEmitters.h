@@ -617,7 +617,7 @@ private:
   static constexpr int32_t kComputeBarrierId = 3;
   /// slicesOnGroups: the computing warpgroups meet here before writing a
   /// block's P^T, dS^T and dS, once both have read the last block's.
-  static constexpr int32_t kScoresFreeBarrierId = 6;
+  static constexpr int32_t kScoresFreeBarrierId = 6, kTilesFreeBarrierId = 7;
   /// Ordered dQ (KernelSpec::orderedDq): the warpgroups that stage a unit
   /// of dQ arrive at kDqStagedBarrierId when they have, the producer's
   /// writer warp at kDqFreeBarrierId when the reductions have read them.
@@ -878,8 +878,8 @@ private:
   /// product, so that dQ is staged and added while dK runs.
   bool dqBeforeDk() const {
     int64_t groups = computeWarps / 4;
-    return smem.dqStageRowBytes && groups > 1 && spec.blockM() == 64 &&
-           sliceD.width == groups * dqChunk &&
+    return smem.dqStageRowBytes && !slicesOnGroups && groups > 1 &&
+           spec.blockM() == 64 && sliceD.width == groups * dqChunk &&
            sliceD.offset + sliceD.width <= spec.headDim;
   }
   /// dQ = dS K for the 64 query rows from `rowBlock` and dqChunk columns
@@ -893,7 +893,14 @@ private:
   /// reductions, as FlashAttention-3 adds dQ: one a row, or with dq_accum
   /// in blocks (smem.dqStageBlocked) one for the chunk's 64 x 64 unit.
   void emitDqBulk(Value h, Value m0, Value group, int64_t rowBlock,
-                  Value chunkIndex, int64_t width, ArrayRef<Value> dq);
+                  Value chunkIndex, int64_t width, ArrayRef<Value> dq,
+                  Value stageSlot = {});
+  /// slicesOnGroups with dq_accum in blocks: this warpgroup's units of dQ,
+  /// issued behind dV's and dK's products, staged one at a time in its own
+  /// slot of the staging area (which overlays the exchanged tiles: both
+  /// warpgroups meet at kTilesFreeBarrierId once their products read
+  /// them) and added by one bulk reduction each.
+  void emitDqUnitsStaged(Value h, Value m0);
   /// Element e of this thread's dS (key row, query column) into the bias
   /// gradient: added to dbias_accum when dbias is summed over a dimension,
   /// else written to dbias (each (b, h, i, j) is visited once).
