@@ -536,10 +536,11 @@ public:
     // of the query columns only; P^T and dS^T meet in shared memory.
     scoreCols = slicesOnGroups ? bm / spec.config.getHeadSplit() : bm;
     if (slicesOnGroups) {
-      halfScoresMma =
-          target.createMmaEmitter(getProductSpec(spec, bn, scoreCols, d, dv));
-      halfDpMma =
-          target.createMmaEmitter(getProductSpec(spec, bn, scoreCols, dv, dv));
+      // The emitters keep a reference to their spec.
+      halfSpecs[0] = getProductSpec(spec, bn, scoreCols, d, dv);
+      halfSpecs[1] = getProductSpec(spec, bn, scoreCols, dv, dv);
+      halfScoresMma = target.createMmaEmitter(halfSpecs[0]);
+      halfDpMma = target.createMmaEmitter(halfSpecs[1]);
     }
     threads = spec.warps() * target.getWarpSize();
   }
@@ -953,6 +954,7 @@ private:
   std::unique_ptr<MmaEmitter> scoresMma, dpMma, dkMma, dqMma;
   /// slicesOnGroups: S^T and dP^T over this warpgroup's scoreCols query
   /// columns (from scoreCol0 of the block).
+  std::array<KernelSpec, 2> halfSpecs;
   std::unique_ptr<MmaEmitter> halfScoresMma, halfDpMma;
   int64_t scoreCols = 0;
   Value scoreCol0;
