@@ -98,7 +98,7 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled,
     int64_t dqStageCols, int64_t smemMaxBytes, bool warpSpecialized,
-    bool blockedDq) {
+    bool blockedDq, bool sharedScores) {
   BackwardSharedMemoryLayout l;
   int64_t pad = swizzled ? 0 : padElems;
   l.kRowStride = headDim + pad;
@@ -117,16 +117,35 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
   l.doStageBytes = blockM * l.doRowStride * elemBytes;
   l.doOffset = l.qOffset + stages * l.qStageBytes;
   l.dsOffset = l.doOffset + stages * l.doStageBytes;
-  l.dsBuffers = warpSpecialized ? 2 : 1;
+  l.dsBuffers = sharedScores ? 3 : warpSpecialized ? 2 : 1;
   l.dsStageBytes = blockM * l.dsRowStride * elemBytes;
-  l.rowStatsOffset =
-      llvm::alignTo(l.dsOffset + l.dsBuffers * l.dsStageBytes, 16);
-  l.rowStatsStageBytes = swizzled ? 2 * blockM * 4 : 0;
-  l.totalBytes =
-      l.alignSlack + l.rowStatsOffset + stages * l.rowStatsStageBytes;
-  if (warpSpecialized) {
-    l.barrierOffset = llvm::alignTo(l.totalBytes - l.alignSlack, 8);
-    l.totalBytes = l.alignSlack + l.barrierOffset + 2 * stages * 8;
+  auto carve = [&](int64_t dsEnd) {
+    l.rowStatsOffset = llvm::alignTo(dsEnd, 16);
+    l.rowStatsStageBytes = swizzled ? 2 * blockM * 4 : 0;
+    l.totalBytes =
+        l.alignSlack + l.rowStatsOffset + stages * l.rowStatsStageBytes;
+    if (warpSpecialized) {
+      l.barrierOffset = llvm::alignTo(l.totalBytes - l.alignSlack, 8);
+      l.totalBytes = l.alignSlack + l.barrierOffset + 2 * stages * 8;
+    }
+  };
+  int64_t dsEnd = l.dsOffset + l.dsBuffers * l.dsStageBytes;
+  carve(dsEnd);
+  if (sharedScores) {
+    // The staging area of a whole unit a warpgroup overlays the exchanged
+    // tiles, which every product has read by the time dQ is staged; blocked
+    // only (the slices' units).
+    int64_t stageBytes = blockM * dqStageCols * 4;
+    if (dqStageCols <= 0 || !swizzled || !blockedDq)
+      return l;
+    BackwardSharedMemoryLayout without = l;
+    carve(std::max(dsEnd, l.dsOffset + stageBytes));
+    if (smemMaxBytes > 0 && l.totalBytes > smemMaxBytes)
+      return without;
+    l.dqStageOffset = l.dsOffset;
+    l.dqStageRowBytes = dqStageCols * 4;
+    l.dqStageBlocked = true;
+    return l;
   }
   if (dqStageCols > 0 && swizzled) {
     // Chunks of 64 floats, each row's padded by 16 bytes: the quads' 8-byte
@@ -517,7 +536,14 @@ CheckResult mlir::attn::checkBackwardTile(const TileCandidate &cand,
                    "with a warpgroup instruction (wgmma)",
                    stringifyPipelineKind(cand.pipeline))
         .str();
-  int64_t warps = getComputeWarps(cand.pipeline, cand.warps);
+  // With slices on warpgroups every slice's warpgroup owns the key rows.
+  if (slicesOnWarpgroups(cand.pipeline, cand.headSplit) &&
+      getComputeWarps(cand.pipeline, cand.warps) != 4 * cand.headSplit)
+    return formatv("tile: head_split {0} on a producer tile takes one "
+                   "computing warpgroup a slice, {1} computing warps given",
+                   cand.headSplit, getComputeWarps(cand.pipeline, cand.warps))
+        .str();
+  int64_t warps = getKeyRowWarps(cand.pipeline, cand.warps, cand.headSplit);
   if (instr.rowsPerWarp <= 0 || cand.blockN % warps != 0 ||
       cand.blockN / warps != instr.rowsPerWarp)
     return formatv("tile: block_n {0} over {1} computing warps must give the "
@@ -542,6 +568,30 @@ CheckResult mlir::attn::checkBackwardTile(const TileCandidate &cand,
                    "dO buffers), got {0}",
                    cand.stages)
         .str();
+  return std::nullopt;
+}
+
+CheckResult mlir::attn::checkHeadSlices(const TileCandidate &cand,
+                                        const MatrixInstr &instr,
+                                        int64_t headDim, int64_t headDimV) {
+  if (cand.direction != Direction::Backward ||
+      !slicesOnWarpgroups(cand.pipeline, cand.headSplit))
+    return std::nullopt;
+  // The warpgroups run one code with their slice's first column as a value:
+  // the slices' layouts must be the same.
+  for (int64_t d : {headDim, headDimV}) {
+    int64_t first =
+                getHeadSlice(d, cand.headSplit, instr.headDimMultiple, 0).width,
+            last = getHeadSlice(d, cand.headSplit, instr.headDimMultiple,
+                                cand.headSplit - 1)
+                       .width;
+    if (first != last)
+      return formatv("tile: head_split {0} on computing warpgroups needs "
+                     "slices of one width; D = {1} (as tiled) gives {2} and "
+                     "{3} columns",
+                     cand.headSplit, d, first, last)
+          .str();
+  }
   return std::nullopt;
 }
 
@@ -575,18 +625,20 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                    (problem.deterministic || cand.dqPass) &&
                        !usesOrderedDq(true, cand.pipeline),
                    getComputeWarps(cand.pipeline, cand.warps), problem.headDim);
-    bytes =
-        getBackwardSharedMemoryLayout(
-            cand.blockM, cand.blockN, cand.stages,
-            getElementBytes(problem.elementType), problem.headDim,
-            problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
-            staged ? getHeadSlice(problem.headDim, cand.headSplit,
-                                  instr.headDimMultiple, 0)
-                         .width
-                   : 0,
-            chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
-            usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM))
-            .totalBytes;
+    bytes = getBackwardSharedMemoryLayout(
+                cand.blockM, cand.blockN, cand.stages,
+                getElementBytes(problem.elementType), problem.headDim,
+                problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
+                staged ? getHeadSlice(problem.headDim, cand.headSplit,
+                                      instr.headDimMultiple, 0)
+                             .width
+                       : 0,
+                chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
+                usesBlockedDqAccum(
+                    problem.headDim, cand.headSplit, cand.blockM,
+                    slicesOnWarpgroups(cand.pipeline, cand.headSplit)),
+                slicesOnWarpgroups(cand.pipeline, cand.headSplit))
+                .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;
     return formatv("shared memory: {0} bytes > {1} max of {2} (block_n {3} x "
@@ -857,6 +909,13 @@ CheckResult mlir::attn::checkConfig(const ChipSpec &chip, ConfigAttr config,
   cand.direction = direction;
   // The MMA-count rule is a speed heuristic for choosing, not a limit.
   if (CheckResult r = checkTileShape(chip, cand, *instr, /*headDim=*/0))
+    return r;
+  AttentionProblem problem;
+  problem.headDim = headDim;
+  problem.headDimV = headDimV;
+  AttentionProblem tiled = getTiledProblem(*instr, problem);
+  if (CheckResult r =
+          checkHeadSlices(cand, *instr, tiled.headDim, tiled.headDimV))
     return r;
   return checkThreads(chip, cand);
 }

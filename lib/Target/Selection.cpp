@@ -43,6 +43,7 @@ Verdict mlir::attn::evaluateCandidate(const ChipSpec &chip,
       // Resources are those of the padded tiles the kernel computes on.
       AttentionProblem tiled = getTiledProblem(*instr, problem);
       add(checkTileShape(chip, cand, *instr, tiled.headDim));
+      add(checkHeadSlices(cand, *instr, tiled.headDim, tiled.headDimV));
       add(checkThreads(chip, cand));
       add(checkSharedMemory(chip, cand, *instr, tiled, v.smemBytes));
       add(checkRegisters(chip, cand, *instr, tiled, v.registers));

@@ -211,7 +211,10 @@ func.func @atomic(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>, %lse: me
 
 // D = 256: bwd_wgmma_d256_m64n64w4, two column slices (main and main_1,
 // each 128 columns of dK, dV and dQ) with dQ by atomics, then convert_dq.
+// Named here: the tables choose bwd_wgmma_d256_m64n64w12 at D = 256
+// (nvvm-ptxas-backward-ws-slices.mlir); this tile serves D = 160-192.
+#d256w4 = #attn.config<name = "bwd_wgmma_d256_m64n64w4", block_m = 64, block_n = 64, warps = 4, stages = 2, pipeline = cp_async, acc_in_registers = true, mma = wgmma.m64nNk16, head_split = 2>
 func.func @d256(%q: memref<?x1x?x256xbf16>, %k: memref<?x1x?x256xbf16>, %lse: memref<?x1x?xf32>, %dq: memref<?x1x?x256xbf16>, %dk: memref<?x1x?x256xbf16>, %dv: memref<?x1x?x256xbf16>) {
-  attn.attention_grad q(%q : memref<?x1x?x256xbf16>) k(%k : memref<?x1x?x256xbf16>) v(%k : memref<?x1x?x256xbf16>) o(%q : memref<?x1x?x256xbf16>) do(%q : memref<?x1x?x256xbf16>) lse(%lse : memref<?x1x?xf32>) outs(%dq, %dk, %dv : memref<?x1x?x256xbf16>, memref<?x1x?x256xbf16>, memref<?x1x?x256xbf16>) {mask = #attn.mask<causal>}
+  attn.attention_grad q(%q : memref<?x1x?x256xbf16>) k(%k : memref<?x1x?x256xbf16>) v(%k : memref<?x1x?x256xbf16>) o(%q : memref<?x1x?x256xbf16>) do(%q : memref<?x1x?x256xbf16>) lse(%lse : memref<?x1x?xf32>) outs(%dq, %dk, %dv : memref<?x1x?x256xbf16>, memref<?x1x?x256xbf16>, memref<?x1x?x256xbf16>) {mask = #attn.mask<causal>, config = #d256w4}
   return
 }

@@ -137,19 +137,24 @@ inline bool usesBulkDq(bool sharedOperands, bool deterministic,
 /// warpgroup adds its chunk by one 16 KB bulk reduction instead of one a row
 /// (the per-row reductions, 13% of the D = 128 main's stall samples on the
 /// H100, bench/RESULTS.md). Whole chunks only: D a multiple of 64, one head
-/// slice, query blocks of one warpgroup's 64 rows.
+/// slice or the slices on warpgroups of one kernel (`slicesOnGroups`),
+/// query blocks of one warpgroup's 64 rows.
 inline bool usesBlockedDqAccum(int64_t headDim, int64_t headSplit,
-                               int64_t blockM) {
-  return headDim % 64 == 0 && headSplit <= 1 && blockM == 64;
+                               int64_t blockM, bool slicesOnGroups = false) {
+  return headDim % 64 == 0 && (headSplit <= 1 || slicesOnGroups) &&
+         blockM == 64;
 }
 
 /// `dqStageCols` (usesBulkDq: the dQ columns of one kernel) asks for dQ's
-/// staging area where it fits in `smemMaxBytes`.
+/// staging area where it fits in `smemMaxBytes`. `sharedScores`
+/// (slicesOnWarpgroups): one dS buffer and the P^T and dS^T tiles the
+/// computing warpgroups exchange, instead of a dS buffer each.
 BackwardSharedMemoryLayout getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled = false,
     int64_t dqStageCols = 0, int64_t smemMaxBytes = 0,
-    bool warpSpecialized = false, bool blockedDq = false);
+    bool warpSpecialized = false, bool blockedDq = false,
+    bool sharedScores = false);
 
 /// 32-bit registers per thread of a backward kernel: the f32 dK and dV
 /// accumulators (rowsPerWarp key rows x D and Dv), the transposed scores
@@ -262,6 +267,10 @@ CheckResult checkBackwardTile(const TileCandidate &cand,
 /// host lowers its backward with the forward's loop nest and tiles).
 CheckResult checkTileShape(const ChipSpec &chip, const TileCandidate &cand,
                            const MatrixInstr &instr, int64_t headDim);
+/// A backward tile with slicesOnWarpgroups: every head_split slice of the
+/// tiled D and Dv (headDim, headDimV) has the same width.
+CheckResult checkHeadSlices(const TileCandidate &cand, const MatrixInstr &instr,
+                            int64_t headDim, int64_t headDimV);
 CheckResult checkThreads(const ChipSpec &chip, const TileCandidate &cand);
 CheckResult checkSharedMemory(const ChipSpec &chip, const TileCandidate &cand,
                               const MatrixInstr &instr,

@@ -164,6 +164,24 @@ inline int64_t getComputeWarps(PipelineKind p, int64_t warps) {
   return isWarpSpecialized(p) ? warps - kProducerWarps : warps;
 }
 
+/// Whether a backward tile's computing warpgroups each compute one
+/// head_split slice of dK, dV and dQ in one main kernel (a warp-specialized
+/// tile with head_split > 1), sharing the key block and each query block
+/// the producer copies, instead of one main kernel per slice that copies
+/// them again (D = 256: two slices of 128 columns, each warpgroup's dK and
+/// dV 128 registers a thread).
+inline bool slicesOnWarpgroups(PipelineKind p, int64_t headSplit) {
+  return isWarpSpecialized(p) && headSplit > 1;
+}
+
+/// Warps that own a key block's rows between them: the computing warps,
+/// or with slicesOnWarpgroups those of one slice.
+inline int64_t getKeyRowWarps(PipelineKind p, int64_t warps,
+                              int64_t headSplit) {
+  int64_t compute = getComputeWarps(p, warps);
+  return slicesOnWarpgroups(p, headSplit) ? compute / headSplit : compute;
+}
+
 /// Registers per thread a warp-specialized kernel gives its producer and
 /// its compute warpgroups (setmaxnreg), out of what a CTA of `warps` gets
 /// at launch; `busyProducer`: the producer keeps more than fixed copy

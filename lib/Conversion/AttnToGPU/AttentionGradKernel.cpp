@@ -51,8 +51,10 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
       staged ? getBackwardHeadSlice(spec, target, spec.tileHeadDim, 0).width
              : 0,
       target.getChipSpec().smemMaxBytes, isWarpSpecialized(pipeline),
-      usesBlockedDqAccum(spec.headDim, spec.config.getHeadSplit(),
-                         spec.blockM()));
+      usesBlockedDqAccum(
+          spec.headDim, spec.config.getHeadSplit(), spec.blockM(),
+          slicesOnWarpgroups(pipeline, spec.config.getHeadSplit())),
+      slicesOnWarpgroups(pipeline, spec.config.getHeadSplit()));
 }
 
 bool attn::usesBlockedDqAccum(const KernelSpec &spec,
@@ -321,7 +323,8 @@ BackwardKernels attn::buildBackwardKernels(OpBuilder &builder, Location loc,
     });
   }
   // One main kernel per head_split slice: `_main`, then `_main_1`, ...
-  for (int64_t s = 0; s < spec.config.getHeadSplit(); ++s) {
+  // (one for all with slicesOnWarpgroups).
+  for (int64_t s = 0; s < getMainKernelCount(spec); ++s) {
     std::string name = (planName + "_main").str();
     if (s)
       name += "_" + std::to_string(s);

@@ -82,7 +82,7 @@ void MainStageEmitter::emitProbabilities(Value h, Value m0,
   // of this warp's key rows x the block's queries (masks are bands);
   // uniform per warp. Inside, every row sees a key, so its lse is finite.
   Value keyFirst = add(n0, warpRow);
-  Value qLast = add(m0, c32(spec.blockM() - 1));
+  Value qLast = add(m0, c32(scoreCols - 1));
   Value inside = arith::AndIOp::create(
       b, loc, lt(qLast, sq),
       arith::AndIOp::create(
@@ -225,7 +225,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
     // each over all block_n keys of dS, dealt to the warpgroups in turn, so
     // that two warpgroups split D = 128 where block_m is one warpgroup's
     // rows. Each starts from zero and is waited for before its atomics.
-    int64_t groups = computeWarps / 4, groupRows = 4 * rowsPerWarp;
+    int64_t groups = keyRowWarps / 4, groupRows = 4 * rowsPerWarp;
     int64_t chunks = sliceD.width / dqChunk;
     Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
     Value rowInGroup =
@@ -242,7 +242,7 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
         b.setInsertionPointToStart(ifOp.thenBlock());
       }
       Value rowBase = add(c32(i / chunks * groupRows), rowInGroup);
-      HeadSlice chunk{sliceD.offset + i % chunks * dqChunk, dqChunk};
+      Value chunkFirst = add(sliceColD, c32(i % chunks * dqChunk));
       // dS as the shared operand where the tile is swizzled: its registers
       // stay free for dK's, dV's and dQ's accumulators.
       SmallVector<Value> dq = completed(
@@ -250,19 +250,21 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
           dsTile.layout == SharedTileLayout::Swizzle128B
               ? issueDqFromShared(i / chunks * groupRows, c32(i % chunks))
               : dqMma->accumulateOutput(b, loc, lane, loadScoreGrad(rowBase),
-                                        columns(kTile, chunk), {}));
+                                        columnsAt(kTile, chunkFirst, dqChunk),
+                                        {}));
       // Staging needs D % 4 == 0 (getBackwardStageLayout); a chunk's
       // columns past D are not added.
-      int64_t cols = std::min<int64_t>(dqChunk, spec.headDim - chunk.offset);
+      int64_t cols = std::min<int64_t>(
+          dqChunk, spec.headDim - (sliceD.offset + i % chunks * dqChunk));
       if (smem.dqStageRowBytes && cols > 0)
         emitDqBulk(h, m0, c32(i % groups), i / chunks * groupRows,
                    c32(i % chunks), cols, dq);
       else if (!smem.dqStageRowBytes)
-        emitDqAtomics(h, m0, rowBase, chunk, dq);
+        emitDqAtomics(h, m0, rowBase, chunkFirst, dqChunk, dq);
     }
     return;
   }
-  int64_t rowsPerPass = rowsPerWarp * computeWarps;
+  int64_t rowsPerPass = rowsPerWarp * keyRowWarps;
   for (int64_t pass = 0; pass * rowsPerPass < bm; ++pass) {
     OpBuilder::InsertionGuard guard(b);
     Value rowBase = add(c32(pass * rowsPerPass), warpRow);
@@ -275,13 +277,34 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
     SmallVector<Value> zero(dqLayout.getNumElements(), cf(0.0));
     SmallVector<Value> dq = dqMma->accumulateOutput(
         b, loc, lane, loadScoreGrad(rowBase), columns(kTile, sliceD), zero);
-    emitDqAtomics(h, m0, rowBase, sliceD, dq);
+    emitDqAtomics(h, m0, rowBase, sliceColD, sliceD.width, dq);
+  }
+}
+
+void MainStageEmitter::emitDqUnitsStaged(Value h, Value m0) {
+  int64_t units = sliceD.width / dqChunk;
+  SmallVector<SmallVector<Value>> dq;
+  for (int64_t u = 0; u < units; ++u)
+    dq.push_back(issueDqFromShared(0, c32(u)));
+  for (SmallVector<Value> &acc : dq)
+    acc = dqMma->waitOutput(b, loc, acc, /*pending=*/0);
+  target.emitNamedBarrier(b, loc, c32(kTilesFreeBarrierId),
+                          computeWarps * target.getWarpSize());
+  for (int64_t u = 0; u < units; ++u) {
+    if (u) {
+      // The slot is free once the last unit's reduction has read it.
+      target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+      target.emitNamedBarrier(b, loc, add(sliceGroup, c32(1)),
+                              keyRowWarps * target.getWarpSize());
+    }
+    emitDqBulk(h, m0, sliceGroup, 0, c32(u), dqChunk, dq[u], sliceGroup);
   }
 }
 
 void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                                   int64_t rowBlock, Value chunkIndex,
-                                  int64_t width, ArrayRef<Value> dq) {
+                                  int64_t width, ArrayRef<Value> dq,
+                                  Value stageSlot) {
   // The item's 64 rows x `width` floats of the staging area, free since the
   // barrier after dS (each thread waited for its reductions' reads): rows
   // of 64-column chunks, or with dq_accum in blocks the chunk's 64 x 64
@@ -293,7 +316,7 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                        sliceD.offset == 0 && dqChunk == 64)) &&
          "whole 64 x 64 units (usesBlockedDqAccum)");
   int64_t rowBytes = smem.dqStageRowBytes;
-  Value stage = blocked ? dqUnitStage(chunkIndex)
+  Value stage = blocked ? dqUnitStage(stageSlot ? stageSlot : chunkIndex)
                         : gep(smemBase, b.getI8Type(),
                               add(c32(smem.dqStageOffset + rowBlock * rowBytes),
                                   mul(chunkIndex, c32(kDqStageChunkBytes))));
@@ -347,7 +370,7 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   }
   target.emitNamedBarrier(b, loc, add(group, c32(1)), 128);
   Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
-  Value colFirst = add(c32(sliceD.offset), mul(chunkIndex, c32(dqChunk)));
+  Value colFirst = add(sliceColD, mul(chunkIndex, c32(dqChunk)));
   if (blocked) {
     target.emitBulkReduceAddF32(
         b, loc, dqAccumChunk(dqAccum, batch, h, m0, colFirst), stage,
@@ -370,13 +393,14 @@ SmallVector<Value> MainStageEmitter::issueDqFromShared(int64_t rowBlock,
   // panel chunkIndex of the slice's K columns, all block_n keys.
   SharedTile ds = dsTile;
   ds.base = gep(dsTile.base, b.getI8Type(), c32(rowBlock * 128));
-  SharedTile k = columns(kTile, {sliceD.offset, dqChunk});
+  SharedTile k = columnsAt(kTile, sliceColD, dqChunk);
   k.base = gep(k.base, b.getI8Type(), mul(chunkIndex, c32(kTile.rows * 128)));
   return dqMma->accumulateSharedOutput(b, loc, ds, k, {});
 }
 
 void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
-                                     HeadSlice chunk, ArrayRef<Value> dq) {
+                                     Value colFirst, int64_t width,
+                                     ArrayRef<Value> dq) {
   Value scale = arg(kBwdScale);
   Value accumRow0 = workspaceRow(batch, h, c32(0));
   Value qFirst = add(add(m0, rowBase), dqLayout.laneRow);
@@ -386,8 +410,11 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
     // has vector atomics (the pair starts at an even column: 8 bytes).
     // dq_accum rows are D floats: a padded tile's columns past D are
     // skipped, and pairs need an even D to stay within a row.
+    // A chunk whose first column is a value (slicesOnGroups) may be any
+    // slice's.
     int64_t d = spec.headDim;
-    bool tail = d < chunk.offset + chunk.width;
+    std::optional<int64_t> first = getConstantIntValue(colFirst);
+    bool tail = first ? d < *first + width : d < spec.tileHeadDim;
     for (unsigned e = 0, ne = dq.size(); e < ne;) {
       if (dqLayout.rowSlot[e] != slot) {
         ++e;
@@ -395,7 +422,7 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
       }
       bool pair = dqLayout.startsColumnPair(e) && d % 2 == 0;
       Value c =
-          add(dqLayout.laneCol, c32(chunk.offset + dqLayout.colOffsets[e]));
+          add(dqLayout.laneCol, add(colFirst, c32(dqLayout.colOffsets[e])));
       SmallVector<Value, 2> vals = {fmul(dq[e], scale)};
       if (pair)
         vals.push_back(fmul(dq[e + 1], scale));
@@ -410,6 +437,28 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
   });
 }
 
+void MainStageEmitter::emitScoresExchange(Value keyFirst, ArrayRef<Value> pt,
+                                          ArrayRef<Value> dst) {
+  // Both warpgroups have read the last block's tiles (each completed its
+  // products before it got here) and its staged dQ (which overlays them).
+  if (smem.dqStageRowBytes)
+    target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+  target.emitNamedBarrier(b, loc, c32(kScoresFreeBarrierId),
+                          computeWarps * target.getWarpSize());
+  for (unsigned e = 0, ne = pt.size(); e < ne; ++e) {
+    Value key = add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
+    Value q = add(add(sLayout.laneCol, c32(sLayout.colOffsets[e])), scoreCol0);
+    Value chunk = arith::DivUIOp::create(b, loc, q, c32(8));
+    Value inChunk = arith::RemUIOp::create(b, loc, q, c32(8));
+    for (auto [tile, v] :
+         {std::pair(&ptTile, pt[e]), std::pair(&dstTile, dst[e])})
+      store(arith::TruncFOp::create(b, loc, spec.elemType, v),
+            gep(getSharedChunkAddress(b, loc, *tile, key, chunk),
+                spec.elemType, inChunk),
+            elemBytes);
+  }
+}
+
 void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
                                       MutableArrayRef<Value> acc, Value first,
                                       Value last,
@@ -418,54 +467,75 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   MutableArrayRef<Value> dk = acc.take_front(nk), dv = acc.drop_front(nk);
   SharedTile qTile = queryTile(stage), doTile = gradOutputTile(stage);
   statsBase = smem.rowStatsStageBytes ? rowStats(stage) : Value();
+  // With slices on warpgroups this warpgroup's S^T and dP^T are the query
+  // columns from scoreCol0 of the block (qScores, its first query).
+  bool split = slicesOnGroups;
+  Value mq = m0;
+  SharedTile qScores = qTile, doScores = doTile;
+  if (split) {
+    mq = add(m0, scoreCol0);
+    if (statsBase)
+      statsBase = gep(statsBase, f32, scoreCol0);
+    for (SharedTile *t : {&qScores, &doScores})
+      t->base = gep(t->base, b.getI8Type(), mul(scoreCol0, c32(128)));
+  }
+  MmaEmitter &sMma = split ? *halfScoresMma : *scoresMma;
+  MmaEmitter &pMma = split ? *halfDpMma : *dpMma;
 
   // With asynchronous products dP^T = V dO^T runs while P^T is computed
   // (S^T is waited for alone), and dV's product while dS^T is.
   bool overlap = overlapsScoreGrad(), statsInAcc = statsInAccumulators();
-  SmallVector<Value> keys = scoresMma->loadQuery(b, loc, lane, kTile, warpRow);
+  SmallVector<Value> keys = sMma.loadQuery(b, loc, lane, kTile, warpRow);
   SmallVector<Value> s, dp;
   if (statsInAcc) {
-    s = scoresMma->issueScoresOnto(
-        b, loc, lane, keys, qTile,
+    s = sMma.issueScoresOnto(
+        b, loc, lane, keys, qScores,
         columnStats(0,
                     arith::DivFOp::create(b, loc, cf(-1.0), arg(kBwdScale))));
-    dp = dpMma->issueScoresOnto(b, loc, lane,
-                                dpMma->loadQuery(b, loc, lane, vTile, warpRow),
-                                doTile, columnStats(spec.blockM(), cf(-1.0)));
-    s = scoresMma->waitOutput(b, loc, s, /*pending=*/1);
+    dp = pMma.issueScoresOnto(b, loc, lane,
+                              pMma.loadQuery(b, loc, lane, vTile, warpRow),
+                              doScores, columnStats(spec.blockM(), cf(-1.0)));
+    s = sMma.waitOutput(b, loc, s, /*pending=*/1);
   } else if (overlap) {
-    s = scoresMma->issueScores(b, loc, lane, keys, qTile);
-    dp = dpMma->issueScores(
-        b, loc, lane, dpMma->loadQuery(b, loc, lane, vTile, warpRow), doTile);
-    s = scoresMma->waitOutput(b, loc, s, /*pending=*/1);
+    s = sMma.issueScores(b, loc, lane, keys, qScores);
+    dp = pMma.issueScores(b, loc, lane,
+                          pMma.loadQuery(b, loc, lane, vTile, warpRow),
+                          doScores);
+    s = sMma.waitOutput(b, loc, s, /*pending=*/1);
   } else {
-    s = scoresMma->computeScores(b, loc, lane, keys, qTile);
+    s = sMma.computeScores(b, loc, lane, keys, qScores);
   }
   SmallVector<Value> dsc;
-  emitProbabilities(h, m0, s, dsc, statsInAcc);
+  emitProbabilities(h, mq, s, dsc, statsInAcc);
   // With dropout the forward's O used P * Z: dV takes P * Z, and dP is
   // Z * (dO V^T).
   SmallVector<Value> z, pv(s);
   if (score.dropout) {
-    bool aligned = spec.blockM() % 16 == 0 && spec.blockN() % 16 == 0 &&
+    bool aligned = scoreCols % 16 == 0 && spec.blockN() % 16 == 0 &&
                    rowsPerWarp % 16 == 0;
     z = emitDropoutFactors(b, loc, *score.dropout,
                            add(mul(batch, arg(kBwdHeadsQ)), h), sLayout,
-                           add(n0, warpRow), m0, aligned, /*transposed=*/true);
+                           add(n0, warpRow), mq, aligned, /*transposed=*/true);
     for (unsigned e = 0, ne = s.size(); e < ne; ++e)
       pv[e] = fmul(s[e], z[e]);
   }
-  SmallVector<Value> next = scoresMma->accumulateOutput(
-      b, loc, lane, pv, columns(doTile, sliceDv), SmallVector<Value>(dv));
-  llvm::copy(next, dv.begin());
+  // Split, dV's product reads all of P^T from shared memory (below).
+  SmallVector<Value> next;
+  if (!split) {
+    next = scoresMma->accumulateOutput(
+        b, loc, lane, pv, columnsAt(doTile, sliceColDv, sliceDv.width),
+        SmallVector<Value>(dv));
+    llvm::copy(next, dv.begin());
+  }
   if (afterIssue)
     afterIssue();
 
   if (overlap)
-    dp = dpMma->waitOutput(b, loc, dp, /*pending=*/1);
+    dp = pMma.waitOutput(b, loc, dp, /*pending=*/split ? 0 : 1);
   else
-    dp = dpMma->computeScores(
-        b, loc, lane, dpMma->loadQuery(b, loc, lane, vTile, warpRow), doTile);
+    dp = pMma.computeScores(b, loc, lane,
+                            pMma.loadQuery(b, loc, lane, vTile, warpRow),
+                            doScores);
   Value deltaBase = gep(deltaPtr(), f32, workspaceRow(batch, h, c32(0)));
   Value lastQ = sub(sq, c32(1));
   llvm::DenseMap<int64_t, Value> deltas;
@@ -481,7 +551,7 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
                            add(sLayout.laneCol, c32(spec.blockM() + off)))
                      : gep(deltaBase, f32,
                            ext(arith::MinSIOp::create(
-                               b, loc, add(add(m0, sLayout.laneCol), c32(off)),
+                               b, loc, add(add(mq, sLayout.laneCol), c32(off)),
                                lastQ)));
       delta = load(f32, at, 4);
     }
@@ -497,8 +567,9 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       Value &sum = rowSums[sLayout.rowSlot[e]];
       sum = sum ? fadd(sum, s[e]) : s[e];
     }
+    // Split, each warpgroup has query columns of its own.
     if (biasGrad && slice == 0)
-      emitBiasGrad(h, m0, e, s[e]);
+      emitBiasGrad(h, mq, e, s[e]);
     if (spec.softcap)
       s[e] = fmul(s[e], dsc[e]);
   }
@@ -510,8 +581,9 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     emitRowSums(h, first, last, rowSums);
   }
   bool dqFirst = dqBeforeDk();
-  if (!dqFirst) {
-    next = dkMma->accumulateOutput(b, loc, lane, s, columns(qTile, sliceD),
+  if (!dqFirst && !split) {
+    next = dkMma->accumulateOutput(b, loc, lane, s,
+                                   columnsAt(qTile, sliceColD, sliceD.width),
                                    SmallVector<Value>(dk));
     llvm::copy(next, dk.begin());
   }
@@ -521,10 +593,14 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   if (spec.dqInMain()) {
     // dS^T -> dS in shared memory (query rows, key columns) for dQ = dS K.
     Value keyFirst = add(warpRow, sLayout.laneRow);
+    if (split)
+      emitScoresExchange(keyFirst, pv, s);
     for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
       Value key =
           add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
       Value q = add(sLayout.laneCol, c32(sLayout.colOffsets[e]));
+      if (split)
+        q = add(q, scoreCol0);
       Value at =
           dsTile.layout == SharedTileLayout::Swizzle128B
               ? gep(getSharedChunkAddress(
@@ -544,12 +620,27 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     else if (smem.dqStageRowBytes)
       target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
     computeBarrier();
-    if (dqFirst) {
+    if (split) {
+      // Both halves of P^T and dS^T are in: this warpgroup's slice of dV
+      // and dK over all the block's query columns.
+      next = scoresMma->accumulateSharedOutput(
+          b, loc, ptTile, columnsAt(doTile, sliceColDv, sliceDv.width),
+          SmallVector<Value>(dv));
+      llvm::copy(next, dv.begin());
+      next = dkMma->accumulateSharedOutput(
+          b, loc, dstTile, columnsAt(qTile, sliceColD, sliceD.width),
+          SmallVector<Value>(dk));
+      llvm::copy(next, dk.begin());
+    }
+    if (split && smem.dqStageBlocked) {
+      emitDqUnitsStaged(h, m0);
+    } else if (dqFirst) {
       // dQ, then dK behind it: dQ is staged and added while dK runs.
       // Warpgroup g computes dQ's columns g * dqChunk.. of the slice.
       Value group = arith::DivUIOp::create(b, loc, warp, c32(4));
       SmallVector<Value> dq = issueDqFromShared(0, group);
-      next = dkMma->accumulateOutput(b, loc, lane, s, columns(qTile, sliceD),
+      next = dkMma->accumulateOutput(b, loc, lane, s,
+                                     columnsAt(qTile, sliceColD, sliceD.width),
                                      SmallVector<Value>(dk));
       llvm::copy(next, dk.begin());
       dq = dqMma->waitOutput(b, loc, dq, /*pending=*/1);
@@ -568,13 +659,16 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
   unsigned nk = dkLayout.getNumElements();
   Value scale = arg(kBwdScale);
   // Columns of a padded tile past the operand's head dim are not stored.
+  // A slice whose first column is a value (slicesOnGroups) may be any of
+  // the tile's.
   auto storeRows = [&](const AccLayout &layout, ArrayRef<Value> vals,
-                       int64_t cols, HeadSlice s, unsigned ptrArg,
-                       unsigned strideArg, bool scaled) {
+                       int64_t cols, HeadSlice s, Value first, int64_t tileCols,
+                       unsigned ptrArg, unsigned strideArg, bool scaled) {
     Value keyFirst = add(add(n0, warpRow), layout.laneRow);
-    if (cols >= s.offset + s.width &&
-        canStoreRowsByQuads(target, layout, spec.elemType, s.width,
-                            spec.config.getAlignBytes())) {
+    std::optional<int64_t> offset = getConstantIntValue(first);
+    bool whole = offset ? cols >= *offset + s.width : cols >= tileCols;
+    if (whole && canStoreRowsByQuads(target, layout, spec.elemType, s.width,
+                                     spec.config.getAlignBytes())) {
       return storeRowsByQuads(
           b, loc, target, layout, spec.elemType, s.width,
           [&](unsigned slot) {
@@ -583,7 +677,7 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
           sk,
           [&](Value key) {
             return gep(rowPtr(ptrArg, strideArg, batch, headKV, key),
-                       spec.elemType, c32(s.offset));
+                       spec.elemType, first);
           },
           [&](unsigned e) -> Value {
             Value x = scaled ? fmul(vals[e], scale) : vals[e];
@@ -596,9 +690,9 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
         if (layout.rowSlot[e] != slot)
           continue;
         Value x = scaled ? fmul(vals[e], scale) : vals[e];
-        Value c = add(layout.laneCol, c32(s.offset + layout.colOffsets[e]));
+        Value c = add(layout.laneCol, add(first, c32(layout.colOffsets[e])));
         OpBuilder::InsertionGuard inColumn(b);
-        if (cols < s.offset + s.width) {
+        if (!whole) {
           auto colIf = scf::IfOp::create(b, loc, lt(c, c32(cols)), false);
           b.setInsertionPointToStart(colIf.thenBlock());
         }
@@ -607,10 +701,10 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
       }
     });
   };
-  storeRows(dkLayout, acc.take_front(nk), spec.headDim, sliceD, kBwdDK,
-            kBwdDKStrideB, true);
-  storeRows(dvLayout, acc.drop_front(nk), spec.headDimV, sliceDv, kBwdDV,
-            kBwdDVStrideB, false);
+  storeRows(dkLayout, acc.take_front(nk), spec.headDim, sliceD, sliceColD,
+            spec.tileHeadDim, kBwdDK, kBwdDKStrideB, true);
+  storeRows(dvLayout, acc.drop_front(nk), spec.headDimV, sliceDv, sliceColDv,
+            spec.tileHeadDimV, kBwdDV, kBwdDVStrideB, false);
   // dq_accum complete before the plan's next stage reads it.
   if (smem.dqStageRowBytes)
     target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
@@ -649,6 +743,9 @@ void MainStageEmitter::emit() {
   }
   n0 = mul(keyBlock, c32(spec.blockN()));
   batch = blockId(gpu::Dimension::z);
+  // emitWarpSpecialized gives each warpgroup its own with slicesOnGroups.
+  sliceColD = c32(sliceD.offset);
+  sliceColDv = c32(sliceDv.offset);
   sq = arg(kBwdSeqQ);
   sk = arg(kBwdSeqK);
   if (spec.dqInMain())
@@ -673,8 +770,14 @@ void MainStageEmitter::emit() {
   dsTile = tile(smem.dsOffset, bm, bn, smem.dsRowStride,
                 /*padded=*/scoresMma->getSharedTileLayout() !=
                     SharedTileLayout::Swizzle128B);
+  if (slicesOnGroups) {
+    ptTile = tile(smem.dsOffset + smem.dsStageBytes, bn, bm, bm);
+    dstTile = tile(smem.dsOffset + 2 * smem.dsStageBytes, bn, bm, bm);
+  }
+  scoreCol0 = c32(0);
 
-  sLayout = scoresMma->getScoreLayout(b, loc, lane);
+  sLayout = (slicesOnGroups ? halfScoresMma : scoresMma)
+                ->getScoreLayout(b, loc, lane);
   dvLayout = scoresMma->getOutputLayout(b, loc, lane);
   dkLayout = dkMma->getOutputLayout(b, loc, lane);
   pLayout = dqMma->getScoreLayout(b, loc, lane);

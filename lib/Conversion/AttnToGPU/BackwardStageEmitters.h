@@ -19,6 +19,7 @@
 #include "LaunchUtils.h"
 #include "ScoreParams.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include <functional>
@@ -508,7 +509,11 @@ public:
             dv = spec.tileHeadDimV;
     warpSpecialized = isWarpSpecialized(spec.config.getPipeline());
     computeWarps = getComputeWarps(spec.config.getPipeline(), spec.warps());
-    rowsPerWarp = bn / computeWarps;
+    slicesOnGroups = slicesOnWarpgroups(spec.config.getPipeline(),
+                                        spec.config.getHeadSplit());
+    keyRowWarps = getKeyRowWarps(spec.config.getPipeline(), spec.warps(),
+                                 spec.config.getHeadSplit());
+    rowsPerWarp = bn / keyRowWarps;
     // Key rows x query columns for S^T = K Q^T, dV += P^T dO,
     // dP^T = V dO^T and dK += dS^T Q; query rows x key columns for
     // dQ = dS K, whose warps take rowsPerWarp query rows at a time. The
@@ -527,6 +532,16 @@ public:
       dqChunk = std::min<int64_t>(dqChunk, 128 / elemBytes);
     specs[3] = getProductSpec(spec, bn, bn, d, dqChunk);
     dqMma = target.createMmaEmitter(specs[3]);
+    // With slices on warpgroups each computes S^T and dP^T for its share
+    // of the query columns only; P^T and dS^T meet in shared memory.
+    scoreCols = slicesOnGroups ? bm / spec.config.getHeadSplit() : bm;
+    if (slicesOnGroups) {
+      // The emitters keep a reference to their spec.
+      halfSpecs[0] = getProductSpec(spec, bn, scoreCols, d, dv);
+      halfSpecs[1] = getProductSpec(spec, bn, scoreCols, dv, dv);
+      halfScoresMma = target.createMmaEmitter(halfSpecs[0]);
+      halfDpMma = target.createMmaEmitter(halfSpecs[1]);
+    }
     threads = spec.warps() * target.getWarpSize();
   }
 
@@ -601,6 +616,9 @@ private:
                             computeWarps * target.getWarpSize());
   }
   static constexpr int32_t kComputeBarrierId = 3;
+  /// slicesOnGroups: the computing warpgroups meet here before writing a
+  /// block's P^T, dS^T and dS, once both have read the last block's.
+  static constexpr int32_t kScoresFreeBarrierId = 6, kTilesFreeBarrierId = 7;
   /// Ordered dQ (KernelSpec::orderedDq): the warpgroups that stage a unit
   /// of dQ arrive at kDqStagedBarrierId when they have, the producer's
   /// writer warp at kDqFreeBarrierId when the reductions have read them.
@@ -671,8 +689,8 @@ private:
   /// softcap: with dP in flight they spill more (D = 256: 104-112 bytes
   /// instead of 68) and ran 2-5% slower (bench/RESULTS.md).
   bool overlapsScoreGrad() const {
-    return scoresMma->hasAsyncOutput() && spec.config.getHeadSplit() <= 1 &&
-           !spec.softcap;
+    return scoresMma->hasAsyncOutput() &&
+           (spec.config.getHeadSplit() <= 1 || slicesOnGroups) && !spec.softcap;
   }
   /// Whether S^T starts from -lse / scale and dP^T from -delta per query
   /// column (issueScoresOnto): P^T = exp2(S^T scale log2(e)) and dS^T =
@@ -798,6 +816,11 @@ private:
                       MutableArrayRef<Value> acc, Value first = {},
                       Value last = {},
                       function_ref<void()> afterIssue = nullptr);
+  /// slicesOnGroups: this warpgroup's query columns of P^T (`pt`) and dS^T
+  /// (`dst`) into ptTile and dstTile, once the other warpgroup has read the
+  /// last block's (named barrier kScoresFreeBarrierId).
+  void emitScoresExchange(Value keyFirst, ArrayRef<Value> pt,
+                          ArrayRef<Value> dst);
   /// Whether main's loop leaves dK's and dV's products in flight into the
   /// next block and issues the next block's copies once that block's dV
   /// product is: the wait for dK and the copies' address arithmetic then
@@ -847,17 +870,17 @@ private:
   /// dS of this warp's rows from `rowBase` of the block (shared memory), in
   /// the score layout of the dQ product.
   SmallVector<Value> loadScoreGrad(Value rowBase);
-  /// Adds `dq` (dqLayout, columns `chunk` of the rows from `rowBase` of
-  /// query block `m0`) times the scale to dq_accum.
-  void emitDqAtomics(Value h, Value m0, Value rowBase, HeadSlice chunk,
-                     ArrayRef<Value> dq);
+  /// Adds `dq` (dqLayout, `width` columns from `colFirst` (i32) of the rows
+  /// from `rowBase` of query block `m0`) times the scale to dq_accum.
+  void emitDqAtomics(Value h, Value m0, Value rowBase, Value colFirst,
+                     int64_t width, ArrayRef<Value> dq);
   /// Whether each warpgroup computes one dqChunk of the block's dQ (plans
   /// staging dQ, as many chunks as warpgroups) and issues it before dK's
   /// product, so that dQ is staged and added while dK runs.
   bool dqBeforeDk() const {
     int64_t groups = computeWarps / 4;
-    return smem.dqStageRowBytes && groups > 1 && spec.blockM() == 64 &&
-           sliceD.width == groups * dqChunk &&
+    return smem.dqStageRowBytes && !slicesOnGroups && groups > 1 &&
+           spec.blockM() == 64 && sliceD.width == groups * dqChunk &&
            sliceD.offset + sliceD.width <= spec.headDim;
   }
   /// dQ = dS K for the 64 query rows from `rowBlock` and dqChunk columns
@@ -871,7 +894,14 @@ private:
   /// reductions, as FlashAttention-3 adds dQ: one a row, or with dq_accum
   /// in blocks (smem.dqStageBlocked) one for the chunk's 64 x 64 unit.
   void emitDqBulk(Value h, Value m0, Value group, int64_t rowBlock,
-                  Value chunkIndex, int64_t width, ArrayRef<Value> dq);
+                  Value chunkIndex, int64_t width, ArrayRef<Value> dq,
+                  Value stageSlot = {});
+  /// slicesOnGroups with dq_accum in blocks: this warpgroup's units of dQ,
+  /// issued behind dV's and dK's products, staged one at a time in its own
+  /// slot of the staging area (which overlays the exchanged tiles: both
+  /// warpgroups meet at kTilesFreeBarrierId once their products read
+  /// them) and added by one bulk reduction each.
+  void emitDqUnitsStaged(Value h, Value m0);
   /// Element e of this thread's dS (key row, query column) into the bias
   /// gradient: added to dbias_accum when dbias is summed over a dimension,
   /// else written to dbias (each (b, h, i, j) is visited once).
@@ -885,6 +915,21 @@ private:
   void emitRowSums(Value h, Value first, Value last, ArrayRef<Value> sums);
   void emitEpilogue(ArrayRef<Value> acc);
 
+  /// columns() from a first column given as a value (slicesOnGroups: the
+  /// warpgroup's slice), at a panel of a swizzled tile.
+  SharedTile columnsAt(const SharedTile &tile, Value offset, int64_t width) {
+    if (std::optional<int64_t> c = getConstantIntValue(offset))
+      return columns(tile, {*c, width});
+    assert(tile.layout == SharedTileLayout::Swizzle128B &&
+           "slices on warpgroups read swizzled tiles");
+    SharedTile t = tile;
+    t.base =
+        gep(tile.base, b.getI8Type(),
+            mul(arith::DivUIOp::create(b, loc, offset, c32(128 / elemBytes)),
+                c32(tile.rows * 128)));
+    t.cols = width;
+    return t;
+  }
   /// Columns `offset`.. of `tile`, `width` of them: a slice's operand. In
   /// a swizzled tile slices start at a panel (the instruction's head-dim
   /// multiple is the panel's 64 columns).
@@ -907,13 +952,27 @@ private:
   HeadSlice sliceD, sliceDv;
   std::array<KernelSpec, 4> specs;
   std::unique_ptr<MmaEmitter> scoresMma, dpMma, dkMma, dqMma;
+  /// slicesOnGroups: S^T and dP^T over this warpgroup's scoreCols query
+  /// columns (from scoreCol0 of the block).
+  std::array<KernelSpec, 2> halfSpecs;
+  std::unique_ptr<MmaEmitter> halfScoresMma, halfDpMma;
+  int64_t scoreCols = 0;
+  Value scoreCol0;
+  /// slicesOnGroups: P^T and dS^T (key rows, query columns), the A
+  /// operands of dV's and dK's products, written by both warpgroups.
+  SharedTile ptTile, dstTile;
   /// Columns of dQ per product (a divisor of the slice's width).
   int64_t dqChunk;
   int64_t rowsPerWarp, threads;
   /// A producer warpgroup copies (cp_async_ws); the computeWarps others
-  /// own the key rows.
-  bool warpSpecialized = false;
-  int64_t computeWarps = 0;
+  /// own the key rows, keyRowWarps of them each row once: all, or with
+  /// slicesOnGroups (slicesOnWarpgroups) each warpgroup computes slice
+  /// `sliceGroup` of its own.
+  bool warpSpecialized = false, slicesOnGroups = false;
+  int64_t computeWarps = 0, keyRowWarps = 0;
+  /// The first column of this thread's slice of D and Dv (i32): sliceD's
+  /// and sliceDv's offsets, or the warpgroup's with slicesOnGroups.
+  Value sliceColD, sliceColDv, sliceGroup;
 
   Value tid, lane, warp, warpRow, n0, headKV, batch, sq, sk, smemBase, dqAccum;
   /// The current query block's lse and delta (rowStats), when staged.

@@ -110,8 +110,17 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
   // From here on thread and warp indices count the computing warps only.
   tid = sub(tid, c32(producerThreads));
   warp = sub(warp, c32(kProducerWarps));
-  warpRow = mul(warp, c32(rowsPerWarp));
   Value dsBase = dsTile.base;
+  if (slicesOnGroups) {
+    // Warpgroup g computes slice g of dK, dV and dQ over all the key rows,
+    // and S^T and dP^T for query columns g * scoreCols.. of the block.
+    sliceGroup = arith::DivUIOp::create(b, loc, warp, c32(4));
+    warp = arith::RemUIOp::create(b, loc, warp, c32(4));
+    sliceColD = mul(sliceGroup, c32(sliceD.width));
+    sliceColDv = mul(sliceGroup, c32(sliceDv.width));
+    scoreCol0 = mul(sliceGroup, c32(scoreCols));
+  }
+  warpRow = mul(warp, c32(rowsPerWarp));
   auto loop = scf::ForOp::create(b, loc, c32(0), total, c32(1), init);
   {
     OpBuilder::InsertionGuard inLoop(b);
@@ -122,9 +131,11 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
     // dS of consecutive blocks in alternate buffers: the barrier after a
     // block's dS is the first that orders it after the other warpgroup's
     // dQ product of the block before.
-    dsTile.base = gep(
-        dsBase, b.getI8Type(),
-        mul(arith::AndIOp::create(b, loc, t, c32(1)), c32(smem.dsStageBytes)));
+    dsTile.base = slicesOnGroups
+                      ? dsBase
+                      : gep(dsBase, b.getI8Type(),
+                            mul(arith::AndIOp::create(b, loc, t, c32(1)),
+                                c32(smem.dsStageBytes)));
     auto [h, m0] = pair(t);
     SmallVector<Value> acc(loop.getRegionIterArgs());
     emitQueryBlock(h, m0, stage, acc);

@@ -233,7 +233,7 @@ AttentionGradToGPULaunch::matchAndRewrite(AttentionGradOp op,
   BackwardKernels kernels{get("_pre"),        get("_main"),  get("_dq"),
                           get("_zero_dbias"), get("_dbias"), get("_main_q"),
                           /*mainSlices=*/{}};
-  for (int64_t s = 1; s < spec->config.getHeadSplit(); ++s)
+  for (int64_t s = 1; s < getMainKernelCount(*spec); ++s)
     kernels.mainSlices.push_back(get(("_main_" + Twine(s)).str()));
   createLaunches(rewriter, op, kernels, *spec);
   rewriter.eraseOp(op);

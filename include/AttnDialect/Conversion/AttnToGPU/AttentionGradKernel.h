@@ -78,6 +78,13 @@ HeadSlice getBackwardHeadSlice(const KernelSpec &spec,
                                const GPUTargetInfo &target, int64_t tileDim,
                                int64_t slice);
 
+/// Main kernels of `spec`'s plan: one per head_split slice, or one for all
+/// where each computing warpgroup computes a slice (slicesOnWarpgroups).
+inline int64_t getMainKernelCount(const KernelSpec &spec) {
+  int64_t split = spec.config.getHeadSplit();
+  return slicesOnWarpgroups(spec.config.getPipeline(), split) ? 1 : split;
+}
+
 /// Query rows of one workgroup of a deterministic plan's `_main_q`: the
 /// rows per warp of the backward's matrix instruction times its warps.
 int64_t getDeterministicQueryRows(const KernelSpec &spec,
