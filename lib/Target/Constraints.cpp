@@ -578,18 +578,21 @@ CheckResult mlir::attn::checkHeadSlices(const TileCandidate &cand,
       !slicesOnWarpgroups(cand.pipeline, cand.headSplit))
     return std::nullopt;
   // The warpgroups run one code with their slice's first column as a value:
-  // the slices' layouts must be the same.
+  // every slice computes slice 0's width. A narrower last slice (D = 192:
+  // 128 and 64 columns) reads its operands past the tile, into the next
+  // tile of shared memory, for columns that are neither stored nor added;
+  // one panel (the instruction's head-dim step) past at most.
   for (int64_t d : {headDim, headDimV}) {
     int64_t first =
                 getHeadSlice(d, cand.headSplit, instr.headDimMultiple, 0).width,
             last = getHeadSlice(d, cand.headSplit, instr.headDimMultiple,
                                 cand.headSplit - 1)
                        .width;
-    if (first != last)
-      return formatv("tile: head_split {0} on computing warpgroups needs "
-                     "slices of one width; D = {1} (as tiled) gives {2} and "
-                     "{3} columns",
-                     cand.headSplit, d, first, last)
+    if (last <= 0 || first - last > instr.headDimMultiple)
+      return formatv("tile: head_split {0} on computing warpgroups computes "
+                     "slices of {1} columns; D = {2} (as tiled) leaves the "
+                     "last {3} (empty, or more than {4} short)",
+                     cand.headSplit, first, d, last, instr.headDimMultiple)
           .str();
   }
   return std::nullopt;

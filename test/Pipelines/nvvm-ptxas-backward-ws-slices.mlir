@@ -8,6 +8,9 @@
 // both have read the tiles (barrier 7) each stages a unit at a time over
 // them and adds it by one 16 KB bulk reduction. D = 224 (padded to 256)
 // keeps dQ's vector atomics: dq_accum in blocks needs D % 64 == 0.
+// D = 192 (and 160, padded to 192): slices of 128 and 64 columns, each
+// warpgroup computing 128; the second's last 64 are past the tile, neither
+// stored nor added (its second unit's reduction is predicated off).
 // REQUIRES: ptxas
 // RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa select-config=false" > %t.mlir
 // RUN: FileCheck %s --check-prefix=PLAN < %t.mlir
@@ -25,6 +28,12 @@
 // No chain serialized (C7513-C7515).
 // RUN: not grep -E "C751[345]" %t.256.log %t.224.log
 // RUN: %wgmma-check %t.256.ptx | FileCheck %s --check-prefix=ASYNC
+// RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 3p \
+// RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.192.ptx
+// RUN: FileCheck %s --check-prefix=D192 < %t.192.ptx
+// RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.192.ptx -o %t.192.cubin > %t.192.log 2>&1
+// RUN: not grep -E "C751[345]" %t.192.log
+// RUN: %wgmma-check %t.192.ptx | FileCheck %s --check-prefix=ASYNC192
 
 // One main stage (no `main_1`), dq_accum in blocks of 64 rows.
 // PLAN: name = "bwd_bf16_d256_none_m64n64w12s2wsh2"
@@ -63,6 +72,12 @@
 // D224: red.relaxed.gpu.global.add.v2.f32
 // D224-LABEL: .entry bwd_bf16_d224_causal_m64n64w12s2wsh2_dq(
 
+// D192-LABEL: .entry bwd_bf16_d192_causal_m64n64w12s2wsh2_main(
+// D192: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// D192-NOT: red.relaxed
+// D192-LABEL: .entry bwd_bf16_d192_causal_m64n64w12s2wsh2_dq(
+// ASYNC192: bwd_bf16_d192_causal_m64n64w12s2wsh2_main: {{[0-9]+}} async wgmma chains, no hazard
+
 // 168 registers at launch (384 threads); some spilled in the computing
 // warpgroups (96-100 bytes when written).
 // REGS: Function properties for bwd_bf16_d256_none_m64n64w12s2wsh2_main
@@ -84,5 +99,13 @@ func.func @d256(%q: memref<?x16x?x256xbf16>, %k: memref<?x16x?x256xbf16>, %lse: 
 #w12 = #attn.config<name = "bwd_wgmma_d256_m64n64w12", block_m = 64, block_n = 64, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, head_split = 2>
 func.func @d224(%q: memref<?x16x?x224xbf16>, %k: memref<?x16x?x224xbf16>, %lse: memref<?x16x?xf32>, %dq: memref<?x16x?x224xbf16>, %dk: memref<?x16x?x224xbf16>, %dv: memref<?x16x?x224xbf16>) {
   attn.attention_grad q(%q : memref<?x16x?x224xbf16>) k(%k : memref<?x16x?x224xbf16>) v(%k : memref<?x16x?x224xbf16>) o(%q : memref<?x16x?x224xbf16>) do(%q : memref<?x16x?x224xbf16>) lse(%lse : memref<?x16x?xf32>) outs(%dq, %dk, %dv : memref<?x16x?x224xbf16>, memref<?x16x?x224xbf16>, memref<?x16x?x224xbf16>) {mask = #attn.mask<causal>, config = #w12}
+  return
+}
+
+// -----
+
+#w12 = #attn.config<name = "bwd_wgmma_d256_m64n64w12", block_m = 64, block_n = 64, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, head_split = 2>
+func.func @d192(%q: memref<?x16x?x192xbf16>, %k: memref<?x16x?x192xbf16>, %lse: memref<?x16x?xf32>, %dq: memref<?x16x?x192xbf16>, %dk: memref<?x16x?x192xbf16>, %dv: memref<?x16x?x192xbf16>) {
+  attn.attention_grad q(%q : memref<?x16x?x192xbf16>) k(%k : memref<?x16x?x192xbf16>) v(%k : memref<?x16x?x192xbf16>) o(%q : memref<?x16x?x192xbf16>) do(%q : memref<?x16x?x192xbf16>) lse(%lse : memref<?x16x?xf32>) outs(%dq, %dk, %dv : memref<?x16x?x192xbf16>, memref<?x16x?x192xbf16>, memref<?x16x?x192xbf16>) {mask = #attn.mask<causal>, config = #w12}
   return
 }

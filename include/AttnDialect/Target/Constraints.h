@@ -267,8 +267,9 @@ CheckResult checkBackwardTile(const TileCandidate &cand,
 /// host lowers its backward with the forward's loop nest and tiles).
 CheckResult checkTileShape(const ChipSpec &chip, const TileCandidate &cand,
                            const MatrixInstr &instr, int64_t headDim);
-/// A backward tile with slicesOnWarpgroups: every head_split slice of the
-/// tiled D and Dv (headDim, headDimV) has the same width.
+/// A backward tile with slicesOnWarpgroups: the last head_split slice of
+/// the tiled D and Dv (headDim, headDimV) is at most one head-dim step
+/// narrower than the others (every warpgroup computes slice 0's width).
 CheckResult checkHeadSlices(const TileCandidate &cand, const MatrixInstr &instr,
                             int64_t headDim, int64_t headDimV);
 CheckResult checkThreads(const ChipSpec &chip, const TileCandidate &cand);

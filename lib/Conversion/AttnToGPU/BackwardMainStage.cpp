@@ -372,10 +372,16 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
   Value colFirst = add(sliceColD, mul(chunkIndex, c32(dqChunk)));
   if (blocked) {
-    target.emitBulkReduceAddF32(
-        b, loc, dqAccumChunk(dqAccum, batch, h, m0, colFirst), stage,
-        kDqUnitBytes,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, c32(0)));
+    // A unit of a narrower last slice past D is not added.
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, c32(0));
+    if (slicesOnGroups &&
+        spec.config.getHeadSplit() * sliceD.width > spec.headDim)
+      first =
+          arith::AndIOp::create(b, loc, first, lt(colFirst, c32(spec.headDim)));
+    target.emitBulkReduceAddF32(b, loc,
+                                dqAccumChunk(dqAccum, batch, h, m0, colFirst),
+                                stage, kDqUnitBytes, first);
   } else {
     Value q = add(add(m0, c32(rowBlock)), t);
     target.emitBulkReduceAddF32(
@@ -414,7 +420,8 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
     // slice's.
     int64_t d = spec.headDim;
     std::optional<int64_t> first = getConstantIntValue(colFirst);
-    bool tail = first ? d < *first + width : d < spec.tileHeadDim;
+    bool tail = first ? d < *first + width
+                      : d < spec.config.getHeadSplit() * sliceD.width;
     for (unsigned e = 0, ne = dq.size(); e < ne;) {
       if (dqLayout.rowSlot[e] != slot) {
         ++e;
@@ -662,11 +669,13 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
   // A slice whose first column is a value (slicesOnGroups) may be any of
   // the tile's.
   auto storeRows = [&](const AccLayout &layout, ArrayRef<Value> vals,
-                       int64_t cols, HeadSlice s, Value first, int64_t tileCols,
-                       unsigned ptrArg, unsigned strideArg, bool scaled) {
+                       int64_t cols, HeadSlice s, Value first, unsigned ptrArg,
+                       unsigned strideArg, bool scaled) {
     Value keyFirst = add(add(n0, warpRow), layout.laneRow);
     std::optional<int64_t> offset = getConstantIntValue(first);
-    bool whole = offset ? cols >= *offset + s.width : cols >= tileCols;
+    // A narrower last slice computes past the tile: those columns stay.
+    bool whole = offset ? cols >= *offset + s.width
+                        : cols >= spec.config.getHeadSplit() * s.width;
     if (whole && canStoreRowsByQuads(target, layout, spec.elemType, s.width,
                                      spec.config.getAlignBytes())) {
       return storeRowsByQuads(
@@ -702,9 +711,9 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
     });
   };
   storeRows(dkLayout, acc.take_front(nk), spec.headDim, sliceD, sliceColD,
-            spec.tileHeadDim, kBwdDK, kBwdDKStrideB, true);
+            kBwdDK, kBwdDKStrideB, true);
   storeRows(dvLayout, acc.drop_front(nk), spec.headDimV, sliceDv, sliceColDv,
-            spec.tileHeadDimV, kBwdDV, kBwdDVStrideB, false);
+            kBwdDV, kBwdDVStrideB, false);
   // dq_accum complete before the plan's next stage reads it.
   if (smem.dqStageRowBytes)
     target.emitBulkWait(b, loc, 0, /*readOnly=*/false);

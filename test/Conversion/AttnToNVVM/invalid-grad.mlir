@@ -114,12 +114,13 @@ func.func @wsslices(%q: memref<1x4x128x256xbf16>, %lse: memref<1x4x128xf32>) {
 
 // -----
 
-// The warpgroups run one code for their slices, which must be of one
-// width: D = 192 would give them 128 and 64 columns.
+// The warpgroups run one code: every one computes slice 0's width, the
+// last at most one 64-column step past the tile. Three slices of D = 256
+// (128, 128 and none) leave the third warpgroup nothing.
 
-#bwd = #attn.config<name = "ws192", block_m = 64, block_n = 64, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, head_split = 2>
-func.func @wsslices192(%q: memref<1x4x128x192xbf16>, %lse: memref<1x4x128xf32>) {
-  // expected-error @below {{config 'ws192' is not supported on sm_90a: tile: head_split 2 on computing warpgroups needs slices of one width; D = 192 (as tiled) gives 128 and 64 columns}}
-  attn.attention_grad q(%q : memref<1x4x128x192xbf16>) k(%q : memref<1x4x128x192xbf16>) v(%q : memref<1x4x128x192xbf16>) o(%q : memref<1x4x128x192xbf16>) do(%q : memref<1x4x128x192xbf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x192xbf16>, memref<1x4x128x192xbf16>, memref<1x4x128x192xbf16>) {config = #bwd}
+#bwd = #attn.config<name = "ws3", block_m = 64, block_n = 64, warps = 16, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, head_split = 3>
+func.func @wsslices3(%q: memref<1x4x128x256xbf16>, %lse: memref<1x4x128xf32>) {
+  // expected-error @below {{config 'ws3' has head_split 3, which leaves slice 2 of D = 256 or Dv = 256 empty}}
+  attn.attention_grad q(%q : memref<1x4x128x256xbf16>) k(%q : memref<1x4x128x256xbf16>) v(%q : memref<1x4x128x256xbf16>) o(%q : memref<1x4x128x256xbf16>) do(%q : memref<1x4x128x256xbf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x256xbf16>, memref<1x4x128x256xbf16>, memref<1x4x128x256xbf16>) {config = #bwd}
   return
 }
