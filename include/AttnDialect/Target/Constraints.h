@@ -108,7 +108,8 @@ struct BackwardSharedMemoryLayout {
   bool dqStageBlocked = false;
   /// dS buffers (two with a producer warpgroup: one computing warpgroup may
   /// write block t + 1's while the other's dQ product still reads block
-  /// t's), dsStageBytes apart.
+  /// t's; with sharedScores dS, P^T and dS^T, once each), dsStageBytes
+  /// apart.
   int64_t dsBuffers = 1, dsStageBytes = 0;
   /// With a producer warpgroup: the full and then the empty mbarrier of
   /// each Q/dO buffer (8 bytes each); 0 without.

@@ -616,8 +616,9 @@ private:
                             computeWarps * target.getWarpSize());
   }
   static constexpr int32_t kComputeBarrierId = 3;
-  /// slicesOnGroups: the computing warpgroups meet here before writing a
-  /// block's P^T, dS^T and dS, once both have read the last block's.
+  /// slicesOnGroups: the computing warpgroups meet at kScoresFreeBarrierId
+  /// before writing a block's P^T, dS^T and dS (both have read the last
+  /// block's), and at kTilesFreeBarrierId before staging dQ over them.
   static constexpr int32_t kScoresFreeBarrierId = 6, kTilesFreeBarrierId = 7;
   /// Ordered dQ (KernelSpec::orderedDq): the warpgroups that stage a unit
   /// of dQ arrive at kDqStagedBarrierId when they have, the producer's
