@@ -628,6 +628,7 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                    (problem.deterministic || cand.dqPass) &&
                        !usesOrderedDq(true, cand.pipeline),
                    getComputeWarps(cand.pipeline, cand.warps), problem.headDim);
+    bool slices = slicesOnWarpgroups(cand.pipeline, cand.headSplit);
     bytes = getBackwardSharedMemoryLayout(
                 cand.blockM, cand.blockN, cand.stages,
                 getElementBytes(problem.elementType), problem.headDim,
@@ -637,10 +638,9 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                              .width
                        : 0,
                 chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
-                usesBlockedDqAccum(
-                    problem.headDim, cand.headSplit, cand.blockM,
-                    slicesOnWarpgroups(cand.pipeline, cand.headSplit)),
-                slicesOnWarpgroups(cand.pipeline, cand.headSplit))
+                usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM,
+                                   slices),
+                slices)
                 .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;

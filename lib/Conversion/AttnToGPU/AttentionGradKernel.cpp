@@ -44,6 +44,8 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
       target.hasBulkReduceF32() &&
       usesBulkDq(swizzled, !spec.dqInMain(),
                  getComputeWarps(pipeline, spec.warps()), spec.headDim);
+  int64_t split = spec.config.getHeadSplit();
+  bool slices = slicesOnWarpgroups(pipeline, split);
   return getBackwardSharedMemoryLayout(
       spec.blockM(), spec.blockN(), spec.stages(),
       spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
@@ -51,10 +53,7 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
       staged ? getBackwardHeadSlice(spec, target, spec.tileHeadDim, 0).width
              : 0,
       target.getChipSpec().smemMaxBytes, isWarpSpecialized(pipeline),
-      usesBlockedDqAccum(
-          spec.headDim, spec.config.getHeadSplit(), spec.blockM(),
-          slicesOnWarpgroups(pipeline, spec.config.getHeadSplit())),
-      slicesOnWarpgroups(pipeline, spec.config.getHeadSplit()));
+      usesBlockedDqAccum(spec.headDim, split, spec.blockM(), slices), slices);
 }
 
 bool attn::usesBlockedDqAccum(const KernelSpec &spec,

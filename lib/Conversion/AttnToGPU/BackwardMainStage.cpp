@@ -375,8 +375,7 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
     // A unit of a narrower last slice past D is not added.
     Value first =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, c32(0));
-    if (slicesOnGroups &&
-        spec.config.getHeadSplit() * sliceD.width > spec.headDim)
+    if (slicesOnGroups && slicesEnd(sliceD) > spec.headDim)
       first =
           arith::AndIOp::create(b, loc, first, lt(colFirst, c32(spec.headDim)));
     target.emitBulkReduceAddF32(b, loc,
@@ -420,8 +419,7 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
     // slice's.
     int64_t d = spec.headDim;
     std::optional<int64_t> first = getConstantIntValue(colFirst);
-    bool tail = first ? d < *first + width
-                      : d < spec.config.getHeadSplit() * sliceD.width;
+    bool tail = first ? d < *first + width : d < slicesEnd(sliceD);
     for (unsigned e = 0, ne = dq.size(); e < ne;) {
       if (dqLayout.rowSlot[e] != slot) {
         ++e;
@@ -455,14 +453,10 @@ void MainStageEmitter::emitScoresExchange(Value keyFirst, ArrayRef<Value> pt,
   for (unsigned e = 0, ne = pt.size(); e < ne; ++e) {
     Value key = add(keyFirst, c32(sLayout.rowSlotOffsets[sLayout.rowSlot[e]]));
     Value q = add(add(sLayout.laneCol, c32(sLayout.colOffsets[e])), scoreCol0);
-    Value chunk = arith::DivUIOp::create(b, loc, q, c32(8));
-    Value inChunk = arith::RemUIOp::create(b, loc, q, c32(8));
     for (auto [tile, v] :
          {std::pair(&ptTile, pt[e]), std::pair(&dstTile, dst[e])})
       store(arith::TruncFOp::create(b, loc, spec.elemType, v),
-            gep(getSharedChunkAddress(b, loc, *tile, key, chunk),
-                spec.elemType, inChunk),
-            elemBytes);
+            elementAddress(*tile, key, q), elemBytes);
   }
 }
 
@@ -608,16 +602,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
       Value q = add(sLayout.laneCol, c32(sLayout.colOffsets[e]));
       if (split)
         q = add(q, scoreCol0);
-      Value at =
-          dsTile.layout == SharedTileLayout::Swizzle128B
-              ? gep(getSharedChunkAddress(
-                        b, loc, dsTile, q,
-                        arith::DivUIOp::create(b, loc, key, c32(8))),
-                    spec.elemType, arith::RemUIOp::create(b, loc, key, c32(8)))
-              : gep(dsTile.base, spec.elemType,
-                    add(mul(q, c32(dsTile.rowStride)), key));
-      store(arith::TruncFOp::create(b, loc, spec.elemType, s[e]), at,
-            elemBytes);
+      store(arith::TruncFOp::create(b, loc, spec.elemType, s[e]),
+            elementAddress(dsTile, q, key), elemBytes);
     }
     if (dsTile.layout == SharedTileLayout::Swizzle128B)
       scoresMma->emitSharedWritesVisible(b, loc);
@@ -674,8 +660,7 @@ void MainStageEmitter::emitEpilogue(ArrayRef<Value> acc) {
     Value keyFirst = add(add(n0, warpRow), layout.laneRow);
     std::optional<int64_t> offset = getConstantIntValue(first);
     // A narrower last slice computes past the tile: those columns stay.
-    bool whole = offset ? cols >= *offset + s.width
-                        : cols >= spec.config.getHeadSplit() * s.width;
+    bool whole = offset ? cols >= *offset + s.width : cols >= slicesEnd(s);
     if (whole && canStoreRowsByQuads(target, layout, spec.elemType, s.width,
                                      spec.config.getAlignBytes())) {
       return storeRowsByQuads(

@@ -518,29 +518,26 @@ public:
     // dP^T = V dO^T and dK += dS^T Q; query rows x key columns for
     // dQ = dS K, whose warps take rowsPerWarp query rows at a time. The
     // outputs (dV, dK, dQ) have this slice's columns.
-    specs[0] = getProductSpec(spec, bn, bm, d, sliceDv.width);
-    specs[1] = getProductSpec(spec, bn, bm, dv, dv);
-    specs[2] = getProductSpec(spec, bn, bm, d, sliceD.width);
-    scoresMma = target.createMmaEmitter(specs[0]);
-    dpMma = target.createMmaEmitter(specs[1]);
-    dkMma = target.createMmaEmitter(specs[2]);
+    scoresMma =
+        target.createMmaEmitter(getProductSpec(spec, bn, bm, d, sliceDv.width));
+    dpMma = target.createMmaEmitter(getProductSpec(spec, bn, bm, dv, dv));
+    dkMma =
+        target.createMmaEmitter(getProductSpec(spec, bn, bm, d, sliceD.width));
     // dQ's accumulators come on top of dK's and dV's: products of one
     // matrix-descriptor panel (64 columns) at a time keep them to half of
     // D = 128's (wgmma; the register-operand instructions take the slice).
     dqChunk = sliceD.width;
     if (scoresMma->getSharedTileLayout() == SharedTileLayout::Swizzle128B)
       dqChunk = std::min<int64_t>(dqChunk, 128 / elemBytes);
-    specs[3] = getProductSpec(spec, bn, bn, d, dqChunk);
-    dqMma = target.createMmaEmitter(specs[3]);
+    dqMma = target.createMmaEmitter(getProductSpec(spec, bn, bn, d, dqChunk));
     // With slices on warpgroups each computes S^T and dP^T for its share
     // of the query columns only; P^T and dS^T meet in shared memory.
     scoreCols = slicesOnGroups ? bm / spec.config.getHeadSplit() : bm;
     if (slicesOnGroups) {
-      // The emitters keep a reference to their spec.
-      halfSpecs[0] = getProductSpec(spec, bn, scoreCols, d, dv);
-      halfSpecs[1] = getProductSpec(spec, bn, scoreCols, dv, dv);
-      halfScoresMma = target.createMmaEmitter(halfSpecs[0]);
-      halfDpMma = target.createMmaEmitter(halfSpecs[1]);
+      halfScoresMma =
+          target.createMmaEmitter(getProductSpec(spec, bn, scoreCols, d, dv));
+      halfDpMma =
+          target.createMmaEmitter(getProductSpec(spec, bn, scoreCols, dv, dv));
     }
     threads = spec.warps() * target.getWarpSize();
   }
@@ -916,6 +913,24 @@ private:
   void emitRowSums(Value h, Value first, Value last, ArrayRef<Value> sums);
   void emitEpilogue(ArrayRef<Value> acc);
 
+  /// The end of the columns the slices compute: with slicesOnGroups every
+  /// warpgroup computes slice 0's width, so a narrower last slice's end
+  /// lies past the tile (the columns there are neither stored nor added).
+  int64_t slicesEnd(HeadSlice s) const {
+    return spec.config.getHeadSplit() * s.width;
+  }
+  /// Address of element (`row`, `col`) (i32) of `tile`, padded or swizzled.
+  Value elementAddress(const SharedTile &tile, Value row, Value col) {
+    if (tile.layout != SharedTileLayout::Swizzle128B)
+      return gep(tile.base, tile.elemType,
+                 add(mul(row, c32(tile.rowStride)), col));
+    int64_t perChunk = 16 / (tile.elemType.getIntOrFloatBitWidth() / 8);
+    return gep(getSharedChunkAddress(
+                   b, loc, tile, row,
+                   arith::DivUIOp::create(b, loc, col, c32(perChunk))),
+               tile.elemType,
+               arith::RemUIOp::create(b, loc, col, c32(perChunk)));
+  }
   /// columns() from a first column given as a value (slicesOnGroups: the
   /// warpgroup's slice), at a panel of a swizzled tile.
   SharedTile columnsAt(const SharedTile &tile, Value offset, int64_t width) {
@@ -951,11 +966,9 @@ private:
   BackwardSharedMemoryLayout smem;
   int64_t slice;
   HeadSlice sliceD, sliceDv;
-  std::array<KernelSpec, 4> specs;
   std::unique_ptr<MmaEmitter> scoresMma, dpMma, dkMma, dqMma;
   /// slicesOnGroups: S^T and dP^T over this warpgroup's scoreCols query
   /// columns (from scoreCol0 of the block).
-  std::array<KernelSpec, 2> halfSpecs;
   std::unique_ptr<MmaEmitter> halfScoresMma, halfDpMma;
   int64_t scoreCols = 0;
   Value scoreCol0;

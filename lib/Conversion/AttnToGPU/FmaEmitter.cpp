@@ -188,7 +188,9 @@ private:
     return vector::ExtractOp::create(o.b, o.loc, vec, ArrayRef<int64_t>{e});
   }
 
-  const KernelSpec &spec;
+  /// A copy: the backward makes its products' specs as temporaries
+  /// (getProductSpec).
+  const KernelSpec spec;
   int64_t warpSize, laneRows, rowsPerWarp, rowsPerLane, keysPerLane, colGroups;
   SharedTile qTile;
   Value qRow0, cachedLane, laneRow, laneCol;

@@ -70,7 +70,9 @@ private:
                                    ArrayRef<Value> query, int64_t mt,
                                    int64_t ks);
 
-  const KernelSpec &spec;
+  /// A copy: the backward makes its products' specs as temporaries
+  /// (getProductSpec).
+  const KernelSpec spec;
   /// m16 tiles per warp: with two, every K/V fragment read from shared
   /// memory feeds two MMAs, halving shared-memory traffic per MMA; Q is
   /// then re-read from shared memory each block instead of pinning 2x the

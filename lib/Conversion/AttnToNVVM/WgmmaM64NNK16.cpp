@@ -172,7 +172,9 @@ private:
     return packPair(b, loc, spec.elemType, lo, hi);
   }
 
-  const KernelSpec &spec;
+  /// A copy: the backward makes its products' specs as temporaries
+  /// (getProductSpec).
+  const KernelSpec spec;
   /// Descriptors advanced inside each chain statement (see the top).
   bool addOffsetsInChain;
   Value queryDesc; // this warpgroup's Q rows, k step 0

@@ -73,7 +73,9 @@ private:
 
   const MatrixCoreShape &shape;
   int64_t waveSize;
-  const KernelSpec &spec;
+  /// A copy: the backward makes its products' specs as temporaries
+  /// (getProductSpec).
+  const KernelSpec spec;
   int64_t accPerLane;
 
   Value laneMod;    // l % N: the query row (and A/B operand row) of the lane
