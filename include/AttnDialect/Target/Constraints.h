@@ -137,12 +137,14 @@ inline bool usesBulkDq(bool sharedOperands, bool deterministic,
 /// 16-byte pieces swizzled by row (BackwardWorkspace.h), so that a
 /// warpgroup adds its chunk by one 16 KB bulk reduction instead of one a row
 /// (the per-row reductions, 13% of the D = 128 main's stall samples on the
-/// H100, bench/RESULTS.md). Whole chunks only: D a multiple of 64, one head
-/// slice or the slices on warpgroups of one kernel (`slicesOnGroups`),
-/// query blocks of one warpgroup's 64 rows.
+/// H100, bench/RESULTS.md). Query blocks of one warpgroup's 64 rows, and
+/// whole chunks: D a multiple of 64 in one head slice, or the slices on
+/// warpgroups of one kernel (`slicesOnGroups`), whose units cover D rounded
+/// up to 64 (the columns past D are added and never read: dim
+/// head_dim_64).
 inline bool usesBlockedDqAccum(int64_t headDim, int64_t headSplit,
                                int64_t blockM, bool slicesOnGroups = false) {
-  return headDim % 64 == 0 && (headSplit <= 1 || slicesOnGroups) &&
+  return (slicesOnGroups || (headDim % 64 == 0 && headSplit <= 1)) &&
          blockM == 64;
 }
 

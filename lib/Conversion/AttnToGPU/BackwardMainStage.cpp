@@ -290,6 +290,7 @@ void MainStageEmitter::emitDqUnitsStaged(Value h, Value m0) {
     acc = dqMma->waitOutput(b, loc, acc, /*pending=*/0);
   target.emitNamedBarrier(b, loc, c32(kTilesFreeBarrierId),
                           computeWarps * target.getWarpSize());
+  bool ordered = spec.orderedDq();
   for (int64_t u = 0; u < units; ++u) {
     if (u) {
       // The slot is free once the last unit's reduction has read it.
@@ -297,14 +298,26 @@ void MainStageEmitter::emitDqUnitsStaged(Value h, Value m0) {
       target.emitNamedBarrier(b, loc, add(sliceGroup, c32(1)),
                               keyRowWarps * target.getWarpSize());
     }
-    emitDqBulk(h, m0, sliceGroup, 0, c32(u), dqChunk, dq[u], sliceGroup);
+    // Ordered dQ: each unit waits for its own turn, and the unit before it
+    // (complete by now) passes its turn on; the last one's passes in the
+    // next block (passPendingTurn).
+    auto takeTurn = [&] {
+      if (u)
+        ifThen(dqUnitAdds(u - 1), [&] { passDqTurn(dqUnitCounter(h, m0, u - 1)); });
+      ifThen(dqUnitAdds(u), [&] {
+        target.emitWaitForTurn(b, loc, dqUnitCounter(h, m0, u), dqTurn());
+      });
+    };
+    emitDqBulk(h, m0, sliceGroup, 0, c32(u), dqChunk, dq[u], sliceGroup,
+               ordered ? function_ref<void()>(takeTurn) : nullptr);
   }
 }
 
 void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                                   int64_t rowBlock, Value chunkIndex,
                                   int64_t width, ArrayRef<Value> dq,
-                                  Value stageSlot) {
+                                  Value stageSlot,
+                                  function_ref<void()> beforeAdd) {
   // The item's 64 rows x `width` floats of the staging area, free since the
   // barrier after dS (each thread waited for its reductions' reads): rows
   // of 64-column chunks, or with dq_accum in blocks the chunk's 64 x 64
@@ -378,6 +391,8 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
     if (slicesOnGroups && slicesEnd(sliceD) > spec.headDim)
       first =
           arith::AndIOp::create(b, loc, first, lt(colFirst, c32(spec.headDim)));
+    if (beforeAdd)
+      beforeAdd();
     target.emitBulkReduceAddF32(b, loc,
                                 dqAccumChunk(dqAccum, batch, h, m0, colFirst),
                                 stage, kDqUnitBytes, first);
@@ -486,6 +501,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   // With asynchronous products dP^T = V dO^T runs while P^T is computed
   // (S^T is waited for alone), and dV's product while dS^T is.
   bool overlap = overlapsScoreGrad(), statsInAcc = statsInAccumulators();
+  if (passPendingTurn)
+    passPendingTurn();
   SmallVector<Value> keys = sMma.loadQuery(b, loc, lane, kTile, warpRow);
   SmallVector<Value> s, dp;
   if (statsInAcc) {
