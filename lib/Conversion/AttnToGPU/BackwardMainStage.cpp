@@ -461,7 +461,9 @@ void MainStageEmitter::emitScoresExchange(Value keyFirst, ArrayRef<Value> pt,
                                           ArrayRef<Value> dst) {
   // Both warpgroups have read the last block's tiles (each completed its
   // products before it got here) and its staged dQ (which overlays them).
-  if (smem.dqStageRowBytes)
+  if (passPendingTurn)
+    passPendingTurn();
+  else if (smem.dqStageRowBytes)
     target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
   target.emitNamedBarrier(b, loc, c32(kScoresFreeBarrierId),
                           computeWarps * target.getWarpSize());
@@ -501,8 +503,6 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   // With asynchronous products dP^T = V dO^T runs while P^T is computed
   // (S^T is waited for alone), and dV's product while dS^T is.
   bool overlap = overlapsScoreGrad(), statsInAcc = statsInAccumulators();
-  if (passPendingTurn)
-    passPendingTurn();
   SmallVector<Value> keys = sMma.loadQuery(b, loc, lane, kTile, warpRow);
   SmallVector<Value> s, dp;
   if (statsInAcc) {
