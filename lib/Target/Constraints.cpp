@@ -638,8 +638,9 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                              .width
                        : 0,
                 chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
-                usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM,
-                                   slices),
+                usesBlockedDqAccum(
+                    problem.headDim, cand.headSplit, cand.blockM, slices,
+                    problem.deterministic && usesOrderedDq(true, cand.pipeline)),
                 slices)
                 .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
@@ -813,7 +814,7 @@ CheckResult mlir::attn::checkOrderedDq(const TileCandidate &cand,
   if (!usesBulkDq(instr.sharedOperands, /*deterministic=*/false, groups * 4,
                   problem.headDim) ||
       !usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM,
-                          slices))
+                          slices, /*ordered=*/true))
     return formatv("deterministic: pipeline {0} orders whole 64 x 64 units "
                    "of dQ (block_m 64, two or more computing warpgroups, D a "
                    "multiple of 64, or of 4 with head_split on the "

@@ -53,7 +53,9 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
       staged ? getBackwardHeadSlice(spec, target, spec.tileHeadDim, 0).width
              : 0,
       target.getChipSpec().smemMaxBytes, isWarpSpecialized(pipeline),
-      usesBlockedDqAccum(spec.headDim, split, spec.blockM(), slices), slices);
+      usesBlockedDqAccum(spec.headDim, split, spec.blockM(), slices,
+                         spec.orderedDq()),
+      slices);
 }
 
 bool attn::usesBlockedDqAccum(const KernelSpec &spec,
