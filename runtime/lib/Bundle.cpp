@@ -183,9 +183,9 @@ static bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 const char *attn::dimName(Dim dim) {
   static const char *const kNames[kNumDims] = {
-      "batch",      "heads_q",       "heads_kv",      "seqlen_q",
-      "seqlen_k",   "head_dim",      "head_dim_v",    "bias_batch",
-      "bias_heads", "bias_seqlen_q", "bias_seqlen_k", "bias_summed",
+      "batch",       "heads_q",       "heads_kv",      "seqlen_q",
+      "seqlen_k",    "head_dim",      "head_dim_v",    "bias_batch",
+      "bias_heads",  "bias_seqlen_q", "bias_seqlen_k", "bias_summed",
       "seqlen_q_64", "head_dim_64"};
   return kNames[int(dim)];
 }

@@ -128,11 +128,10 @@ void RowStageEmitter::emitPre() {
     // its counters (one, or one a 64-column unit with slices on
     // warpgroups: MainStageEmitter::dqUnitCounter), zeroed by the block's
     // first row (the last block's other rows may be past Sq).
-    int64_t counters =
-        slicesOnWarpgroups(spec.config.getPipeline(),
-                           spec.config.getHeadSplit())
-            ? llvm::divideCeil(spec.headDim, 64)
-            : 1;
+    int64_t counters = slicesOnWarpgroups(spec.config.getPipeline(),
+                                          spec.config.getHeadSplit())
+                           ? llvm::divideCeil(spec.headDim, 64)
+                           : 1;
     OpBuilder::InsertionGuard g(b);
     auto ifOp = scf::IfOp::create(
         b, loc,

@@ -303,7 +303,8 @@ void MainStageEmitter::emitDqUnitsStaged(Value h, Value m0) {
     // next block (passPendingTurn).
     auto takeTurn = [&] {
       if (u)
-        ifThen(dqUnitAdds(u - 1), [&] { passDqTurn(dqUnitCounter(h, m0, u - 1)); });
+        ifThen(dqUnitAdds(u - 1),
+               [&] { passDqTurn(dqUnitCounter(h, m0, u - 1)); });
       ifThen(dqUnitAdds(u), [&] {
         target.emitWaitForTurn(b, loc, dqUnitCounter(h, m0, u), dqTurn());
       });

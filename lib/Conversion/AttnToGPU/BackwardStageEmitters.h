@@ -695,8 +695,7 @@ private:
     if (slicesEnd(sliceD) <= spec.headDim)
       return lead;
     return arith::AndIOp::create(
-        b, loc, lead,
-        lt(add(sliceColD, c32(u * 64)), c32(spec.headDim)));
+        b, loc, lead, lt(add(sliceColD, c32(u * 64)), c32(spec.headDim)));
   }
   /// Passes the turn at `counter` once this thread's reductions completed
   /// (where `pred` holds, if given).

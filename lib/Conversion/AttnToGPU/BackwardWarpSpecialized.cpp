@@ -52,8 +52,7 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
   // with atomics walks so too: as measured.)
   bool lastFirst = writer || spec.orderedDq();
   auto pair = [&](Value t) {
-    return pairAt(hLo, iLo, blocks,
-                  lastFirst ? sub(sub(total, c32(1)), t) : t);
+    return pairAt(hLo, iLo, blocks, lastFirst ? sub(sub(total, c32(1)), t) : t);
   };
   auto stageOf = [&](Value t) {
     return arith::RemUIOp::create(b, loc, t, c32(stages));
@@ -156,9 +155,9 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
       passPendingTurn = [&, t] {
         // At t = 0 the pair before is out of range, and no thread passes.
         auto [ph, pm0] = pair(sub(t, c32(1)));
-        passDqTurn(dqUnitCounter(ph, pm0, lastUnit),
-                   arith::AndIOp::create(b, loc, lt(c32(0), t),
-                                         dqUnitAdds(lastUnit)));
+        passDqTurn(
+            dqUnitCounter(ph, pm0, lastUnit),
+            arith::AndIOp::create(b, loc, lt(c32(0), t), dqUnitAdds(lastUnit)));
       };
     emitQueryBlock(h, m0, stage, acc);
     // Every product reading this buffer's Q and dO has completed
@@ -170,12 +169,12 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
     // The last block's.
     passPendingTurn = nullptr;
     int64_t lastUnit = sliceD.width / 64 - 1;
-    ifThen(arith::AndIOp::create(b, loc, lt(c32(0), total),
-                                 dqUnitAdds(lastUnit)),
-           [&] {
-             auto [ph, pm0] = pair(sub(total, c32(1)));
-             passDqTurn(dqUnitCounter(ph, pm0, lastUnit));
-           });
+    ifThen(
+        arith::AndIOp::create(b, loc, lt(c32(0), total), dqUnitAdds(lastUnit)),
+        [&] {
+          auto [ph, pm0] = pair(sub(total, c32(1)));
+          passDqTurn(dqUnitCounter(ph, pm0, lastUnit));
+        });
   }
   emitEpilogue(SmallVector<Value>(loop.getResults()));
 }

@@ -5,11 +5,11 @@
 // dq_accum [B, Hq, Sq, D] in the plans that add dQ by atomics, or in blocks
 // of 64 query rows where a plan adds it by one bulk reduction a chunk
 // (usesBlockedDqAccum: [B, Hq, Sq rounded up to 64, D rounded up to 64],
-// each block's 64 rows a run of D / 64 units of 64 x 64 f32, a unit's row r holding column
-// c at ((c / 4) ^ (r % 8)) * 4 + c % 4, so that the quads' stores into the
-// staging area are conflict-free and the unit goes out as it is); in a
-// plan that orders dQ (KernelSpec::orderedDq), dq_order [B, Hq, Sq rounded
-// up to 64] i32, the counter of each block of 64 rows at its first row
+// each block's 64 rows a run of D / 64 units of 64 x 64 f32, a unit's row r
+// holding column c at ((c / 4) ^ (r % 8)) * 4 + c % 4, so that the quads'
+// stores into the staging area are conflict-free and the unit goes out as it
+// is); in a plan that orders dQ (KernelSpec::orderedDq), dq_order [B, Hq, Sq
+// rounded up to 64] i32, the counter of each block of 64 rows at its first row
 // (the key blocks that have added to it, or that come before its first
 // visitor); with the bias
 // gradient, dbias_accum in its summed shape (atomic plans), or dbias_full

@@ -341,7 +341,8 @@ void NVVMTargetInfo::emitPassTurn(OpBuilder &b, Location loc, Value counter,
         b, loc, {counter},
         "fence.proxy.async.global;\nred.release.gpu.global.add.s32 [$0], 1;",
         "l,~{memory}");
-  emitPtx(b, loc, {counter, arith::ExtUIOp::create(b, loc, b.getI32Type(), pred)},
+  emitPtx(b, loc,
+          {counter, arith::ExtUIOp::create(b, loc, b.getI32Type(), pred)},
           "{\n.reg .pred p;\nsetp.ne.b32 p, $1, 0;\n"
           "fence.proxy.async.global;\n@p red.release.gpu.global.add.s32 [$0], "
           "1;\n}",
