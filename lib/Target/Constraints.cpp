@@ -629,19 +629,21 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                        !usesOrderedDq(true, cand.pipeline),
                    getComputeWarps(cand.pipeline, cand.warps), problem.headDim);
     bool slices = slicesOnWarpgroups(cand.pipeline, cand.headSplit);
-    bytes = getBackwardSharedMemoryLayout(
-                cand.blockM, cand.blockN, cand.stages,
-                getElementBytes(problem.elementType), problem.headDim,
-                problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
-                staged ? getHeadSlice(problem.headDim, cand.headSplit,
-                                      instr.headDimMultiple, 0)
-                             .width
-                       : 0,
-                chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
-                usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM,
-                                   slices),
-                slices)
-                .totalBytes;
+    bytes =
+        getBackwardSharedMemoryLayout(
+            cand.blockM, cand.blockN, cand.stages,
+            getElementBytes(problem.elementType), problem.headDim,
+            problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
+            staged ? getHeadSlice(problem.headDim, cand.headSplit,
+                                  instr.headDimMultiple, 0)
+                         .width
+                   : 0,
+            chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
+            usesBlockedDqAccum(
+                problem.headDim, cand.headSplit, cand.blockM, slices,
+                problem.deterministic && usesOrderedDq(true, cand.pipeline)),
+            slices)
+            .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;
     return formatv("shared memory: {0} bytes > {1} max of {2} (block_n {3} x "
@@ -809,12 +811,15 @@ CheckResult mlir::attn::checkOrderedDq(const TileCandidate &cand,
                                        const AttentionProblem &problem) {
   StringRef p = stringifyPipelineKind(cand.pipeline);
   int64_t groups = getComputeWarps(cand.pipeline, cand.warps) / 4;
+  bool slices = slicesOnWarpgroups(cand.pipeline, cand.headSplit);
   if (!usesBulkDq(instr.sharedOperands, /*deterministic=*/false, groups * 4,
                   problem.headDim) ||
-      !usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM))
+      !usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM, slices,
+                          /*ordered=*/true))
     return formatv("deterministic: pipeline {0} orders whole 64 x 64 units "
-                   "of dQ (D a multiple of 64, block_m 64, two or more "
-                   "computing warpgroups, no head_split); D = {1}",
+                   "of dQ (block_m 64, two or more computing warpgroups, D a "
+                   "multiple of 64, or of 4 with head_split on the "
+                   "warpgroups); D = {1}",
                    p, problem.headDim)
         .str();
   // One unit per computing warpgroup: with fewer (D = 64 on two) the
@@ -822,8 +827,9 @@ CheckResult mlir::attn::checkOrderedDq(const TileCandidate &cand,
   // plans (the turns cost a block of half D = 128's work about 9%). With
   // dropout, whose dQ pass plans run 0.64-0.87x, the ordered plans lead at
   // D = 64 too (0.98-1.02x) and at every length (bench/RESULTS.md).
+  // With slices on warpgroups each orders its slice's units itself.
   int64_t units = problem.headDim / 64;
-  if (units > groups || (units < groups && !problem.dropout))
+  if (!slices && (units > groups || (units < groups && !problem.dropout)))
     return formatv("deterministic: pipeline {0} orders one 64-column unit of "
                    "dQ per computing warpgroup{1}; D = {2} has {3}, the tile "
                    "{4} warpgroups",
@@ -854,9 +860,10 @@ CheckResult mlir::attn::checkDeterministic(const TileCandidate &cand,
   if ((!problem.deterministic && !cand.dqPass) ||
       problem.direction != Direction::Backward)
     return std::nullopt;
-  if (cand.headSplit > 1)
-    return formatv("deterministic: head_split {0} is for the plans with "
-                   "atomics (the dQ pass keeps whole rows of dQ in registers)",
+  if (cand.headSplit > 1 && !slicesOnWarpgroups(cand.pipeline, cand.headSplit))
+    return formatv("deterministic: head_split {0} in kernels of their own is "
+                   "for the plans with atomics (the dQ pass keeps whole rows "
+                   "of dQ in registers)",
                    cand.headSplit)
         .str();
   if (usesOrderedDq(true, cand.pipeline))

@@ -284,6 +284,9 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
   bool biasSummed = anyWorkspaceDim("bias_summed");
   // Version 12: the dim seqlen_q_64 (dq_accum in blocks of 64 rows).
   bool rowBlocks = anyWorkspaceDim("seqlen_q_64");
+  // Version 13: the dim head_dim_64 (dq_accum's units past a D that is not
+  // a multiple of 64).
+  bool paddedUnits = anyWorkspaceDim("head_dim_64");
   // Version 11: kernels launched while the kernel before them runs (a
   // split-KV variant's combine, a plan's stage).
   bool programmaticLaunch =
@@ -297,7 +300,8 @@ llvm::Error attn::writeBundle(StringRef dir, ArrayRef<BundleKernel> kernels) {
       });
   // Version 9: variants with tensor maps (ABI attn-fwd-v2).
   // Version 10: persistent variants (their grid is the device's size).
-  int64_t version = rowBlocks             ? 12
+  int64_t version = paddedUnits           ? 13
+                    : rowBlocks           ? 12
                     : programmaticLaunch  ? 11
                     : any("persistent")   ? 10
                     : any("tensor_maps")  ? 9

@@ -183,10 +183,10 @@ static bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 const char *attn::dimName(Dim dim) {
   static const char *const kNames[kNumDims] = {
-      "batch",      "heads_q",       "heads_kv",      "seqlen_q",
-      "seqlen_k",   "head_dim",      "head_dim_v",    "bias_batch",
-      "bias_heads", "bias_seqlen_q", "bias_seqlen_k", "bias_summed",
-      "seqlen_q_64"};
+      "batch",       "heads_q",       "heads_kv",      "seqlen_q",
+      "seqlen_k",    "head_dim",      "head_dim_v",    "bias_batch",
+      "bias_heads",  "bias_seqlen_q", "bias_seqlen_k", "bias_summed",
+      "seqlen_q_64", "head_dim_64"};
   return kNames[int(dim)];
 }
 
@@ -436,7 +436,10 @@ public:
     for (int i = 0; i < kNumDims; ++i) {
       if (text == dimName(Dim(i))) {
         out = Dim(i);
-        int needs = out == Dim::BiasSummed ? 8 : out == Dim::SeqlenQ64 ? 12 : 1;
+        int needs = out == Dim::BiasSummed  ? 8
+                    : out == Dim::SeqlenQ64 ? 12
+                    : out == Dim::HeadDim64 ? 13
+                                            : 1;
         if (version >= needs)
           return true;
         r.fail(std::string("field '") + field + "' names dim '" + text +

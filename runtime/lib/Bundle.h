@@ -18,7 +18,7 @@
 namespace attn {
 
 /// The newest bundle.json version this reader understands.
-constexpr int kBundleSchemaVersion = 12;
+constexpr int kBundleSchemaVersion = 13;
 
 /// Where a forward call's sequences live (attn.attention's serving forms);
 /// kernels of the non-dense layouts take nine more arguments.
@@ -171,8 +171,11 @@ enum class Dim {
   /// Sq rounded up to a multiple of 64: dq_accum in blocks of 64 query rows
   /// (version 12).
   SeqlenQ64,
+  /// D rounded up to a multiple of 64: dq_accum's 64-column units where D
+  /// is not a multiple of 64 (version 13).
+  HeadDim64,
 };
-constexpr int kNumDims = int(Dim::SeqlenQ64) + 1;
+constexpr int kNumDims = int(Dim::HeadDim64) + 1;
 /// "batch", "heads_q", ...: the names bundle.json uses.
 const char *dimName(Dim dim);
 

@@ -940,6 +940,7 @@ DimValues attn::dimValues(const attn_bwd_params &p) {
   d[int(Dim::SeqlenQ64)] = (int64_t(p.seqlen_q) + 63) / 64 * 64;
   d[int(Dim::SeqlenK)] = p.seqlen_k;
   d[int(Dim::HeadDim)] = p.head_dim;
+  d[int(Dim::HeadDim64)] = (int64_t(p.head_dim) + 63) / 64 * 64;
   d[int(Dim::HeadDimV)] = p.head_dim_v;
   // The summed bias gradient's extents: 1 on a dimension dbias is summed
   // over (stride 0), else the full size. When nothing is summed the kernels

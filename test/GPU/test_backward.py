@@ -479,7 +479,7 @@ def determinism(lib, res, stats):
             (dt, tdt, wb) for dt, tdt in (("bf16", torch.bfloat16),
                                           ("f16", torch.float16))
             for wb in ("full", "2d", "keypad", "keypad-heads", None)):
-        for d in (64, 128):
+        for d in head_dims(lib):
             name = (f"determinism-{dtype}-d{d}"
                     f"{'-bias-grad-' + with_bias if with_bias else ''}")
             group = f"{dtype} d{d} determinism"

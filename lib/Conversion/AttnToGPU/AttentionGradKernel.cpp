@@ -53,7 +53,9 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
       staged ? getBackwardHeadSlice(spec, target, spec.tileHeadDim, 0).width
              : 0,
       target.getChipSpec().smemMaxBytes, isWarpSpecialized(pipeline),
-      usesBlockedDqAccum(spec.headDim, split, spec.blockM(), slices), slices);
+      usesBlockedDqAccum(spec.headDim, split, spec.blockM(), slices,
+                         spec.orderedDq()),
+      slices);
 }
 
 bool attn::usesBlockedDqAccum(const KernelSpec &spec,
@@ -122,7 +124,14 @@ void RowStageEmitter::emitPre() {
     store(sum, gep(deltaPtr(), f32, r), 4);
   }
   if (spec.orderedDq()) {
-    // Each block of 64 rows starts with no key block counted.
+    // Each block of 64 rows starts with no key block counted, in each of
+    // its counters (one, or one a 64-column unit with slices on
+    // warpgroups: MainStageEmitter::dqUnitCounter), zeroed by the block's
+    // first row (the last block's other rows may be past Sq).
+    int64_t counters = slicesOnWarpgroups(spec.config.getPipeline(),
+                                          spec.config.getHeadSplit())
+                           ? llvm::divideCeil(spec.headDim, 64)
+                           : 1;
     OpBuilder::InsertionGuard g(b);
     auto ifOp = scf::IfOp::create(
         b, loc,
@@ -135,7 +144,9 @@ void RowStageEmitter::emitPre() {
                                   c32(0))),
         false);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    store(c32(0), dqOrderCounter(batch, head, row), 4);
+    Value counter = dqOrderCounter(batch, head, row);
+    for (int64_t u = 0; u < counters; ++u)
+      store(c32(0), u ? gep(counter, b.getI32Type(), c32(u)) : counter, 4);
   }
   if (spec.dqInMain()) {
     // Rows of f32 that start 16-byte aligned (BackwardWorkspace.h); in
@@ -250,7 +261,7 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
     spec->dbiasType = cast<ShapedType>(gradBias.getType()).getElementType();
   spec->deterministic = spec->config.getDeterministic();
   int64_t split = spec->config.getHeadSplit();
-  if (split > 1 && spec->deterministic)
+  if (split > 1 && spec->deterministic && !spec->orderedDq())
     return op.emitOpError("config '")
            << spec->config.getName() << "' has head_split " << split
            << "; the deterministic dQ pass keeps whole rows of dQ";

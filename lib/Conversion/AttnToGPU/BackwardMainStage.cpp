@@ -290,6 +290,7 @@ void MainStageEmitter::emitDqUnitsStaged(Value h, Value m0) {
     acc = dqMma->waitOutput(b, loc, acc, /*pending=*/0);
   target.emitNamedBarrier(b, loc, c32(kTilesFreeBarrierId),
                           computeWarps * target.getWarpSize());
+  bool ordered = spec.orderedDq();
   for (int64_t u = 0; u < units; ++u) {
     if (u) {
       // The slot is free once the last unit's reduction has read it.
@@ -297,14 +298,27 @@ void MainStageEmitter::emitDqUnitsStaged(Value h, Value m0) {
       target.emitNamedBarrier(b, loc, add(sliceGroup, c32(1)),
                               keyRowWarps * target.getWarpSize());
     }
-    emitDqBulk(h, m0, sliceGroup, 0, c32(u), dqChunk, dq[u], sliceGroup);
+    // Ordered dQ: each unit waits for its own turn, and the unit before it
+    // (complete by now) passes its turn on; the last one's passes in the
+    // next block (passPendingTurn).
+    auto takeTurn = [&] {
+      if (u)
+        ifThen(dqUnitAdds(u - 1),
+               [&] { passDqTurn(dqUnitCounter(h, m0, u - 1)); });
+      ifThen(dqUnitAdds(u), [&] {
+        target.emitWaitForTurn(b, loc, dqUnitCounter(h, m0, u), dqTurn());
+      });
+    };
+    emitDqBulk(h, m0, sliceGroup, 0, c32(u), dqChunk, dq[u], sliceGroup,
+               ordered ? function_ref<void()>(takeTurn) : nullptr);
   }
 }
 
 void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                                   int64_t rowBlock, Value chunkIndex,
                                   int64_t width, ArrayRef<Value> dq,
-                                  Value stageSlot) {
+                                  Value stageSlot,
+                                  function_ref<void()> beforeAdd) {
   // The item's 64 rows x `width` floats of the staging area, free since the
   // barrier after dS (each thread waited for its reductions' reads): rows
   // of 64-column chunks, or with dq_accum in blocks the chunk's 64 x 64
@@ -378,6 +392,8 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
     if (slicesOnGroups && slicesEnd(sliceD) > spec.headDim)
       first =
           arith::AndIOp::create(b, loc, first, lt(colFirst, c32(spec.headDim)));
+    if (beforeAdd)
+      beforeAdd();
     target.emitBulkReduceAddF32(b, loc,
                                 dqAccumChunk(dqAccum, batch, h, m0, colFirst),
                                 stage, kDqUnitBytes, first);
@@ -446,7 +462,9 @@ void MainStageEmitter::emitScoresExchange(Value keyFirst, ArrayRef<Value> pt,
                                           ArrayRef<Value> dst) {
   // Both warpgroups have read the last block's tiles (each completed its
   // products before it got here) and its staged dQ (which overlays them).
-  if (smem.dqStageRowBytes)
+  if (passPendingTurn)
+    passPendingTurn();
+  else if (smem.dqStageRowBytes)
     target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
   target.emitNamedBarrier(b, loc, c32(kScoresFreeBarrierId),
                           computeWarps * target.getWarpSize());

@@ -79,6 +79,8 @@ protected:
         [&](StringRef dim) -> std::optional<int64_t> {
           if (dim == "head_dim")
             return spec.headDim;
+          if (dim == "head_dim_64")
+            return llvm::alignTo(spec.headDim, 64);
           return std::nullopt;
         },
         [&](StringRef dim) -> Value {
@@ -117,9 +119,11 @@ protected:
   }
   /// Whether dq_accum is in blocks of 64 rows (BackwardWorkspace.h).
   bool blockedDq() const { return usesBlockedDqAccum(spec, target); }
-  /// dq_accum's rows are workspace rows (workspaceRow) of D floats.
+  /// dq_accum's rows are workspace rows (workspaceRow) of D floats; in
+  /// blocks, of D rounded up to 64.
   Value dqAccumRow(Value dqAccum, Value row) {
-    return gep(dqAccum, f32, mul(row, c64(spec.headDim)));
+    int64_t cols = blockedDq() ? llvm::alignTo(spec.headDim, 64) : spec.headDim;
+    return gep(dqAccum, f32, mul(row, c64(cols)));
   }
   /// dq_accum's float at query row `q` of head `h`, column `d`, in either
   /// layout; from a multiple of 4, the 4 columns from `d` follow it.
@@ -630,7 +634,7 @@ private:
   /// H100, bench/RESULTS.md; without dropout 0.92-0.99x).
   bool dqByWriter() const {
     if (spec.orderedDq())
-      return true;
+      return !slicesOnGroups;
     return warpSpecialized && spec.dropout && spec.dqInMain() &&
            smem.dqStageBlocked && dqUnits() == computeWarps / 4;
   }
@@ -663,6 +667,55 @@ private:
   /// reads this key block's index, and passes the turn on.
   void emitDqWriter(Value hLo, Value group, Value iHi, Value total,
                     llvm::function_ref<std::pair<Value, Value>(Value)> pair);
+  /// Ordered dQ: this key block adds 1 to the counters of the blocks of 64
+  /// rows past its query blocks (`iHi` on) of its `group` heads from `hLo`,
+  /// one a lane from `lane` (i32) of a warp: the block's counter, or with
+  /// slicesOnGroups this warpgroup's unit counters. Their visitors all come
+  /// after it (masks are bands), so each visitor's turn counts every key
+  /// block before it.
+  void countInLaterBlocks(Value hLo, Value group, Value iHi, Value lane);
+  /// Ordered dQ: this key block's turn at a counter, its index.
+  Value dqTurn() {
+    return arith::DivUIOp::create(b, loc, n0, c32(spec.blockN()));
+  }
+  /// Ordered dQ with slicesOnGroups: every 64-column unit of a block has
+  /// its own turns (the units' sums are independent), its counter the
+  /// block's dq_order entry at row `u` (global unit index) of the block.
+  /// This warpgroup's unit `u` (of its slice) of query block `m0`.
+  Value dqUnitCounter(Value h, Value m0, int64_t u) {
+    return gep(dqOrderCounter(batch, h, m0), b.getI32Type(),
+               add(mul(sliceGroup, c32(sliceD.width / 64)), c32(u)));
+  }
+  /// Whether this thread adds this warpgroup's unit `u` (its first thread,
+  /// and the unit starts before D): it also takes and passes its turns.
+  Value dqUnitAdds(int64_t u) {
+    Value lead = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, tid, c32(128)), c32(0));
+    if (slicesEnd(sliceD) <= spec.headDim)
+      return lead;
+    return arith::AndIOp::create(
+        b, loc, lead, lt(add(sliceColD, c32(u * 64)), c32(spec.headDim)));
+  }
+  /// Passes the turn at `counter` once this thread's reductions completed
+  /// (where `pred` holds, if given).
+  void passDqTurn(Value counter, Value pred = {}) {
+    target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
+    target.emitPassTurn(b, loc, counter, pred);
+  }
+  /// `body` inside `if (cond)`.
+  void ifThen(Value cond, function_ref<void()> body) {
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  }
+  /// Ordered dQ with slicesOnGroups: passes the turn of the last unit this
+  /// warpgroup added in the block before, if any; emitQueryBlock calls it
+  /// once the block's first products are issued (the reductions complete
+  /// under them; predicated, not branched, as products are in flight). Set
+  /// per block by emitWarpSpecialized.
+  std::function<void()> passPendingTurn;
   /// Waits for this thread's copies to shared memory and publishes every
   /// thread's to the workgroup (and to the matrix units' proxy).
   void publishCopies() {
@@ -891,14 +944,18 @@ private:
   /// first `width` of them in dq_accum) and adds it there by bulk
   /// reductions, as FlashAttention-3 adds dQ: one a row, or with dq_accum
   /// in blocks (smem.dqStageBlocked) one for the chunk's 64 x 64 unit.
+  /// With dq_accum in blocks `beforeAdd` runs just before the unit's
+  /// reduction is issued (ordered dQ with slicesOnGroups: the turns).
   void emitDqBulk(Value h, Value m0, Value group, int64_t rowBlock,
                   Value chunkIndex, int64_t width, ArrayRef<Value> dq,
-                  Value stageSlot = {});
+                  Value stageSlot = {},
+                  function_ref<void()> beforeAdd = nullptr);
   /// slicesOnGroups with dq_accum in blocks: this warpgroup's units of dQ,
   /// issued behind dV's and dK's products, staged one at a time in its own
   /// slot of the staging area (which overlays the exchanged tiles: both
   /// warpgroups meet at kTilesFreeBarrierId once their products read
-  /// them) and added by one bulk reduction each.
+  /// them) and added by one bulk reduction each. With ordered dQ its first
+  /// thread adds them in its turn and passes the turn once they completed.
   void emitDqUnitsStaged(Value h, Value m0);
   /// Element e of this thread's dS (key row, query column) into the bias
   /// gradient: added to dbias_accum when dbias is summed over a dimension,

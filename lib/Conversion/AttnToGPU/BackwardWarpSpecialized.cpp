@@ -50,8 +50,9 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
   // reaches a query block at the same time (causal walks all end at the
   // last block), so no turn waits for a longer walk. (The writer of a plan
   // with atomics walks so too: as measured.)
+  bool lastFirst = writer || spec.orderedDq();
   auto pair = [&](Value t) {
-    return pairAt(hLo, iLo, blocks, writer ? sub(sub(total, c32(1)), t) : t);
+    return pairAt(hLo, iLo, blocks, lastFirst ? sub(sub(total, c32(1)), t) : t);
   };
   auto stageOf = [&](Value t) {
     return arith::RemUIOp::create(b, loc, t, c32(stages));
@@ -119,6 +120,17 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
     sliceColD = mul(sliceGroup, c32(sliceD.width));
     sliceColDv = mul(sliceGroup, c32(sliceDv.width));
     scoreCol0 = mul(sliceGroup, c32(scoreCols));
+    if (spec.orderedDq()) {
+      // Each warpgroup takes its own turns (emitDqUnitsStaged): its first
+      // warp counts it in.
+      OpBuilder::InsertionGuard inWarp(b);
+      auto ifOp = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp, c32(0)),
+          false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      countInLaterBlocks(hLo, group, iHi, lane);
+    }
   }
   warpRow = mul(warp, c32(rowsPerWarp));
   auto loop = scf::ForOp::create(b, loc, c32(0), total, c32(1), init);
@@ -138,11 +150,31 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
                                 c32(smem.dsStageBytes)));
     auto [h, m0] = pair(t);
     SmallVector<Value> acc(loop.getRegionIterArgs());
+    int64_t lastUnit = sliceD.width / 64 - 1;
+    if (slicesOnGroups && spec.orderedDq())
+      passPendingTurn = [&, t] {
+        // At t = 0 the pair before is out of range, and no thread passes.
+        auto [ph, pm0] = pair(sub(t, c32(1)));
+        passDqTurn(
+            dqUnitCounter(ph, pm0, lastUnit),
+            arith::AndIOp::create(b, loc, lt(c32(0), t), dqUnitAdds(lastUnit)));
+      };
     emitQueryBlock(h, m0, stage, acc);
     // Every product reading this buffer's Q and dO has completed
     // (emitQueryBlock waits for dK's last).
     target.emitBarrierArrive(b, loc, emptyBarrier(stage));
     scf::YieldOp::create(b, loc, acc);
+  }
+  if (passPendingTurn) {
+    // The last block's.
+    passPendingTurn = nullptr;
+    int64_t lastUnit = sliceD.width / 64 - 1;
+    ifThen(
+        arith::AndIOp::create(b, loc, lt(c32(0), total), dqUnitAdds(lastUnit)),
+        [&] {
+          auto [ph, pm0] = pair(sub(total, c32(1)));
+          passDqTurn(dqUnitCounter(ph, pm0, lastUnit));
+        });
   }
   emitEpilogue(SmallVector<Value>(loop.getResults()));
 }
@@ -155,21 +187,8 @@ void MainStageEmitter::emitDqWriter(
   Value writerLane = arith::RemUIOp::create(b, loc, tid, c32(ws));
   Value kb;
   if (ordered) {
-    kb = arith::DivUIOp::create(b, loc, n0, c32(spec.blockN()));
-    // Counting in: key blocks before a block's first visitor add
-    // themselves, so that each visitor's turn is its key block index.
-    Value blocks64 = arith::DivUIOp::create(b, loc, add(sq, c32(63)), c32(64));
-    Value after = sub(blocks64, arith::MinUIOp::create(b, loc, iHi, blocks64));
-    OpBuilder::InsertionGuard guard(b);
-    auto loop =
-        scf::ForOp::create(b, loc, writerLane, mul(group, after), c32(ws));
-    b.setInsertionPointToStart(loop.getBody());
-    Value u = loop.getInductionVar();
-    Value h = add(hLo, arith::DivUIOp::create(b, loc, u, after));
-    Value m0 = mul(add(iHi, arith::RemUIOp::create(b, loc, u, after)), c32(64));
-    LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
-                              dqOrderCounter(batch, h, m0), c32(1),
-                              LLVM::AtomicOrdering::monotonic);
+    kb = dqTurn();
+    countInLaterBlocks(hLo, group, iHi, writerLane);
   }
   Value isLeader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          writerLane, c32(0));
@@ -222,4 +241,26 @@ void MainStageEmitter::emitDqWriter(
   target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
   if (ordered)
     target.emitPassTurn(b, loc, counter);
+}
+
+void MainStageEmitter::countInLaterBlocks(Value hLo, Value group, Value iHi,
+                                          Value lane) {
+  int64_t ws = target.getWarpSize();
+  Value blocks64 = arith::DivUIOp::create(b, loc, add(sq, c32(63)), c32(64));
+  Value after = sub(blocks64, arith::MinUIOp::create(b, loc, iHi, blocks64));
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(b, loc, lane, mul(group, after), c32(ws));
+  b.setInsertionPointToStart(loop.getBody());
+  Value u = loop.getInductionVar();
+  Value h = add(hLo, arith::DivUIOp::create(b, loc, u, after));
+  Value m0 = mul(add(iHi, arith::RemUIOp::create(b, loc, u, after)), c32(64));
+  SmallVector<Value> counters = {dqOrderCounter(batch, h, m0)};
+  if (slicesOnGroups) {
+    counters.clear();
+    for (int64_t unit = 0; unit < sliceD.width / 64; ++unit)
+      counters.push_back(dqUnitCounter(h, m0, unit));
+  }
+  for (Value counter : counters)
+    LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, counter, c32(1),
+                              LLVM::AtomicOrdering::monotonic);
 }

@@ -4,12 +4,12 @@
 // starting at a multiple of kWorkspaceAlignment bytes: delta [B, Hq, Sq];
 // dq_accum [B, Hq, Sq, D] in the plans that add dQ by atomics, or in blocks
 // of 64 query rows where a plan adds it by one bulk reduction a chunk
-// (usesBlockedDqAccum: [B, Hq, Sq rounded up to 64, D], each block's 64
-// rows a run of D / 64 units of 64 x 64 f32, a unit's row r holding column
-// c at ((c / 4) ^ (r % 8)) * 4 + c % 4, so that the quads' stores into the
-// staging area are conflict-free and the unit goes out as it is); in a
-// plan that orders dQ (KernelSpec::orderedDq), dq_order [B, Hq, Sq rounded
-// up to 64] i32, the counter of each block of 64 rows at its first row
+// (usesBlockedDqAccum: [B, Hq, Sq rounded up to 64, D rounded up to 64],
+// each block's 64 rows a run of D / 64 units of 64 x 64 f32, a unit's row r
+// holding column c at ((c / 4) ^ (r % 8)) * 4 + c % 4, so that the quads'
+// stores into the staging area are conflict-free and the unit goes out as it
+// is); in a plan that orders dQ (KernelSpec::orderedDq), dq_order [B, Hq, Sq
+// rounded up to 64] i32, the counter of each block of 64 rows at its first row
 // (the key blocks that have added to it, or that come before its first
 // visitor); with the bias
 // gradient, dbias_accum in its summed shape (atomic plans), or dbias_full
@@ -51,10 +51,13 @@ getBackwardWorkspace(const KernelSpec &spec, bool blockedDq) {
       {"delta", {"batch", "heads_q", "seqlen_q"}}};
   // A deterministic plan computes dQ in registers (its main_q pass), or
   // orders its reductions.
+  // In blocks, rows of D rounded up to 64 where D is not a multiple of it
+  // (slices on warpgroups: whole 64 x 64 units).
   if (spec.dqInMain())
-    buffers.push_back({"dq_accum",
-                       {"batch", "heads_q",
-                        blockedDq ? "seqlen_q_64" : "seqlen_q", "head_dim"}});
+    buffers.push_back(
+        {"dq_accum",
+         {"batch", "heads_q", blockedDq ? "seqlen_q_64" : "seqlen_q",
+          blockedDq && spec.headDim % 64 ? "head_dim_64" : "head_dim"}});
   if (spec.orderedDq())
     buffers.push_back({"dq_order", {"batch", "heads_q", "seqlen_q_64"}, "i32"});
   if (spec.dbiasType && !spec.deterministic)

@@ -297,6 +297,8 @@ void AttentionGradToGPULaunch::createLaunches(PatternRewriter &b,
           return qType.getDimSize(1);
         if (d == "head_dim")
           return spec.headDim;
+        if (d == "head_dim_64")
+          return llvm::alignTo(spec.headDim, 64);
         return std::nullopt;
       },
       [&](StringRef d) -> Value {
