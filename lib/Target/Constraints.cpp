@@ -639,9 +639,8 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                          .width
                    : 0,
             chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
-            usesBlockedDqAccum(
-                problem.headDim, cand.headSplit, cand.blockM, slices,
-                problem.deterministic && usesOrderedDq(true, cand.pipeline)),
+            usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM,
+                               slices),
             slices)
             .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
@@ -814,8 +813,8 @@ CheckResult mlir::attn::checkOrderedDq(const TileCandidate &cand,
   bool slices = slicesOnWarpgroups(cand.pipeline, cand.headSplit);
   if (!usesBulkDq(instr.sharedOperands, /*deterministic=*/false, groups * 4,
                   problem.headDim) ||
-      !usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM, slices,
-                          /*ordered=*/true))
+      !usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM,
+                          slices))
     return formatv("deterministic: pipeline {0} orders whole 64 x 64 units "
                    "of dQ (block_m 64, two or more computing warpgroups, D a "
                    "multiple of 64, or of 4 with head_split on the "

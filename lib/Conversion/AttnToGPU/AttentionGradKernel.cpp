@@ -53,9 +53,7 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
       staged ? getBackwardHeadSlice(spec, target, spec.tileHeadDim, 0).width
              : 0,
       target.getChipSpec().smemMaxBytes, isWarpSpecialized(pipeline),
-      usesBlockedDqAccum(spec.headDim, split, spec.blockM(), slices,
-                         spec.orderedDq()),
-      slices);
+      usesBlockedDqAccum(spec.headDim, split, spec.blockM(), slices), slices);
 }
 
 bool attn::usesBlockedDqAccum(const KernelSpec &spec,

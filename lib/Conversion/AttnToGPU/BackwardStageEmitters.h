@@ -633,7 +633,7 @@ private:
   /// warpgroups then issue no reductions (1.02-1.06x at D = 128 on the
   /// H100, bench/RESULTS.md; without dropout 0.92-0.99x).
   bool dqByWriter() const {
-    if (spec.orderedDq())
+    if (spec.orderedDq() || dqInRing())
       return true;
     return warpSpecialized && spec.dropout && spec.dqInMain() &&
            smem.dqStageBlocked && dqUnits() == computeWarps / 4;
@@ -647,13 +647,13 @@ private:
     return ((dqInRing() ? computeWarps : dqUnits() * 4) + 1) *
            target.getWarpSize();
   }
-  /// Ordered dQ with slicesOnGroups: the computing warpgroups stage their
-  /// units of dQ in the Q/dO ring buffer of the block (its own columns,
-  /// which only its completed products read: no room for a staging area
-  /// of its own at D = 256), and the writer adds them and then releases
-  /// the buffer to the producer. The computing warpgroups wait for no
-  /// turns: a block of slack.
-  bool dqInRing() const { return slicesOnGroups && spec.orderedDq(); }
+  /// slicesOnGroups with dq_accum in blocks: the computing warpgroups stage
+  /// their units of dQ in the Q/dO ring buffer of the block (their own
+  /// columns, which only their completed products read: no room for a
+  /// staging area of its own at D = 256), and the writer adds them (in its
+  /// turn, with ordered dQ) and then releases the buffer to the producer:
+  /// the computing warpgroups issue no reductions and wait for no turns.
+  bool dqInRing() const { return slicesOnGroups && smem.dqStageBlocked; }
   /// dqInRing: the halves (rows 0-31, 32-63) of unit `unit` (i32, columns
   /// 64 unit..) of ring buffer `stage`: panel `unit` of its Q and of its dO
   /// (8 KB each).
