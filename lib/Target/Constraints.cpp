@@ -132,17 +132,10 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
   int64_t dsEnd = l.dsOffset + l.dsBuffers * l.dsStageBytes;
   carve(dsEnd);
   if (sharedScores) {
-    // The staging area of a whole unit a warpgroup overlays the exchanged
-    // tiles, which every product has read by the time dQ is staged; blocked
-    // only (the slices' units).
-    int64_t stageBytes = blockM * dqStageCols * 4;
+    // No staging area: the slices' units of dQ are staged in the Q/dO ring
+    // buffer of their block (MainStageEmitter::dqInRing); blocked only.
     if (dqStageCols <= 0 || !swizzled || !blockedDq)
       return l;
-    BackwardSharedMemoryLayout without = l;
-    carve(std::max(dsEnd, l.dsOffset + stageBytes));
-    if (smemMaxBytes > 0 && l.totalBytes > smemMaxBytes)
-      return without;
-    l.dqStageOffset = l.dsOffset;
     l.dqStageRowBytes = dqStageCols * 4;
     l.dqStageBlocked = true;
     return l;

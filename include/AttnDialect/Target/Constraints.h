@@ -104,7 +104,8 @@ struct BackwardSharedMemoryLayout {
   int64_t dqStageOffset = 0, dqStageRowBytes = 0;
   /// With dqStageBlocked the staging area is the block's dQ in dq_accum's
   /// blocked layout (usesBlockedDqAccum): 64-column chunks of 64 x 64 f32,
-  /// each added by one bulk reduction.
+  /// each added by one bulk reduction. With `sharedScores` there is no
+  /// area (dqStageOffset unused): the units are staged in the Q/dO ring.
   bool dqStageBlocked = false;
   /// dS buffers (two with a producer warpgroup: one computing warpgroup may
   /// write block t + 1's while the other's dQ product still reads block

@@ -281,26 +281,6 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
   }
 }
 
-void MainStageEmitter::emitDqUnitsStaged(Value h, Value m0) {
-  int64_t units = sliceD.width / dqChunk;
-  SmallVector<SmallVector<Value>> dq;
-  for (int64_t u = 0; u < units; ++u)
-    dq.push_back(issueDqFromShared(0, c32(u)));
-  for (SmallVector<Value> &acc : dq)
-    acc = dqMma->waitOutput(b, loc, acc, /*pending=*/0);
-  target.emitNamedBarrier(b, loc, c32(kTilesFreeBarrierId),
-                          computeWarps * target.getWarpSize());
-  for (int64_t u = 0; u < units; ++u) {
-    if (u) {
-      // The slot is free once the last unit's reduction has read it.
-      target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
-      target.emitNamedBarrier(b, loc, add(sliceGroup, c32(1)),
-                              keyRowWarps * target.getWarpSize());
-    }
-    emitDqBulk(h, m0, sliceGroup, 0, c32(u), dqChunk, dq[u], sliceGroup);
-  }
-}
-
 void MainStageEmitter::emitDqUnitsToRing(Value stage) {
   int64_t units = sliceD.width / dqChunk;
   SmallVector<SmallVector<Value>> dq;
@@ -332,8 +312,7 @@ void MainStageEmitter::emitDqUnitsToRing(Value stage) {
 
 void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                                   int64_t rowBlock, Value chunkIndex,
-                                  int64_t width, ArrayRef<Value> dq,
-                                  Value stageSlot) {
+                                  int64_t width, ArrayRef<Value> dq) {
   // The item's 64 rows x `width` floats of the staging area, free since the
   // barrier after dS (each thread waited for its reductions' reads): rows
   // of 64-column chunks, or with dq_accum in blocks the chunk's 64 x 64
@@ -345,7 +324,7 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                        sliceD.offset == 0 && dqChunk == 64)) &&
          "whole 64 x 64 units (usesBlockedDqAccum)");
   int64_t rowBytes = smem.dqStageRowBytes;
-  Value stage = blocked ? dqUnitStage(stageSlot ? stageSlot : chunkIndex)
+  Value stage = blocked ? dqUnitStage(chunkIndex)
                         : gep(smemBase, b.getI8Type(),
                               add(c32(smem.dqStageOffset + rowBlock * rowBytes),
                                   mul(chunkIndex, c32(kDqStageChunkBytes))));
@@ -681,8 +660,6 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     }
     if (dqInRing()) {
       emitDqUnitsToRing(stage);
-    } else if (split && smem.dqStageBlocked) {
-      emitDqUnitsStaged(h, m0);
     } else if (dqFirst) {
       // dQ, then dK behind it: dQ is staged and added while dK runs.
       // Warpgroup g computes dQ's columns g * dqChunk.. of the slice.

@@ -619,8 +619,8 @@ private:
   static constexpr int32_t kComputeBarrierId = 3;
   /// slicesOnGroups: the computing warpgroups meet at kScoresFreeBarrierId
   /// before writing a block's P^T, dS^T and dS (both have read the last
-  /// block's), and at kTilesFreeBarrierId before staging dQ over them.
-  static constexpr int32_t kScoresFreeBarrierId = 6, kTilesFreeBarrierId = 7;
+  /// block's).
+  static constexpr int32_t kScoresFreeBarrierId = 6;
   /// Ordered dQ (KernelSpec::orderedDq): the warpgroups that stage a unit
   /// of dQ arrive at kDqStagedBarrierId when they have, the producer's
   /// writer warp at kDqFreeBarrierId when the reductions have read them.
@@ -923,8 +923,7 @@ private:
   /// reductions, as FlashAttention-3 adds dQ: one a row, or with dq_accum
   /// in blocks (smem.dqStageBlocked) one for the chunk's 64 x 64 unit.
   void emitDqBulk(Value h, Value m0, Value group, int64_t rowBlock,
-                  Value chunkIndex, int64_t width, ArrayRef<Value> dq,
-                  Value stageSlot = {});
+                  Value chunkIndex, int64_t width, ArrayRef<Value> dq);
   /// Stores this thread's elements of `dq` (dqLayout) times the scale at
   /// `address(row, col)` of the 64-row block (i32 row and column).
   void storeDqRows(ArrayRef<Value> dq,
@@ -932,12 +931,6 @@ private:
   /// storeDqRows in dq_accum's unit layout (swizzled 16-byte pieces) at
   /// `low`, or with `high` its rows 0-31 at `low` and 32-63 at `high`.
   void storeDqUnit(ArrayRef<Value> dq, Value low, Value high = {});
-  /// slicesOnGroups with dq_accum in blocks: this warpgroup's units of dQ,
-  /// issued behind dV's and dK's products, staged one at a time in its own
-  /// slot of the staging area (which overlays the exchanged tiles: both
-  /// warpgroups meet at kTilesFreeBarrierId once their products read
-  /// them) and added by one bulk reduction each.
-  void emitDqUnitsStaged(Value h, Value m0);
   /// dqInRing: this warpgroup's units of dQ staged in ring buffer `stage`
   /// (ringUnitHalves) for the writer.
   void emitDqUnitsToRing(Value stage);
