@@ -622,20 +622,19 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                        !usesOrderedDq(true, cand.pipeline),
                    getComputeWarps(cand.pipeline, cand.warps), problem.headDim);
     bool slices = slicesOnWarpgroups(cand.pipeline, cand.headSplit);
-    bytes =
-        getBackwardSharedMemoryLayout(
-            cand.blockM, cand.blockN, cand.stages,
-            getElementBytes(problem.elementType), problem.headDim,
-            problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
-            staged ? getHeadSlice(problem.headDim, cand.headSplit,
-                                  instr.headDimMultiple, 0)
-                         .width
-                   : 0,
-            chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
-            usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM,
-                               slices),
-            slices)
-            .totalBytes;
+    bytes = getBackwardSharedMemoryLayout(
+                cand.blockM, cand.blockN, cand.stages,
+                getElementBytes(problem.elementType), problem.headDim,
+                problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
+                staged ? getHeadSlice(problem.headDim, cand.headSplit,
+                                      instr.headDimMultiple, 0)
+                             .width
+                       : 0,
+                chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
+                usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM,
+                                   slices),
+                slices)
+                .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;
     return formatv("shared memory: {0} bytes > {1} max of {2} (block_n {3} x "
@@ -806,8 +805,7 @@ CheckResult mlir::attn::checkOrderedDq(const TileCandidate &cand,
   bool slices = slicesOnWarpgroups(cand.pipeline, cand.headSplit);
   if (!usesBulkDq(instr.sharedOperands, /*deterministic=*/false, groups * 4,
                   problem.headDim) ||
-      !usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM,
-                          slices))
+      !usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM, slices))
     return formatv("deterministic: pipeline {0} orders whole 64 x 64 units "
                    "of dQ (block_m 64, two or more computing warpgroups, D a "
                    "multiple of 64, or of 4 with head_split on the "

@@ -59,7 +59,7 @@
 // CHECK: cp.async.bulk.commit_group;
 // CHECK-NEXT: cp.async.bulk.wait_group.read 0;
 // CHECK: mbarrier.arrive.shared.b64
-// CHECK-NEXT: cp.async.bulk.wait_group 0;
+// CHECK: cp.async.bulk.wait_group 0;
 // CHECK: red.release.gpu.global.add.s32
 // CHECK-LABEL: .entry bwd_bf16_d256_sliding_window_det_m64n64w12s2wsh2_dq(
 // CHECK-LABEL: .entry bwd_bf16_d192_causal_det_m64n64w12s2wsh2_main(

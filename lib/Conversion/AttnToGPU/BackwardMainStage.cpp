@@ -395,8 +395,7 @@ void MainStageEmitter::storeDqRows(ArrayRef<Value> dq,
   }
 }
 
-void MainStageEmitter::storeDqUnit(ArrayRef<Value> dq, Value low,
-                                   Value high) {
+void MainStageEmitter::storeDqUnit(ArrayRef<Value> dq, Value low, Value high) {
   // Row slots are 8 rows apart: every row of this thread has the first
   // row's swizzle.
   assert(llvm::all_of(dqLayout.rowSlotOffsets,
