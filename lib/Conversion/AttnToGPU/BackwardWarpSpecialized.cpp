@@ -53,9 +53,8 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
   // reaches a query block at the same time (causal walks all end at the
   // last block), so no turn waits for a longer walk. (The writer of a plan
   // with atomics walks so too: as measured.)
-  bool lastFirst = writer || spec.orderedDq();
   auto pair = [&](Value t) {
-    return pairAt(hLo, iLo, blocks, lastFirst ? sub(sub(total, c32(1)), t) : t);
+    return pairAt(hLo, iLo, blocks, writer ? sub(sub(total, c32(1)), t) : t);
   };
   auto stageOf = [&](Value t) {
     return arith::RemUIOp::create(b, loc, t, c32(stages));
