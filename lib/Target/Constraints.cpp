@@ -132,17 +132,10 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
   int64_t dsEnd = l.dsOffset + l.dsBuffers * l.dsStageBytes;
   carve(dsEnd);
   if (sharedScores) {
-    // The staging area of a whole unit a warpgroup overlays the exchanged
-    // tiles, which every product has read by the time dQ is staged; blocked
-    // only (the slices' units).
-    int64_t stageBytes = blockM * dqStageCols * 4;
+    // No staging area: the slices' units of dQ are staged in the Q/dO ring
+    // buffer of their block (MainStageEmitter::dqInRing); blocked only.
     if (dqStageCols <= 0 || !swizzled || !blockedDq)
       return l;
-    BackwardSharedMemoryLayout without = l;
-    carve(std::max(dsEnd, l.dsOffset + stageBytes));
-    if (smemMaxBytes > 0 && l.totalBytes > smemMaxBytes)
-      return without;
-    l.dqStageOffset = l.dsOffset;
     l.dqStageRowBytes = dqStageCols * 4;
     l.dqStageBlocked = true;
     return l;
@@ -629,21 +622,19 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                        !usesOrderedDq(true, cand.pipeline),
                    getComputeWarps(cand.pipeline, cand.warps), problem.headDim);
     bool slices = slicesOnWarpgroups(cand.pipeline, cand.headSplit);
-    bytes =
-        getBackwardSharedMemoryLayout(
-            cand.blockM, cand.blockN, cand.stages,
-            getElementBytes(problem.elementType), problem.headDim,
-            problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
-            staged ? getHeadSlice(problem.headDim, cand.headSplit,
-                                  instr.headDimMultiple, 0)
-                         .width
-                   : 0,
-            chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
-            usesBlockedDqAccum(
-                problem.headDim, cand.headSplit, cand.blockM, slices,
-                problem.deterministic && usesOrderedDq(true, cand.pipeline)),
-            slices)
-            .totalBytes;
+    bytes = getBackwardSharedMemoryLayout(
+                cand.blockM, cand.blockN, cand.stages,
+                getElementBytes(problem.elementType), problem.headDim,
+                problem.headDimV, chip.smemRowPadElems, instr.sharedOperands,
+                staged ? getHeadSlice(problem.headDim, cand.headSplit,
+                                      instr.headDimMultiple, 0)
+                             .width
+                       : 0,
+                chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
+                usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM,
+                                   slices),
+                slices)
+                .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;
     return formatv("shared memory: {0} bytes > {1} max of {2} (block_n {3} x "
@@ -814,8 +805,7 @@ CheckResult mlir::attn::checkOrderedDq(const TileCandidate &cand,
   bool slices = slicesOnWarpgroups(cand.pipeline, cand.headSplit);
   if (!usesBulkDq(instr.sharedOperands, /*deterministic=*/false, groups * 4,
                   problem.headDim) ||
-      !usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM, slices,
-                          /*ordered=*/true))
+      !usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM, slices))
     return formatv("deterministic: pipeline {0} orders whole 64 x 64 units "
                    "of dQ (block_m 64, two or more computing warpgroups, D a "
                    "multiple of 64, or of 4 with head_split on the "

@@ -1,17 +1,19 @@
 // A deterministic plan of the slices on warpgroups (bwd_wgmma_d256_m64n64w12
-// with deterministic = true) orders dQ in main: every 64 x 64 unit of a
-// block of 64 query rows has its own counter in dq_order (the block's
-// entries from its first row: `pre` zeroes ceil(D / 64) of them), and the
-// warpgroup adding a unit waits there (ld.acquire) for its key block's
-// turn, adds the unit (one 16 KB bulk reduction), and passes the turn on
-// (red.release) once the reduction completed: the first unit's before the
-// second is added, the last unit's in the next block before barrier 6
-// (predicated: the S^T and dP^T products are then complete), or after the
-// loop. No writer warp (no barriers 4 and 5). With a window the key
-// blocks before a block's first visitor count themselves in, each
-// warpgroup its two units (atom.global.add). Where D is not a multiple of
-// 64 (224) the units cover D rounded up to 64: dq_accum's dim head_dim_64
-// (bundle version 13).
+// with deterministic = true) orders dQ in main as the D = 128 producer
+// tile does, with no staging area of its own: each computing warpgroup
+// stages its 64 x 64 units of dQ in the block's Q/dO ring buffer (unit U's
+// rows 0-31 in panel U of Q, rows 32-63 in panel U of dO: the columns of
+// its own slice, which only its completed products read) and arrives at
+// named barrier 4; the producer's writer warp waits there, spins on the
+// block's counter (ld.acquire) until it reads its key block's index, adds
+// every unit by two 8 KB bulk reductions, releases the buffer to the
+// producer (the ring's empty mbarrier, which counts it) once they have
+// read it, and after they complete passes the turn (red.release). The
+// computing warpgroups wait for no turn (no barrier 7, no bulk operations
+// of theirs). With a window the key blocks before a block's first visitor
+// count themselves in (atom.global.add). Where D is not a multiple of 64
+// (224) the units cover D rounded up to 64: dq_accum's dim head_dim_64
+// (bundle version 13); at D = 192 the second warpgroup stages one unit.
 // REQUIRES: ptxas
 // RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa select-config=false" > %t.mlir
 // RUN: FileCheck %s --check-prefix=PLAN < %t.mlir
@@ -38,37 +40,37 @@
 // PLAN: name = "bwd_bf16_d224_none_det_m64n64w12s2wsh2"
 // PLAN-SAME: dims = ["batch", "heads_q", "seqlen_q_64", "head_dim_64"], dtype = "f32", name = "dq_accum"
 
-// CHECK-LABEL: .entry bwd_bf16_d256_sliding_window_det_m64n64w12s2wsh2_pre(
-// CHECK: st.global.b32 [%rd[[C:[0-9]+]]], 0;
-// CHECK-NEXT: st.global.b32 [%rd[[C]]+4], 0;
-// CHECK-NEXT: st.global.b32 [%rd[[C]]+8], 0;
-// CHECK-NEXT: st.global.b32 [%rd[[C]]+12], 0;
 // CHECK-LABEL: .entry bwd_bf16_d256_sliding_window_det_m64n64w12s2wsh2_main(
 // CHECK: mov.u32 {{.*}}%nsmid;
-// CHECK: atom.global.add.u32 {{.*}}[%rd[[K:[0-9]+]]], 1;
-// CHECK-NEXT: atom.global.add.u32 {{.*}}[%rd[[K]]+4], 1;
-// CHECK-NOT: bar.arrive
-// CHECK: @p red.release.gpu.global.add.s32
-// CHECK-NOT: wgmma
+// The ring's empty barriers count the computing threads and the writer.
+// CHECK: mov.b32 %r[[EMPTY:[0-9]+]], 257;
+// CHECK: mbarrier.init.shared.b64 [%rd{{[0-9]+}}], %r[[EMPTY]];
 // CHECK: bar.sync 6, 256;
-// CHECK: bar.sync 7, 256;
+// CHECK: bar.sync 3, 256;
+// CHECK-NOT: bar.sync 7
+// CHECK-NOT: cp.reduce.async.bulk
+// CHECK: bar.arrive 4, 288;
+// CHECK: mbarrier.arrive.shared.b64
+// The writer.
+// CHECK: atom.global.add.u32
+// CHECK: bar.sync 4, 288;
 // CHECK: ld.acquire.gpu.global.b32
-// CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 {{.*}}, 16384;
+// CHECK-COUNT-8: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 {{.*}}, 8192;
+// CHECK: cp.async.bulk.commit_group;
+// CHECK-NEXT: cp.async.bulk.wait_group.read 0;
+// CHECK: mbarrier.arrive.shared.b64
 // CHECK: cp.async.bulk.wait_group 0;
 // CHECK: red.release.gpu.global.add.s32
-// CHECK: ld.acquire.gpu.global.b32
-// CHECK: cp.async.bulk.wait_group 0;
-// CHECK: red.release.gpu.global.add.s32
-// CHECK-NOT: bar.arrive
 // CHECK-LABEL: .entry bwd_bf16_d256_sliding_window_det_m64n64w12s2wsh2_dq(
-// CHECK-LABEL: .entry bwd_bf16_d192_causal_det_m64n64w12s2wsh2_pre(
-// CHECK: st.global.b32 [%rd[[C:[0-9]+]]+8], 0;
-// CHECK-NOT: st.global.b32 [%rd[[C]]+12], 0;
 // CHECK-LABEL: .entry bwd_bf16_d192_causal_det_m64n64w12s2wsh2_main(
+// CHECK: bar.sync 4, 288;
 // CHECK: ld.acquire.gpu.global.b32
+// CHECK-COUNT-6: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 {{.*}}, 8192;
+// CHECK-NOT: cp.reduce.async.bulk
+// CHECK: cp.async.bulk.commit_group;
 // CHECK-LABEL: .entry bwd_bf16_d224_none_det_m64n64w12s2wsh2_main(
 // CHECK: ld.acquire.gpu.global.b32
-// CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 {{.*}}, 16384;
+// CHECK-COUNT-8: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 {{.*}}, 8192;
 // CHECK-NOT: red.relaxed
 
 // REGS: Function properties for bwd_bf16_d256_sliding_window_det_m64n64w12s2wsh2_main

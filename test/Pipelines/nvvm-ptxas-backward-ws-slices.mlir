@@ -4,13 +4,17 @@
 // computes S^T and dP^T for 32 of the block's 64 query columns
 // (m64n32k16), and once both have written their halves of P^T, dS^T and dS
 // (barrier 6 before, 3 after), the products of its own slice of dV and dK
-// over all 64 columns (m64n128k16) and its two 64-column units of dQ; when
-// both have read the tiles (barrier 7) each stages a unit at a time over
-// them and adds it by one 16 KB bulk reduction. D = 224 (padded to 256)
-// keeps dQ's vector atomics: dq_accum in blocks needs D % 64 == 0.
-// D = 192 (and 160, padded to 192): slices of 128 and 64 columns, each
-// warpgroup computing 128; the second's last 64 are past the tile, neither
-// stored nor added (its second unit's reduction is predicated off).
+// over all 64 columns (m64n128k16) and its two 64-column units of dQ. It
+// stages the units in the block's Q/dO ring buffer (unit U's rows 0-31 in
+// panel U of Q, 32-63 in panel U of dO: its own columns, which only its
+// completed products read) and arrives at barrier 4; the producer's writer
+// warp waits there and adds every unit by two 8 KB bulk reductions, then
+// releases the buffer (the ring's empty mbarrier counts it). The computing
+// warpgroups issue no reductions and no atomics. D = 224 (padded to 256)
+// and D = 192 (and 160, padded to 192: slices of 128 and 64 columns, each
+// warpgroup computing 128, the second's last 64 past the tile, neither
+// stored nor staged) add units too: dq_accum's rows are D rounded up to 64
+// (dim head_dim_64 where D is not a multiple of 64).
 // REQUIRES: ptxas
 // RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa select-config=false" > %t.mlir
 // RUN: FileCheck %s --check-prefix=PLAN < %t.mlir
@@ -25,14 +29,14 @@
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.224.ptx -o %t.224.cubin > %t.224.log 2>&1
 // RUN: FileCheck %s --check-prefix=REGS < %t.256.log
 // RUN: FileCheck %s --check-prefix=REGS224 < %t.224.log
-// No chain serialized (C7513-C7515).
-// RUN: not grep -E "C751[345]" %t.256.log %t.224.log
+// No chain serialized (C7513-C7515, C7518).
+// RUN: not grep -E "C751[3458]" %t.256.log %t.224.log
 // RUN: %wgmma-check %t.256.ptx | FileCheck %s --check-prefix=ASYNC
 // RUN: sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' %t.mlir | sed -n 3p \
 // RUN:   | sed 's/\\0A/\n/g; s/\\09/\t/g; s/\\22/"/g' > %t.192.ptx
 // RUN: FileCheck %s --check-prefix=D192 < %t.192.ptx
 // RUN: %cuda_toolkit/bin/ptxas -arch=sm_90a -v %t.192.ptx -o %t.192.cubin > %t.192.log 2>&1
-// RUN: not grep -E "C751[345]" %t.192.log
+// RUN: not grep -E "C751[3458]" %t.192.log
 // RUN: %wgmma-check %t.192.ptx | FileCheck %s --check-prefix=ASYNC192
 
 // One main stage (no `main_1`), dq_accum in blocks of 64 rows.
@@ -41,6 +45,8 @@
 // PLAN-SAME: name = "main", reduces = ["dq_accum"], threads = 384
 // PLAN-SAME: name = "convert_dq"
 // PLAN-SAME: dims = ["batch", "heads_q", "seqlen_q_64", "head_dim"], dtype = "f32", name = "dq_accum"
+// PLAN: name = "bwd_bf16_d224_causal_m64n64w12s2wsh2"
+// PLAN-SAME: dims = ["batch", "heads_q", "seqlen_q_64", "head_dim_64"], dtype = "f32", name = "dq_accum"
 
 // CHECK-LABEL: .entry bwd_bf16_d256_none_m64n64w12s2wsh2_main(
 // CHECK: bar.sync 0;
@@ -50,36 +56,38 @@
 // CHECK: mbarrier.arrive.shared.b64
 // CHECK: setmaxnreg.inc.sync.aligned.u32 240;
 // CHECK-NOT: cp.async.cg.shared.global
-// CHECK: cp.async.bulk.wait_group.read 0;
-// CHECK-NEXT: bar.sync 6, 256;
+// CHECK: bar.sync 6, 256;
 // CHECK: bar.sync 3, 256;
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
-// CHECK: bar.sync 7, 256;
-// CHECK: bar.sync %r{{[0-9]+}}, 128;
-// CHECK: @p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], 16384;
-// CHECK: cp.async.bulk.wait_group.read 0;
-// CHECK: @p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], 16384;
+// CHECK-NOT: cp.reduce.async.bulk
+// CHECK: bar.arrive 4, 288;
 // CHECK: mbarrier.arrive.shared.b64
-// CHECK: mbarrier.try_wait.parity.shared.b64
-// CHECK: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK-NOT: red.relaxed
-// CHECK: cp.async.bulk.wait_group 0;
+// The writer: no turns without ordered dQ.
+// CHECK: bar.sync 4, 288;
+// CHECK-NOT: ld.acquire
+// CHECK-COUNT-8: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], 8192;
+// CHECK: cp.async.bulk.wait_group.read 0;
+// CHECK-NOT: red.release
+// CHECK: mbarrier.arrive.shared.b64
 // CHECK-LABEL: .entry bwd_bf16_d256_none_m64n64w12s2wsh2_dq(
 
 // D224-LABEL: .entry bwd_bf16_d224_causal_m64n64w12s2wsh2_main(
-// D224-NOT: cp.reduce.async.bulk
-// D224: red.relaxed.gpu.global.add.v2.f32
+// D224-NOT: red.relaxed
+// D224-COUNT-8: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 {{.*}}, 8192;
 // D224-LABEL: .entry bwd_bf16_d224_causal_m64n64w12s2wsh2_dq(
 
+// The second warpgroup stages one unit (its second is past D).
 // D192-LABEL: .entry bwd_bf16_d192_causal_m64n64w12s2wsh2_main(
-// D192: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
 // D192-NOT: red.relaxed
+// D192-COUNT-6: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 {{.*}}, 8192;
+// D192-NOT: cp.reduce.async.bulk
 // D192-LABEL: .entry bwd_bf16_d192_causal_m64n64w12s2wsh2_dq(
 // ASYNC192: bwd_bf16_d192_causal_m64n64w12s2wsh2_main: {{[0-9]+}} async wgmma chains, no hazard
 
 // 168 registers at launch (384 threads); some spilled in the computing
-// warpgroups (96-100 bytes when written).
+// warpgroups (112 bytes at D = 256 when written).
 // REGS: Function properties for bwd_bf16_d256_none_m64n64w12s2wsh2_main
 // REGS-NEXT: {{[0-9]+}} bytes stack frame, {{[0-9]?[0-9]?[0-9]}} bytes spill stores
 // REGS-NEXT: Used 168 registers

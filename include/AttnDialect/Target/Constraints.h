@@ -104,7 +104,8 @@ struct BackwardSharedMemoryLayout {
   int64_t dqStageOffset = 0, dqStageRowBytes = 0;
   /// With dqStageBlocked the staging area is the block's dQ in dq_accum's
   /// blocked layout (usesBlockedDqAccum): 64-column chunks of 64 x 64 f32,
-  /// each added by one bulk reduction.
+  /// each added by one bulk reduction. With `sharedScores` there is no
+  /// area (dqStageOffset unused): the units are staged in the Q/dO ring.
   bool dqStageBlocked = false;
   /// dS buffers (two with a producer warpgroup: one computing warpgroup may
   /// write block t + 1's while the other's dQ product still reads block
@@ -138,17 +139,14 @@ inline bool usesBulkDq(bool sharedOperands, bool deterministic,
 /// warpgroup adds its chunk by one 16 KB bulk reduction instead of one a row
 /// (the per-row reductions, 13% of the D = 128 main's stall samples on the
 /// H100, bench/RESULTS.md). Query blocks of one warpgroup's 64 rows, and
-/// whole chunks: D a multiple of 64 in one head slice or in the slices on
-/// warpgroups of one kernel (`slicesOnGroups`). A plan of those that orders
-/// dQ (`ordered`, usesOrderedDq) takes units at any D, covering D rounded
-/// up to 64 (the columns past D are added and never read: dim
-/// head_dim_64); with atomics such units ran 0.92-0.96x the vector atomics
-/// at D = 160 and 0.95-1.01x at D = 224 on the H100 (bench/RESULTS.md).
+/// whole chunks: D a multiple of 64 in one head slice, or any D in the
+/// slices on warpgroups of one kernel (`slicesOnGroups`), whose units
+/// cover D rounded up to 64 (the columns past D are added and never read:
+/// dim head_dim_64).
 inline bool usesBlockedDqAccum(int64_t headDim, int64_t headSplit,
-                               int64_t blockM, bool slicesOnGroups = false,
-                               bool ordered = false) {
-  bool whole = headDim % 64 == 0 || (slicesOnGroups && ordered);
-  return whole && (headSplit <= 1 || slicesOnGroups) && blockM == 64;
+                               int64_t blockM, bool slicesOnGroups = false) {
+  return (slicesOnGroups || (headDim % 64 == 0 && headSplit <= 1)) &&
+         blockM == 64;
 }
 
 /// `dqStageCols` (usesBulkDq: the dQ columns of one kernel) asks for dQ's

@@ -53,9 +53,7 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
       staged ? getBackwardHeadSlice(spec, target, spec.tileHeadDim, 0).width
              : 0,
       target.getChipSpec().smemMaxBytes, isWarpSpecialized(pipeline),
-      usesBlockedDqAccum(spec.headDim, split, spec.blockM(), slices,
-                         spec.orderedDq()),
-      slices);
+      usesBlockedDqAccum(spec.headDim, split, spec.blockM(), slices), slices);
 }
 
 bool attn::usesBlockedDqAccum(const KernelSpec &spec,
@@ -124,14 +122,7 @@ void RowStageEmitter::emitPre() {
     store(sum, gep(deltaPtr(), f32, r), 4);
   }
   if (spec.orderedDq()) {
-    // Each block of 64 rows starts with no key block counted, in each of
-    // its counters (one, or one a 64-column unit with slices on
-    // warpgroups: MainStageEmitter::dqUnitCounter), zeroed by the block's
-    // first row (the last block's other rows may be past Sq).
-    int64_t counters = slicesOnWarpgroups(spec.config.getPipeline(),
-                                          spec.config.getHeadSplit())
-                           ? llvm::divideCeil(spec.headDim, 64)
-                           : 1;
+    // Each block of 64 rows starts with no key block counted.
     OpBuilder::InsertionGuard g(b);
     auto ifOp = scf::IfOp::create(
         b, loc,
@@ -144,9 +135,7 @@ void RowStageEmitter::emitPre() {
                                   c32(0))),
         false);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value counter = dqOrderCounter(batch, head, row);
-    for (int64_t u = 0; u < counters; ++u)
-      store(c32(0), u ? gep(counter, b.getI32Type(), c32(u)) : counter, 4);
+    store(c32(0), dqOrderCounter(batch, head, row), 4);
   }
   if (spec.dqInMain()) {
     // Rows of f32 that start 16-byte aligned (BackwardWorkspace.h); in

@@ -281,44 +281,38 @@ void MainStageEmitter::emitDq(Value h, Value m0) {
   }
 }
 
-void MainStageEmitter::emitDqUnitsStaged(Value h, Value m0) {
+void MainStageEmitter::emitDqUnitsToRing(Value stage) {
   int64_t units = sliceD.width / dqChunk;
   SmallVector<SmallVector<Value>> dq;
   for (int64_t u = 0; u < units; ++u)
     dq.push_back(issueDqFromShared(0, c32(u)));
   for (SmallVector<Value> &acc : dq)
     acc = dqMma->waitOutput(b, loc, acc, /*pending=*/0);
-  target.emitNamedBarrier(b, loc, c32(kTilesFreeBarrierId),
-                          computeWarps * target.getWarpSize());
-  bool ordered = spec.orderedDq();
   for (int64_t u = 0; u < units; ++u) {
-    if (u) {
-      // The slot is free once the last unit's reduction has read it.
-      target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
-      target.emitNamedBarrier(b, loc, add(sliceGroup, c32(1)),
-                              keyRowWarps * target.getWarpSize());
+    // Unit U of the block (columns 64 U..) goes to panel U of this stage's
+    // Q (rows 0-31) and dO (rows 32-63): this warpgroup's own columns,
+    // which only its completed products read. Units past D are not
+    // staged (at D = 129-192 the second warpgroup's would lie past the
+    // tile).
+    Value unit = add(mul(sliceGroup, c32(units)), c32(u));
+    OpBuilder::InsertionGuard guard(b);
+    if (slicesEnd(sliceD) > spec.headDim) {
+      auto ifOp = scf::IfOp::create(
+          b, loc, lt(mul(unit, c32(64)), c32(spec.headDim)), false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
     }
-    // Ordered dQ: each unit waits for its own turn, and the unit before it
-    // (complete by now) passes its turn on; the last one's passes in the
-    // next block (passPendingTurn).
-    auto takeTurn = [&] {
-      if (u)
-        ifThen(dqUnitAdds(u - 1),
-               [&] { passDqTurn(dqUnitCounter(h, m0, u - 1)); });
-      ifThen(dqUnitAdds(u), [&] {
-        target.emitWaitForTurn(b, loc, dqUnitCounter(h, m0, u), dqTurn());
-      });
-    };
-    emitDqBulk(h, m0, sliceGroup, 0, c32(u), dqChunk, dq[u], sliceGroup,
-               ordered ? function_ref<void()>(takeTurn) : nullptr);
+    auto [low, high] = ringUnitHalves(stage, unit);
+    storeDqUnit(dq[u], low, high);
   }
+  // Published to the bulk copies' proxy; the writer adds them.
+  scoresMma->emitSharedWritesVisible(b, loc);
+  target.emitNamedBarrierArrive(b, loc, c32(kDqStagedBarrierId),
+                                dqWriterBarrierThreads());
 }
 
 void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                                   int64_t rowBlock, Value chunkIndex,
-                                  int64_t width, ArrayRef<Value> dq,
-                                  Value stageSlot,
-                                  function_ref<void()> beforeAdd) {
+                                  int64_t width, ArrayRef<Value> dq) {
   // The item's 64 rows x `width` floats of the staging area, free since the
   // barrier after dS (each thread waited for its reductions' reads): rows
   // of 64-column chunks, or with dq_accum in blocks the chunk's 64 x 64
@@ -330,46 +324,17 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
                        sliceD.offset == 0 && dqChunk == 64)) &&
          "whole 64 x 64 units (usesBlockedDqAccum)");
   int64_t rowBytes = smem.dqStageRowBytes;
-  Value stage = blocked ? dqUnitStage(stageSlot ? stageSlot : chunkIndex)
+  Value stage = blocked ? dqUnitStage(chunkIndex)
                         : gep(smemBase, b.getI8Type(),
                               add(c32(smem.dqStageOffset + rowBlock * rowBytes),
                                   mul(chunkIndex, c32(kDqStageChunkBytes))));
-  Value scale = arg(kBwdScale);
-  Value rowFirst =
-      add(mul(arith::RemUIOp::create(b, loc, warp, c32(4)), c32(rowsPerWarp)),
-          dqLayout.laneRow);
-  // Row slots are 8 rows apart: every row of this thread has rowFirst's
-  // swizzle.
-  Value swizzle = arith::RemUIOp::create(b, loc, rowFirst, c32(8));
-  for (unsigned e = 0, ne = dq.size(); e < ne;) {
-    bool pair = dqLayout.startsColumnPair(e);
-    int64_t slotOffset = dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]];
-    assert((!blocked || slotOffset % 8 == 0) && "row slots 8 rows apart");
-    Value r = add(rowFirst, c32(slotOffset));
-    Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
-    Value at;
-    if (blocked) {
-      Value piece = arith::XOrIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, c, c32(4)), swizzle);
-      at = gep(
-          stage, f32,
-          add(mul(r, c32(64)), add(mul(piece, c32(4)),
-                                   arith::RemUIOp::create(b, loc, c, c32(4)))));
-    } else {
-      at =
-          gep(stage, b.getI8Type(), add(mul(r, c32(rowBytes)), mul(c, c32(4))));
-    }
-    if (pair) {
-      Value v = LLVM::UndefOp::create(b, loc, VectorType::get({2}, f32));
-      for (int k = 0; k < 2; ++k)
-        v = LLVM::InsertElementOp::create(b, loc, v, fmul(dq[e + k], scale),
-                                          c32(k));
-      store(v, at, 8);
-    } else {
-      store(fmul(dq[e], scale), at, 4);
-    }
-    e += pair ? 2 : 1;
-  }
+  if (blocked)
+    storeDqUnit(dq, stage);
+  else
+    storeDqRows(dq, [&](Value r, Value c) {
+      return gep(stage, b.getI8Type(),
+                 add(mul(r, c32(rowBytes)), mul(c, c32(4))));
+    });
   // Published to the bulk copies' proxy and the warpgroup; then its first
   // thread adds the unit (16 KB) to dq_accum, or one thread a row its row
   // (rows past Sq stay out). Predicated, not branched: dK's product may be
@@ -392,8 +357,6 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
     if (slicesOnGroups && slicesEnd(sliceD) > spec.headDim)
       first =
           arith::AndIOp::create(b, loc, first, lt(colFirst, c32(spec.headDim)));
-    if (beforeAdd)
-      beforeAdd();
     target.emitBulkReduceAddF32(b, loc,
                                 dqAccumChunk(dqAccum, batch, h, m0, colFirst),
                                 stage, kDqUnitBytes, first);
@@ -406,6 +369,56 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
         arith::AndIOp::create(b, loc, lt(t, c32(64)), lt(q, sq)));
   }
   target.emitBulkCommit(b, loc);
+}
+
+void MainStageEmitter::storeDqRows(ArrayRef<Value> dq,
+                                   function_ref<Value(Value, Value)> address) {
+  Value scale = arg(kBwdScale);
+  Value rowFirst =
+      add(mul(arith::RemUIOp::create(b, loc, warp, c32(4)), c32(rowsPerWarp)),
+          dqLayout.laneRow);
+  for (unsigned e = 0, ne = dq.size(); e < ne;) {
+    bool pair = dqLayout.startsColumnPair(e);
+    Value r = add(rowFirst, c32(dqLayout.rowSlotOffsets[dqLayout.rowSlot[e]]));
+    Value c = add(dqLayout.laneCol, c32(dqLayout.colOffsets[e]));
+    Value at = address(r, c);
+    if (pair) {
+      Value v = LLVM::UndefOp::create(b, loc, VectorType::get({2}, f32));
+      for (int k = 0; k < 2; ++k)
+        v = LLVM::InsertElementOp::create(b, loc, v, fmul(dq[e + k], scale),
+                                          c32(k));
+      store(v, at, 8);
+    } else {
+      store(fmul(dq[e], scale), at, 4);
+    }
+    e += pair ? 2 : 1;
+  }
+}
+
+void MainStageEmitter::storeDqUnit(ArrayRef<Value> dq, Value low, Value high) {
+  // Row slots are 8 rows apart: every row of this thread has the first
+  // row's swizzle.
+  assert(llvm::all_of(dqLayout.rowSlotOffsets,
+                      [](int64_t o) { return o % 8 == 0; }) &&
+         "row slots 8 rows apart");
+  Value swizzle = arith::RemUIOp::create(
+      b, loc,
+      add(mul(arith::RemUIOp::create(b, loc, warp, c32(4)), c32(rowsPerWarp)),
+          dqLayout.laneRow),
+      c32(8));
+  storeDqRows(dq, [&](Value r, Value c) {
+    Value piece = arith::XOrIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, c, c32(4)), swizzle);
+    Value base = low;
+    if (high) {
+      base = arith::SelectOp::create(b, loc, lt(r, c32(32)), low, high);
+      r = arith::RemUIOp::create(b, loc, r, c32(32));
+    }
+    return gep(
+        base, f32,
+        add(mul(r, c32(64)), add(mul(piece, c32(4)),
+                                 arith::RemUIOp::create(b, loc, c, c32(4)))));
+  });
 }
 
 SmallVector<Value> MainStageEmitter::issueDqFromShared(int64_t rowBlock,
@@ -462,9 +475,7 @@ void MainStageEmitter::emitScoresExchange(Value keyFirst, ArrayRef<Value> pt,
                                           ArrayRef<Value> dst) {
   // Both warpgroups have read the last block's tiles (each completed its
   // products before it got here) and its staged dQ (which overlays them).
-  if (passPendingTurn)
-    passPendingTurn();
-  else if (smem.dqStageRowBytes)
+  if (smem.dqStageRowBytes && !dqInRing())
     target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
   target.emitNamedBarrier(b, loc, c32(kScoresFreeBarrierId),
                           computeWarps * target.getWarpSize());
@@ -626,10 +637,13 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     if (dsTile.layout == SharedTileLayout::Swizzle128B)
       scoresMma->emitSharedWritesVisible(b, loc);
     // The last block's reductions have read the staging area.
-    if (dqByWriter())
+    if (dqInRing()) {
+      // The writer's reductions read the ring (emitDqWriter).
+    } else if (dqByWriter()) {
       waitDqStageFree();
-    else if (smem.dqStageRowBytes)
+    } else if (smem.dqStageRowBytes) {
       target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+    }
     computeBarrier();
     if (split) {
       // Both halves of P^T and dS^T are in: this warpgroup's slice of dV
@@ -643,8 +657,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
           SmallVector<Value>(dk));
       llvm::copy(next, dk.begin());
     }
-    if (split && smem.dqStageBlocked) {
-      emitDqUnitsStaged(h, m0);
+    if (dqInRing()) {
+      emitDqUnitsToRing(stage);
     } else if (dqFirst) {
       // dQ, then dK behind it: dQ is staged and added while dK runs.
       // Warpgroup g computes dQ's columns g * dqChunk.. of the slice.

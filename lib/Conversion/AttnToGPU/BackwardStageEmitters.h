@@ -619,8 +619,8 @@ private:
   static constexpr int32_t kComputeBarrierId = 3;
   /// slicesOnGroups: the computing warpgroups meet at kScoresFreeBarrierId
   /// before writing a block's P^T, dS^T and dS (both have read the last
-  /// block's), and at kTilesFreeBarrierId before staging dQ over them.
-  static constexpr int32_t kScoresFreeBarrierId = 6, kTilesFreeBarrierId = 7;
+  /// block's).
+  static constexpr int32_t kScoresFreeBarrierId = 6;
   /// Ordered dQ (KernelSpec::orderedDq): the warpgroups that stage a unit
   /// of dQ arrive at kDqStagedBarrierId when they have, the producer's
   /// writer warp at kDqFreeBarrierId when the reductions have read them.
@@ -633,8 +633,8 @@ private:
   /// warpgroups then issue no reductions (1.02-1.06x at D = 128 on the
   /// H100, bench/RESULTS.md; without dropout 0.92-0.99x).
   bool dqByWriter() const {
-    if (spec.orderedDq())
-      return !slicesOnGroups;
+    if (spec.orderedDq() || dqInRing())
+      return true;
     return warpSpecialized && spec.dropout && spec.dqInMain() &&
            smem.dqStageBlocked && dqUnits() == computeWarps / 4;
   }
@@ -644,7 +644,23 @@ private:
                add(c32(smem.dqStageOffset), mul(unit, c32(kDqUnitBytes))));
   }
   int64_t dqWriterBarrierThreads() const {
-    return (dqUnits() * 4 + 1) * target.getWarpSize();
+    return ((dqInRing() ? computeWarps : dqUnits() * 4) + 1) *
+           target.getWarpSize();
+  }
+  /// slicesOnGroups with dq_accum in blocks: the computing warpgroups stage
+  /// their units of dQ in the Q/dO ring buffer of the block (their own
+  /// columns, which only their completed products read: no room for a
+  /// staging area of its own at D = 256), and the writer adds them (in its
+  /// turn, with ordered dQ) and then releases the buffer to the producer:
+  /// the computing warpgroups issue no reductions and wait for no turns.
+  bool dqInRing() const { return slicesOnGroups && smem.dqStageBlocked; }
+  /// dqInRing: the halves (rows 0-31, 32-63) of unit `unit` (i32, columns
+  /// 64 unit..) of ring buffer `stage`: panel `unit` of its Q and of its dO
+  /// (8 KB each).
+  std::pair<Value, Value> ringUnitHalves(Value stage, Value unit) {
+    Value offset = mul(unit, c32(spec.blockM() * 128));
+    return {gep(queryTile(stage).base, b.getI8Type(), offset),
+            gep(gradOutputTile(stage).base, b.getI8Type(), offset)};
   }
   /// Waits until the writer has read this warpgroup's last staged unit
   /// (warpgroups that stage none pass).
@@ -669,53 +685,15 @@ private:
                     llvm::function_ref<std::pair<Value, Value>(Value)> pair);
   /// Ordered dQ: this key block adds 1 to the counters of the blocks of 64
   /// rows past its query blocks (`iHi` on) of its `group` heads from `hLo`,
-  /// one a lane from `lane` (i32) of a warp: the block's counter, or with
-  /// slicesOnGroups this warpgroup's unit counters. Their visitors all come
-  /// after it (masks are bands), so each visitor's turn counts every key
-  /// block before it.
+  /// one a lane from `lane` (i32) of a warp. Their visitors all come after
+  /// it (masks are bands), so each visitor's turn counts every key block
+  /// before it.
   void countInLaterBlocks(Value hLo, Value group, Value iHi, Value lane);
   /// Ordered dQ: this key block's turn at a counter, its index.
   Value dqTurn() {
     return arith::DivUIOp::create(b, loc, n0, c32(spec.blockN()));
   }
-  /// Ordered dQ with slicesOnGroups: every 64-column unit of a block has
-  /// its own turns (the units' sums are independent), its counter the
-  /// block's dq_order entry at row `u` (global unit index) of the block.
-  /// This warpgroup's unit `u` (of its slice) of query block `m0`.
-  Value dqUnitCounter(Value h, Value m0, int64_t u) {
-    return gep(dqOrderCounter(batch, h, m0), b.getI32Type(),
-               add(mul(sliceGroup, c32(sliceD.width / 64)), c32(u)));
-  }
-  /// Whether this thread adds this warpgroup's unit `u` (its first thread,
-  /// and the unit starts before D): it also takes and passes its turns.
-  Value dqUnitAdds(int64_t u) {
-    Value lead = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, loc, tid, c32(128)), c32(0));
-    if (slicesEnd(sliceD) <= spec.headDim)
-      return lead;
-    return arith::AndIOp::create(
-        b, loc, lead, lt(add(sliceColD, c32(u * 64)), c32(spec.headDim)));
-  }
-  /// Passes the turn at `counter` once this thread's reductions completed
-  /// (where `pred` holds, if given).
-  void passDqTurn(Value counter, Value pred = {}) {
-    target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
-    target.emitPassTurn(b, loc, counter, pred);
-  }
-  /// `body` inside `if (cond)`.
-  void ifThen(Value cond, function_ref<void()> body) {
-    OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    body();
-  }
-  /// Ordered dQ with slicesOnGroups: passes the turn of the last unit this
-  /// warpgroup added in the block before, if any; emitQueryBlock calls it
-  /// once the block's first products are issued (the reductions complete
-  /// under them; predicated, not branched, as products are in flight). Set
-  /// per block by emitWarpSpecialized.
-  std::function<void()> passPendingTurn;
+
   /// Waits for this thread's copies to shared memory and publishes every
   /// thread's to the workgroup (and to the matrix units' proxy).
   void publishCopies() {
@@ -944,19 +922,18 @@ private:
   /// first `width` of them in dq_accum) and adds it there by bulk
   /// reductions, as FlashAttention-3 adds dQ: one a row, or with dq_accum
   /// in blocks (smem.dqStageBlocked) one for the chunk's 64 x 64 unit.
-  /// With dq_accum in blocks `beforeAdd` runs just before the unit's
-  /// reduction is issued (ordered dQ with slicesOnGroups: the turns).
   void emitDqBulk(Value h, Value m0, Value group, int64_t rowBlock,
-                  Value chunkIndex, int64_t width, ArrayRef<Value> dq,
-                  Value stageSlot = {},
-                  function_ref<void()> beforeAdd = nullptr);
-  /// slicesOnGroups with dq_accum in blocks: this warpgroup's units of dQ,
-  /// issued behind dV's and dK's products, staged one at a time in its own
-  /// slot of the staging area (which overlays the exchanged tiles: both
-  /// warpgroups meet at kTilesFreeBarrierId once their products read
-  /// them) and added by one bulk reduction each. With ordered dQ its first
-  /// thread adds them in its turn and passes the turn once they completed.
-  void emitDqUnitsStaged(Value h, Value m0);
+                  Value chunkIndex, int64_t width, ArrayRef<Value> dq);
+  /// Stores this thread's elements of `dq` (dqLayout) times the scale at
+  /// `address(row, col)` of the 64-row block (i32 row and column).
+  void storeDqRows(ArrayRef<Value> dq,
+                   function_ref<Value(Value, Value)> address);
+  /// storeDqRows in dq_accum's unit layout (swizzled 16-byte pieces) at
+  /// `low`, or with `high` its rows 0-31 at `low` and 32-63 at `high`.
+  void storeDqUnit(ArrayRef<Value> dq, Value low, Value high = {});
+  /// dqInRing: this warpgroup's units of dQ staged in ring buffer `stage`
+  /// (ringUnitHalves) for the writer.
+  void emitDqUnitsToRing(Value stage);
   /// Element e of this thread's dS (key row, query column) into the bias
   /// gradient: added to dbias_accum when dbias is summed over a dimension,
   /// else written to dbias (each (b, h, i, j) is visited once).

@@ -36,7 +36,10 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
     for (int64_t st = 0; st < stages; ++st) {
       // Every copying thread arrives once its own copies landed.
       target.emitBarrierInit(b, loc, fullBarrier(c32(st)), copyThreads);
-      target.emitBarrierInit(b, loc, emptyBarrier(c32(st)), consumerThreads);
+      // With dQ staged in the ring the writer also arrives once it has
+      // read it (dqInRing).
+      target.emitBarrierInit(b, loc, emptyBarrier(c32(st)),
+                             consumerThreads + (dqInRing() ? 1 : 0));
     }
   }
   // Publishes K, V (copied by every thread) and the ring; the last
@@ -50,9 +53,8 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
   // reaches a query block at the same time (causal walks all end at the
   // last block), so no turn waits for a longer walk. (The writer of a plan
   // with atomics walks so too: as measured.)
-  bool lastFirst = writer || spec.orderedDq();
   auto pair = [&](Value t) {
-    return pairAt(hLo, iLo, blocks, lastFirst ? sub(sub(total, c32(1)), t) : t);
+    return pairAt(hLo, iLo, blocks, writer ? sub(sub(total, c32(1)), t) : t);
   };
   auto stageOf = [&](Value t) {
     return arith::RemUIOp::create(b, loc, t, c32(stages));
@@ -120,17 +122,6 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
     sliceColD = mul(sliceGroup, c32(sliceD.width));
     sliceColDv = mul(sliceGroup, c32(sliceDv.width));
     scoreCol0 = mul(sliceGroup, c32(scoreCols));
-    if (spec.orderedDq()) {
-      // Each warpgroup takes its own turns (emitDqUnitsStaged): its first
-      // warp counts it in.
-      OpBuilder::InsertionGuard inWarp(b);
-      auto ifOp = scf::IfOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp, c32(0)),
-          false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      countInLaterBlocks(hLo, group, iHi, lane);
-    }
   }
   warpRow = mul(warp, c32(rowsPerWarp));
   auto loop = scf::ForOp::create(b, loc, c32(0), total, c32(1), init);
@@ -150,31 +141,11 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
                                 c32(smem.dsStageBytes)));
     auto [h, m0] = pair(t);
     SmallVector<Value> acc(loop.getRegionIterArgs());
-    int64_t lastUnit = sliceD.width / 64 - 1;
-    if (slicesOnGroups && spec.orderedDq())
-      passPendingTurn = [&, t] {
-        // At t = 0 the pair before is out of range, and no thread passes.
-        auto [ph, pm0] = pair(sub(t, c32(1)));
-        passDqTurn(
-            dqUnitCounter(ph, pm0, lastUnit),
-            arith::AndIOp::create(b, loc, lt(c32(0), t), dqUnitAdds(lastUnit)));
-      };
     emitQueryBlock(h, m0, stage, acc);
     // Every product reading this buffer's Q and dO has completed
     // (emitQueryBlock waits for dK's last).
     target.emitBarrierArrive(b, loc, emptyBarrier(stage));
     scf::YieldOp::create(b, loc, acc);
-  }
-  if (passPendingTurn) {
-    // The last block's.
-    passPendingTurn = nullptr;
-    int64_t lastUnit = sliceD.width / 64 - 1;
-    ifThen(
-        arith::AndIOp::create(b, loc, lt(c32(0), total), dqUnitAdds(lastUnit)),
-        [&] {
-          auto [ph, pm0] = pair(sub(total, c32(1)));
-          passDqTurn(dqUnitCounter(ph, pm0, lastUnit));
-        });
   }
   emitEpilogue(SmallVector<Value>(loop.getResults()));
 }
@@ -192,11 +163,13 @@ void MainStageEmitter::emitDqWriter(
   }
   Value isLeader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          writerLane, c32(0));
+  // With dQ in the ring (dqInRing) the ring's empty barriers free it.
+  bool ring = dqInRing();
   auto freeStage = [&] {
     target.emitNamedBarrierArrive(b, loc, c32(kDqFreeBarrierId),
                                   dqWriterBarrierThreads());
   };
-  {
+  if (!ring) {
     // The staging areas start free.
     OpBuilder::InsertionGuard guard(b);
     auto ifOp = scf::IfOp::create(b, loc, lt(c32(0), total), false);
@@ -217,14 +190,33 @@ void MainStageEmitter::emitDqWriter(
     b.setInsertionPointToStart(ifOp.thenBlock());
     if (ordered)
       target.emitWaitForTurn(b, loc, counter, kb);
-    for (int64_t u = 0; u < dqUnits(); ++u)
-      target.emitBulkReduceAddF32(
-          b, loc, dqAccumChunk(dqAccum, batch, h, m0, c32(u * 64)),
-          dqUnitStage(c32(u)), kDqUnitBytes);
-    target.emitBulkCommit(b, loc);
-    target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+    if (ring) {
+      // Each unit in its two halves (8 KB: 32 rows of the unit each).
+      Value stage = arith::RemUIOp::create(b, loc, t, c32(spec.stages()));
+      for (int64_t u = 0; u < llvm::divideCeil(spec.headDim, 64); ++u) {
+        auto [low, high] = ringUnitHalves(stage, c32(u));
+        for (auto [half, src] : llvm::enumerate(SmallVector<Value>{low, high}))
+          target.emitBulkReduceAddF32(
+              b, loc,
+              dqAccumChunk(dqAccum, batch, h,
+                           add(m0, c32(32 * static_cast<int64_t>(half))),
+                           c32(u * 64)),
+              src, kDqUnitBytes / 2);
+      }
+      target.emitBulkCommit(b, loc);
+      target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+      // The producer may refill the buffer.
+      target.emitBarrierArrive(b, loc, emptyBarrier(stage));
+    } else {
+      for (int64_t u = 0; u < dqUnits(); ++u)
+        target.emitBulkReduceAddF32(
+            b, loc, dqAccumChunk(dqAccum, batch, h, m0, c32(u * 64)),
+            dqUnitStage(c32(u)), kDqUnitBytes);
+      target.emitBulkCommit(b, loc);
+      target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+    }
   }
-  {
+  if (!ring) {
     // The last pair's staging area is not staged again.
     OpBuilder::InsertionGuard inFree(b);
     auto ifOp = scf::IfOp::create(b, loc, lt(add(t, c32(1)), total), false);
@@ -254,13 +246,7 @@ void MainStageEmitter::countInLaterBlocks(Value hLo, Value group, Value iHi,
   Value u = loop.getInductionVar();
   Value h = add(hLo, arith::DivUIOp::create(b, loc, u, after));
   Value m0 = mul(add(iHi, arith::RemUIOp::create(b, loc, u, after)), c32(64));
-  SmallVector<Value> counters = {dqOrderCounter(batch, h, m0)};
-  if (slicesOnGroups) {
-    counters.clear();
-    for (int64_t unit = 0; unit < sliceD.width / 64; ++unit)
-      counters.push_back(dqUnitCounter(h, m0, unit));
-  }
-  for (Value counter : counters)
-    LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, counter, c32(1),
-                              LLVM::AtomicOrdering::monotonic);
+  LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
+                            dqOrderCounter(batch, h, m0), c32(1),
+                            LLVM::AtomicOrdering::monotonic);
 }

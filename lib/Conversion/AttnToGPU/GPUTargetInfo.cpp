@@ -102,7 +102,7 @@ void GPUTargetInfo::emitNamedBarrierArrive(OpBuilder &, Location, Value,
 void GPUTargetInfo::emitWaitForTurn(OpBuilder &, Location, Value, Value) const {
   llvm_unreachable("no bulk reductions on this target");
 }
-void GPUTargetInfo::emitPassTurn(OpBuilder &, Location, Value, Value) const {
+void GPUTargetInfo::emitPassTurn(OpBuilder &, Location, Value) const {
   llvm_unreachable("no bulk reductions on this target");
 }
 Value GPUTargetInfo::emitMultiprocessorCount(OpBuilder &, Location) const {

@@ -332,21 +332,13 @@ void NVVMTargetInfo::emitWaitForTurn(OpBuilder &b, Location loc, Value counter,
           "l,r,~{memory}");
 }
 
-void NVVMTargetInfo::emitPassTurn(OpBuilder &b, Location loc, Value counter,
-                                  Value pred) const {
+void NVVMTargetInfo::emitPassTurn(OpBuilder &b, Location loc,
+                                  Value counter) const {
   // The completed bulk reductions wrote through the async proxy: fenced
   // into the generic proxy before the release.
-  if (!pred)
-    return emitPtx(
-        b, loc, {counter},
-        "fence.proxy.async.global;\nred.release.gpu.global.add.s32 [$0], 1;",
-        "l,~{memory}");
-  emitPtx(b, loc,
-          {counter, arith::ExtUIOp::create(b, loc, b.getI32Type(), pred)},
-          "{\n.reg .pred p;\nsetp.ne.b32 p, $1, 0;\n"
-          "fence.proxy.async.global;\n@p red.release.gpu.global.add.s32 [$0], "
-          "1;\n}",
-          "l,r,~{memory}");
+  emitPtx(b, loc, {counter},
+          "fence.proxy.async.global;\nred.release.gpu.global.add.s32 [$0], 1;",
+          "l,~{memory}");
 }
 
 Value NVVMTargetInfo::emitMultiprocessorCount(OpBuilder &b,

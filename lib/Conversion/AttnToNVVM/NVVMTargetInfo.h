@@ -61,8 +61,7 @@ public:
                               int64_t threads) const override;
   void emitWaitForTurn(OpBuilder &b, Location loc, Value counter,
                        Value turn) const override;
-  void emitPassTurn(OpBuilder &b, Location loc, Value counter,
-                    Value pred) const override;
+  void emitPassTurn(OpBuilder &b, Location loc, Value counter) const override;
   Value emitMultiprocessorCount(OpBuilder &b, Location loc) const override;
   void emitNamedBarrier(OpBuilder &b, Location loc, Value id,
                         int64_t threads) const override;

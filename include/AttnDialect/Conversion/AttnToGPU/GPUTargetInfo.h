@@ -340,11 +340,7 @@ public:
   /// `counter` (release, device scope).
   virtual void emitWaitForTurn(OpBuilder &b, Location loc, Value counter,
                                Value turn) const;
-  /// With `pred` (i1) only the threads where it holds pass (the others
-  /// run the same instructions: no divergent branch among products in
-  /// flight).
-  virtual void emitPassTurn(OpBuilder &b, Location loc, Value counter,
-                            Value pred = {}) const;
+  virtual void emitPassTurn(OpBuilder &b, Location loc, Value counter) const;
   /// The device's multiprocessor count (i32): ordered dQ's launch order
   /// (MainStageEmitter::emit).
   virtual Value emitMultiprocessorCount(OpBuilder &b, Location loc) const;
