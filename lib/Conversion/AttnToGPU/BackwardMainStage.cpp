@@ -351,12 +351,9 @@ void MainStageEmitter::emitDqBulk(Value h, Value m0, Value group,
   Value t = arith::RemUIOp::create(b, loc, tid, c32(128));
   Value colFirst = add(sliceColD, mul(chunkIndex, c32(dqChunk)));
   if (blocked) {
-    // A unit of a narrower last slice past D is not added.
+    // (Slices on warpgroups stage in the ring instead: emitDqUnitsToRing.)
     Value first =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, c32(0));
-    if (slicesOnGroups && slicesEnd(sliceD) > spec.headDim)
-      first =
-          arith::AndIOp::create(b, loc, first, lt(colFirst, c32(spec.headDim)));
     target.emitBulkReduceAddF32(b, loc,
                                 dqAccumChunk(dqAccum, batch, h, m0, colFirst),
                                 stage, kDqUnitBytes, first);
@@ -474,9 +471,7 @@ void MainStageEmitter::emitDqAtomics(Value h, Value m0, Value rowBase,
 void MainStageEmitter::emitScoresExchange(Value keyFirst, ArrayRef<Value> pt,
                                           ArrayRef<Value> dst) {
   // Both warpgroups have read the last block's tiles (each completed its
-  // products before it got here) and its staged dQ (which overlays them).
-  if (smem.dqStageRowBytes && !dqInRing())
-    target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+  // products before it got here).
   target.emitNamedBarrier(b, loc, c32(kScoresFreeBarrierId),
                           computeWarps * target.getWarpSize());
   for (unsigned e = 0, ne = pt.size(); e < ne; ++e) {
@@ -636,13 +631,13 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     }
     if (dsTile.layout == SharedTileLayout::Swizzle128B)
       scoresMma->emitSharedWritesVisible(b, loc);
-    // The last block's reductions have read the staging area.
-    if (dqInRing()) {
-      // The writer's reductions read the ring (emitDqWriter).
-    } else if (dqByWriter()) {
-      waitDqStageFree();
-    } else if (smem.dqStageRowBytes) {
-      target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+    // The last block's reductions have read the staging area (the ring's
+    // are the writer's, which the producer waits for: dqInRing).
+    if (!dqInRing()) {
+      if (dqByWriter())
+        waitDqStageFree();
+      else if (smem.dqStageRowBytes)
+        target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
     }
     computeBarrier();
     if (split) {

@@ -625,8 +625,9 @@ private:
   /// of dQ arrive at kDqStagedBarrierId when they have, the producer's
   /// writer warp at kDqFreeBarrierId when the reductions have read them.
   static constexpr int32_t kDqStagedBarrierId = 4, kDqFreeBarrierId = 5;
-  /// Units of 64 x 64 dQ a block stages, one per warpgroup from the first.
-  int64_t dqUnits() const { return spec.headDim / 64; }
+  /// Units of 64 x 64 dQ a block stages (D rounded up to 64): one per
+  /// warpgroup from the first, or with dqInRing two a warpgroup's slice.
+  int64_t dqUnits() const { return llvm::divideCeil(spec.headDim, 64); }
   /// Whether the producer's last warp adds the staged units (emitDqWriter)
   /// instead of the computing warpgroups: with ordered dQ, and in plans
   /// with dropout with a unit per computing warpgroup, whose computing
@@ -683,17 +684,6 @@ private:
   /// reads this key block's index, and passes the turn on.
   void emitDqWriter(Value hLo, Value group, Value iHi, Value total,
                     llvm::function_ref<std::pair<Value, Value>(Value)> pair);
-  /// Ordered dQ: this key block adds 1 to the counters of the blocks of 64
-  /// rows past its query blocks (`iHi` on) of its `group` heads from `hLo`,
-  /// one a lane from `lane` (i32) of a warp. Their visitors all come after
-  /// it (masks are bands), so each visitor's turn counts every key block
-  /// before it.
-  void countInLaterBlocks(Value hLo, Value group, Value iHi, Value lane);
-  /// Ordered dQ: this key block's turn at a counter, its index.
-  Value dqTurn() {
-    return arith::DivUIOp::create(b, loc, n0, c32(spec.blockN()));
-  }
-
   /// Waits for this thread's copies to shared memory and publishes every
   /// thread's to the workgroup (and to the matrix units' proxy).
   void publishCopies() {

@@ -158,8 +158,21 @@ void MainStageEmitter::emitDqWriter(
   Value writerLane = arith::RemUIOp::create(b, loc, tid, c32(ws));
   Value kb;
   if (ordered) {
-    kb = dqTurn();
-    countInLaterBlocks(hLo, group, iHi, writerLane);
+    kb = arith::DivUIOp::create(b, loc, n0, c32(spec.blockN()));
+    // Counting in: key blocks before a block's first visitor add
+    // themselves, so that each visitor's turn is its key block index.
+    Value blocks64 = arith::DivUIOp::create(b, loc, add(sq, c32(63)), c32(64));
+    Value after = sub(blocks64, arith::MinUIOp::create(b, loc, iHi, blocks64));
+    OpBuilder::InsertionGuard guard(b);
+    auto loop =
+        scf::ForOp::create(b, loc, writerLane, mul(group, after), c32(ws));
+    b.setInsertionPointToStart(loop.getBody());
+    Value u = loop.getInductionVar();
+    Value h = add(hLo, arith::DivUIOp::create(b, loc, u, after));
+    Value m0 = mul(add(iHi, arith::RemUIOp::create(b, loc, u, after)), c32(64));
+    LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
+                              dqOrderCounter(batch, h, m0), c32(1),
+                              LLVM::AtomicOrdering::monotonic);
   }
   Value isLeader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          writerLane, c32(0));
@@ -190,31 +203,30 @@ void MainStageEmitter::emitDqWriter(
     b.setInsertionPointToStart(ifOp.thenBlock());
     if (ordered)
       target.emitWaitForTurn(b, loc, counter, kb);
-    if (ring) {
-      // Each unit in its two halves (8 KB: 32 rows of the unit each).
-      Value stage = arith::RemUIOp::create(b, loc, t, c32(spec.stages()));
-      for (int64_t u = 0; u < llvm::divideCeil(spec.headDim, 64); ++u) {
-        auto [low, high] = ringUnitHalves(stage, c32(u));
-        for (auto [half, src] : llvm::enumerate(SmallVector<Value>{low, high}))
-          target.emitBulkReduceAddF32(
-              b, loc,
-              dqAccumChunk(dqAccum, batch, h,
-                           add(m0, c32(32 * static_cast<int64_t>(half))),
-                           c32(u * 64)),
-              src, kDqUnitBytes / 2);
-      }
-      target.emitBulkCommit(b, loc);
-      target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
-      // The producer may refill the buffer.
-      target.emitBarrierArrive(b, loc, emptyBarrier(stage));
-    } else {
-      for (int64_t u = 0; u < dqUnits(); ++u)
+    Value stage =
+        ring ? arith::RemUIOp::create(b, loc, t, c32(spec.stages())) : Value();
+    for (int64_t u = 0; u < dqUnits(); ++u) {
+      if (!ring) {
         target.emitBulkReduceAddF32(
             b, loc, dqAccumChunk(dqAccum, batch, h, m0, c32(u * 64)),
             dqUnitStage(c32(u)), kDqUnitBytes);
-      target.emitBulkCommit(b, loc);
-      target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+        continue;
+      }
+      // In the ring each unit is two halves (8 KB: 32 rows each).
+      auto [low, high] = ringUnitHalves(stage, c32(u));
+      for (auto [half, src] : llvm::enumerate(SmallVector<Value>{low, high}))
+        target.emitBulkReduceAddF32(
+            b, loc,
+            dqAccumChunk(dqAccum, batch, h,
+                         add(m0, c32(32 * static_cast<int64_t>(half))),
+                         c32(u * 64)),
+            src, kDqUnitBytes / 2);
     }
+    target.emitBulkCommit(b, loc);
+    target.emitBulkWait(b, loc, 0, /*readOnly=*/true);
+    // The producer may refill the ring's buffer.
+    if (ring)
+      target.emitBarrierArrive(b, loc, emptyBarrier(stage));
   }
   if (!ring) {
     // The last pair's staging area is not staged again.
@@ -233,20 +245,4 @@ void MainStageEmitter::emitDqWriter(
   target.emitBulkWait(b, loc, 0, /*readOnly=*/false);
   if (ordered)
     target.emitPassTurn(b, loc, counter);
-}
-
-void MainStageEmitter::countInLaterBlocks(Value hLo, Value group, Value iHi,
-                                          Value lane) {
-  int64_t ws = target.getWarpSize();
-  Value blocks64 = arith::DivUIOp::create(b, loc, add(sq, c32(63)), c32(64));
-  Value after = sub(blocks64, arith::MinUIOp::create(b, loc, iHi, blocks64));
-  OpBuilder::InsertionGuard guard(b);
-  auto loop = scf::ForOp::create(b, loc, lane, mul(group, after), c32(ws));
-  b.setInsertionPointToStart(loop.getBody());
-  Value u = loop.getInductionVar();
-  Value h = add(hLo, arith::DivUIOp::create(b, loc, u, after));
-  Value m0 = mul(add(iHi, arith::RemUIOp::create(b, loc, u, after)), c32(64));
-  LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
-                            dqOrderCounter(batch, h, m0), c32(1),
-                            LLVM::AtomicOrdering::monotonic);
 }
