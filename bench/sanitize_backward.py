@@ -4,6 +4,7 @@
 Usage: sanitize_backward.py BUNDLE_DIR [--dtype bf16] [--d 64] [--mask causal]
                             [--sq 300] [--sk 300] [--hq 4] [--hkv 2]
                             [--deterministic] [--dropout-p P]
+                            [--bias keypad|2d|full]
 
 Meant to run under
 
@@ -41,6 +42,10 @@ def main():
                     help="the deterministic plan (no atomics)")
     ap.add_argument("--dropout-p", type=float, default=0.0,
                     help="both calls drop with this probability")
+    ap.add_argument("--bias", default=None, choices=["keypad", "2d", "full"],
+                    help="a bias that requires grad: [1, 1, 1, Sk] (its "
+                    "gradient summed over heads and query rows), [Sq, Sk] "
+                    "or the full shape")
     a = ap.parse_args()
     drop = ({"dropout_p": a.dropout_p, "seed": 3} if a.dropout_p > 0
             else {})
@@ -51,15 +56,23 @@ def main():
     q = torch.randn(1, a.hq, a.sq, a.d, device="cuda", dtype=dtype)
     k = torch.randn(1, a.hkv, a.sk, a.d, device="cuda", dtype=dtype)
     v = torch.randn(1, a.hkv, a.sk, a.dv or a.d, device="cuda", dtype=dtype)
+    if a.bias:
+        shape = {"keypad": (1, 1, 1, a.sk), "2d": (a.sq, a.sk),
+                 "full": (1, a.hq, a.sq, a.sk)}[a.bias]
+        drop["bias"] = torch.randn(*shape, device="cuda",
+                                   dtype=dtype).requires_grad_()
     lib = attn_runtime.load(a.bundle)
     out, lse = lib.attention(q, k, v, causal=causal, return_lse=True, **drop)
-    dq, dk, dv = lib.attention_backward(torch.randn_like(out), q, k, v, out,
-                                        lse, causal=causal,
-                                        deterministic=a.deterministic, **drop)
+    grads = lib.attention_backward(torch.randn_like(out), q, k, v, out,
+                                   lse, causal=causal,
+                                   deterministic=a.deterministic, **drop)
+    dq, dk, dv = grads[:3]
     torch.cuda.synchronize()
     print(f"ok: |dq| {dq.float().abs().max().item():.3g} "
           f"|dk| {dk.float().abs().max().item():.3g} "
-          f"|dv| {dv.float().abs().max().item():.3g}")
+          f"|dv| {dv.float().abs().max().item():.3g}"
+          + (f" |dbias| {grads[3].float().abs().max().item():.3g}"
+             if a.bias else ""))
 
 
 if __name__ == "__main__":

@@ -98,7 +98,7 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled,
     int64_t dqStageCols, int64_t smemMaxBytes, bool warpSpecialized,
-    bool blockedDq, bool sharedScores) {
+    bool blockedDq, bool sharedScores, bool keyRowSums) {
   BackwardSharedMemoryLayout l;
   int64_t pad = swizzled ? 0 : padElems;
   l.kRowStride = headDim + pad;
@@ -138,6 +138,13 @@ BackwardSharedMemoryLayout mlir::attn::getBackwardSharedMemoryLayout(
       return l;
     l.dqStageRowBytes = dqStageCols * 4;
     l.dqStageBlocked = true;
+    if (keyRowSums) {
+      // Two warpgroups' sums a buffer, then the writer's running sums.
+      l.rowSumOffset = llvm::alignTo(l.totalBytes - l.alignSlack, 16);
+      l.rowSumStageBytes = 2 * blockN * 4;
+      l.totalBytes = l.alignSlack + l.rowSumOffset +
+                     stages * l.rowSumStageBytes + blockN * 4;
+    }
     return l;
   }
   if (dqStageCols > 0 && swizzled) {
@@ -633,7 +640,7 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                 chip.smemMaxBytes, isWarpSpecialized(cand.pipeline),
                 usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM,
                                    slices),
-                slices)
+                slices, slices && problem.deterministic && problem.biasGrad)
                 .totalBytes;
     if (chip.smemMaxBytes <= 0 || bytes <= chip.smemMaxBytes)
       return std::nullopt;
@@ -832,12 +839,13 @@ CheckResult mlir::attn::checkOrderedDq(const TileCandidate &cand,
             cand.orderedDqSeqlenMin,
             ("deterministic: pipeline " + p + " orders dQ").str(), problem))
       return r;
-  // The bias gradient's row sums follow a head's query blocks first to
-  // last; the ordered walk takes them last first.
-  if (problem.biasGrad)
-    return formatv("deterministic: pipeline {0} walks query blocks last "
-                   "first; the bias gradient's row sums need them in order "
-                   "(the dQ pass plans compute it)",
+  // The bias gradient's sums over query rows: slices hand theirs to the
+  // dQ writer (MainStageEmitter::emitRowSumsToWriter); the other tiles sum
+  // in the dS tile, which an ordered plan's dQ product reads.
+  if (problem.biasGrad && !slices)
+    return formatv("deterministic: pipeline {0} orders dQ from its dS tile, "
+                   "where the bias gradient's sums over query rows would be "
+                   "kept (the dQ pass plans compute it)",
                    p)
         .str();
   return std::nullopt;

@@ -62,6 +62,11 @@ static cl::opt<std::string> mask("mask", cl::desc("Mask kind"),
                                  cl::init("none"), cl::cat(category));
 static cl::opt<bool> bias("bias", cl::desc("The op has a bias"),
                           cl::cat(category));
+static cl::opt<bool>
+    biasGrad("bias-grad",
+             cl::desc("The backward also computes the bias's gradient "
+                      "(implies --bias)"),
+             cl::cat(category));
 static cl::opt<bool> lse("lse", cl::desc("The op returns lse"),
                          cl::cat(category));
 static cl::opt<std::string>
@@ -214,7 +219,8 @@ int main(int argc, char **argv) {
                 "sliding_window, got '" +
                 mask + "'");
   problem.mask = *maskKind;
-  problem.hasBias = bias;
+  problem.hasBias = bias || biasGrad;
+  problem.biasGrad = biasGrad;
   problem.wantsLse = lse;
   std::optional<Direction> dir = symbolizeDirection(direction);
   if (!dir)

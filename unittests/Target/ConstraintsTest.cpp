@@ -542,9 +542,16 @@ TEST(Deterministic, ProducerTileOrdersWholeUnitsFromItsLength) {
   EXPECT_NE(why().find("orders whole 64 x 64 units"), std::string::npos);
   p.headDim = 128;
   p.biasGrad = true;
-  EXPECT_NE(why().find("the bias gradient's row sums"), std::string::npos);
+  EXPECT_NE(why().find("the bias gradient's sums over query rows"),
+            std::string::npos);
   // Atomic plans of the tile: no rule.
   p.deterministic = false;
+  EXPECT_EQ(why(), "");
+  // Slices on warpgroups hand the sums to the dQ writer.
+  p.deterministic = true;
+  c.blockN = 64;
+  c.headSplit = 2;
+  p.headDim = p.headDimV = 256;
   EXPECT_EQ(why(), "");
 }
 

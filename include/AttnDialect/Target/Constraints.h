@@ -112,6 +112,12 @@ struct BackwardSharedMemoryLayout {
   /// t's; with sharedScores dS, P^T and dS^T, once each), dsStageBytes
   /// apart.
   int64_t dsBuffers = 1, dsStageBytes = 0;
+  /// With `keyRowSums` (slices on warpgroups, dQ in the ring, the bias
+  /// gradient summed over query rows in a deterministic plan): per Q/dO
+  /// buffer each computing warpgroup's block_n sums of its dS^T columns,
+  /// rowSumStageBytes apart from rowSumOffset, for the dQ writer; after them
+  /// the writer's running sums (block_n floats).
+  int64_t rowSumOffset = 0, rowSumStageBytes = 0;
   /// With a producer warpgroup: the full and then the empty mbarrier of
   /// each Q/dO buffer (8 bytes each); 0 without.
   int64_t barrierOffset = 0;
@@ -152,13 +158,14 @@ inline bool usesBlockedDqAccum(int64_t headDim, int64_t headSplit,
 /// `dqStageCols` (usesBulkDq: the dQ columns of one kernel) asks for dQ's
 /// staging area where it fits in `smemMaxBytes`. `sharedScores`
 /// (slicesOnWarpgroups): one dS buffer and the P^T and dS^T tiles the
-/// computing warpgroups exchange, instead of a dS buffer each.
+/// computing warpgroups exchange, instead of a dS buffer each; with
+/// `keyRowSums` also the areas of rowSumOffset.
 BackwardSharedMemoryLayout getBackwardSharedMemoryLayout(
     int64_t blockM, int64_t blockN, int64_t stages, int64_t elemBytes,
     int64_t headDim, int64_t headDimV, int64_t padElems, bool swizzled = false,
     int64_t dqStageCols = 0, int64_t smemMaxBytes = 0,
     bool warpSpecialized = false, bool blockedDq = false,
-    bool sharedScores = false);
+    bool sharedScores = false, bool keyRowSums = false);
 
 /// 32-bit registers per thread of a backward kernel: the f32 dK and dV
 /// accumulators (rowsPerWarp key rows x D and Dv), the transposed scores

@@ -53,7 +53,8 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
       staged ? getBackwardHeadSlice(spec, target, spec.tileHeadDim, 0).width
              : 0,
       target.getChipSpec().smemMaxBytes, isWarpSpecialized(pipeline),
-      usesBlockedDqAccum(spec.headDim, split, spec.blockM(), slices), slices);
+      usesBlockedDqAccum(spec.headDim, split, spec.blockM(), slices), slices,
+      slices && spec.deterministic && spec.dbiasType);
 }
 
 bool attn::usesBlockedDqAccum(const KernelSpec &spec,

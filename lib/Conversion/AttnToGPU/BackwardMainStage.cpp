@@ -185,20 +185,7 @@ void MainStageEmitter::emitRowSums(Value h, Value first, Value last,
   // registers they made D = 64 spill more on sm_90a and sm_80.)
   assert(spec.blockN() * 4 <= dsTile.rows * dsTile.rowStride * elemBytes &&
          "the dS tile holds a float per key row");
-  // The lanes of a key row differ in the bits of rowReduceXor; the one with
-  // none set adds. fadd commutes, so every lane ends with the same sum.
-  int32_t groupBits = 0;
-  for (int32_t off : sLayout.rowReduceXor)
-    groupBits |= off;
-  SmallVector<Value> rowSums;
-  for (Value sum : sums) {
-    for (int32_t off : sLayout.rowReduceXor)
-      sum = fadd(sum, target.emitShuffleXor(b, loc, sum, off));
-    rowSums.push_back(sum);
-  }
-  Value leader = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      arith::AndIOp::create(b, loc, lane, c32(groupBits)), c32(0));
+  auto [rowSums, leader] = reduceRowSums(sums);
   OpBuilder::InsertionGuard guard(b);
   auto ifLeader = scf::IfOp::create(b, loc, leader, /*withElse=*/false);
   b.setInsertionPointToStart(ifLeader.thenBlock());
@@ -213,6 +200,68 @@ void MainStageEmitter::emitRowSums(Value h, Value first, Value last,
     auto ifLast = scf::IfOp::create(
         b, loc, arith::AndIOp::create(b, loc, last, lt(key, sk)),
         /*withElse=*/false);
+    b.setInsertionPointToStart(ifLast.thenBlock());
+    store(sum, gep(dbiasAccum, f32, fullIndex({batch, h, c32(0), key})), 4);
+  }
+}
+
+std::pair<SmallVector<Value>, Value>
+MainStageEmitter::reduceRowSums(ArrayRef<Value> sums) {
+  // The lanes of a key row differ in the bits of rowReduceXor; the one with
+  // none set stores. fadd commutes, so every lane ends with the same sum.
+  int32_t groupBits = 0;
+  for (int32_t off : sLayout.rowReduceXor)
+    groupBits |= off;
+  SmallVector<Value> rowSums;
+  for (Value sum : sums) {
+    for (int32_t off : sLayout.rowReduceXor)
+      sum = fadd(sum, target.emitShuffleXor(b, loc, sum, off));
+    rowSums.push_back(sum);
+  }
+  Value leader = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::AndIOp::create(b, loc, lane, c32(groupBits)), c32(0));
+  return {rowSums, leader};
+}
+
+void MainStageEmitter::emitRowSumsToWriter(Value stage, ArrayRef<Value> sums) {
+  auto [rowSums, leader] = reduceRowSums(sums);
+  OpBuilder::InsertionGuard guard(b);
+  auto ifLeader = scf::IfOp::create(b, loc, leader, /*withElse=*/false);
+  b.setInsertionPointToStart(ifLeader.thenBlock());
+  Value rowFirst = add(warpRow, sLayout.laneRow);
+  for (auto [slot, sum] : llvm::enumerate(rowSums))
+    store(sum,
+          rowSumAt(stage, sliceGroup,
+                   add(rowFirst, c32(sLayout.rowSlotOffsets[slot]))),
+          4);
+}
+
+void MainStageEmitter::emitWriterRowSums(Value t, Value h, Value blocks) {
+  // A head's blocks are consecutive pairs (heads outer, either direction).
+  Value i = arith::RemUIOp::create(b, loc, t, blocks);
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i, c32(0));
+  Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i,
+                                     sub(blocks, c32(1)));
+  Value stage = arith::RemUIOp::create(b, loc, t, c32(spec.stages()));
+  int64_t ws = target.getWarpSize();
+  Value writerLane = arith::RemUIOp::create(b, loc, tid, c32(ws));
+  OpBuilder::InsertionGuard guard(b);
+  auto ifSummed = scf::IfOp::create(b, loc, biasRowsSummed, false);
+  b.setInsertionPointToStart(ifSummed.thenBlock());
+  for (int64_t c = 0; c * ws < spec.blockN(); ++c) {
+    Value row = add(writerLane, c32(c * ws));
+    // Warpgroup 0's sum, then 1's: the same order every run.
+    Value sum = fadd(load(f32, rowSumAt(stage, c32(0), row), 4),
+                     load(f32, rowSumAt(stage, c32(1), row), 4));
+    Value running = rowSumAt(Value(), Value(), row);
+    sum = fadd(select(first, cf(0.0), load(f32, running, 4)), sum);
+    store(sum, running, 4);
+    Value key = add(n0, row);
+    OpBuilder::InsertionGuard inRow(b);
+    auto ifLast = scf::IfOp::create(
+        b, loc, arith::AndIOp::create(b, loc, last, lt(key, sk)), false);
     b.setInsertionPointToStart(ifLast.thenBlock());
     store(sum, gep(dbiasAccum, f32, fullIndex({batch, h, c32(0), key})), 4);
   }
@@ -564,7 +613,8 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
   Value deltaBase = gep(deltaPtr(), f32, workspaceRow(batch, h, c32(0)));
   Value lastQ = sub(sq, c32(1));
   llvm::DenseMap<int64_t, Value> deltas;
-  SmallVector<Value> rowSums(first ? sLayout.getNumRowSlots() : 0);
+  bool toWriter = rowSumsByWriter();
+  SmallVector<Value> rowSums(first || toWriter ? sLayout.getNumRowSlots() : 0);
   for (unsigned e = 0, ne = s.size(); e < ne; ++e) {
     int64_t off = sLayout.colOffsets[e];
     // Staged beside lse, else from the workspace; with statsInAcc dP^T
@@ -598,12 +648,15 @@ void MainStageEmitter::emitQueryBlock(Value h, Value m0, Value stage,
     if (spec.softcap)
       s[e] = fmul(s[e], dsc[e]);
   }
-  if (first) {
+  if (!rowSums.empty()) {
     OpBuilder::InsertionGuard guard(b);
     auto ifSummed =
         scf::IfOp::create(b, loc, biasRowsSummed, /*withElse=*/false);
     b.setInsertionPointToStart(ifSummed.thenBlock());
-    emitRowSums(h, first, last, rowSums);
+    if (toWriter)
+      emitRowSumsToWriter(stage, rowSums);
+    else
+      emitRowSums(h, first, last, rowSums);
   }
   bool dqFirst = dqBeforeDk();
   if (!dqFirst && !split) {

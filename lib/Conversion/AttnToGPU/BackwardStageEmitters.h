@@ -655,6 +655,25 @@ private:
   /// turn, with ordered dQ) and then releases the buffer to the producer:
   /// the computing warpgroups issue no reductions and wait for no turns.
   bool dqInRing() const { return slicesOnGroups && smem.dqStageBlocked; }
+  /// dqInRing with the bias gradient's query rows summed (a deterministic
+  /// plan; smem.rowSumStageBytes): each warpgroup hands its block's sums of
+  /// dS^T over its query columns, per key row, to the writer in shared
+  /// memory (emitRowSumsToWriter), which adds the two in a fixed order to
+  /// the head's running sum and stores that at the head's last block
+  /// (emitWriterRowSums). The writer alone touches the running sums.
+  bool rowSumsByWriter() const {
+    return dqInRing() && smem.rowSumStageBytes && biasRowsSummed;
+  }
+  /// rowSumsByWriter: warpgroup `group`'s sum of key row `row` (i32) for
+  /// ring buffer `stage`, or with no `stage` the writer's running sum.
+  Value rowSumAt(Value stage, Value group, Value row) {
+    Value at = stage ? add(mul(stage, c32(2 * spec.blockN())),
+                           add(mul(group, c32(spec.blockN())), row))
+                     : add(c32(spec.stages() * 2 * spec.blockN()), row);
+    return gep(gep(smemBase, b.getI8Type(), c32(smem.rowSumOffset)),
+               b.getF32Type(), at);
+  }
+  void emitWriterRowSums(Value t, Value h, Value blocks);
   /// dqInRing: the halves (rows 0-31, 32-63) of unit `unit` (i32, columns
   /// 64 unit..) of ring buffer `stage`: panel `unit` of its Q and of its dO
   /// (8 KB each).
@@ -935,6 +954,13 @@ private:
   /// memory (restarted at the head's `first` block), which at its `last`
   /// goes to row 0 of dbias_full. `first` and `last` are uniform.
   void emitRowSums(Value h, Value first, Value last, ArrayRef<Value> sums);
+  /// `sums` added over the lanes that hold each key row's query columns
+  /// (the fixed butterfly of emitRowSums); the lanes with none of
+  /// sLayout.rowReduceXor's bits set (the second result) store them.
+  std::pair<SmallVector<Value>, Value> reduceRowSums(ArrayRef<Value> sums);
+  /// rowSumsByWriter: this warpgroup's reduced `sums` for ring buffer
+  /// `stage`, each key row's by one lane.
+  void emitRowSumsToWriter(Value stage, ArrayRef<Value> sums);
   void emitEpilogue(ArrayRef<Value> acc);
 
   /// The end of the columns the slices compute: with slicesOnGroups every

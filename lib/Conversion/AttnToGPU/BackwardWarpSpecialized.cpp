@@ -196,6 +196,12 @@ void MainStageEmitter::emitDqWriter(
   target.emitNamedBarrier(b, loc, c32(kDqStagedBarrierId),
                           dqWriterBarrierThreads());
   auto [h, m0] = pair(t);
+  if (rowSumsByWriter()) {
+    emitWriterRowSums(t, h, arith::DivUIOp::create(b, loc, total, group));
+    // Every lane has read the block's sums before the leader frees the
+    // buffer.
+    target.emitWarpSync(b, loc);
+  }
   Value counter = ordered ? dqOrderCounter(batch, h, m0) : Value();
   {
     OpBuilder::InsertionGuard inLeader(b);

@@ -99,6 +99,9 @@ void GPUTargetInfo::emitNamedBarrierArrive(OpBuilder &, Location, Value,
                                            int64_t) const {
   llvm_unreachable("no named barriers on this target");
 }
+void GPUTargetInfo::emitWarpSync(OpBuilder &, Location) const {
+  llvm_unreachable("no warp barrier on this target");
+}
 void GPUTargetInfo::emitWaitForTurn(OpBuilder &, Location, Value, Value) const {
   llvm_unreachable("no bulk reductions on this target");
 }

@@ -115,9 +115,13 @@ DictionaryAttr getPlanMetadata(MLIRContext *ctx, StringRef name,
   SmallVector<StringRef> dqBuffers = {"dq_accum"};
   if (spec.orderedDq())
     dqBuffers.push_back("dq_order");
+  // pre also zeroes what main writes of dbias_full (rows it may skip).
+  SmallVector<StringRef> preZeroes(dqBuffers);
+  if (spec.dbiasType && spec.deterministic)
+    preZeroes.push_back("dbias_full");
   if (spec.dqInMain())
     stages = {getStage(b, "pre", kernels.pre.getName(), rows,
-                       kBackwardRowWarps * ws, 0, "zeroes", dqBuffers),
+                       kBackwardRowWarps * ws, 0, "zeroes", preZeroes),
               getStage(b, "main", kernels.main.getName(), keys,
                        spec.warps() * ws,
                        getBackwardSharedMemoryBytes(spec, target), "reduces",

@@ -318,6 +318,11 @@ void NVVMTargetInfo::emitNamedBarrierArrive(OpBuilder &b, Location loc,
   NVVM::BarrierArriveOp::create(b, loc, id, n);
 }
 
+void NVVMTargetInfo::emitWarpSync(OpBuilder &b, Location loc) const {
+  NVVM::SyncWarpOp::create(
+      b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1));
+}
+
 // No NVVM op has acquire/release scoped loads and reductions, nor a loop
 // that waits on a global value: inline PTX.
 void NVVMTargetInfo::emitWaitForTurn(OpBuilder &b, Location loc, Value counter,

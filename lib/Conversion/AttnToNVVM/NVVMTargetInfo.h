@@ -63,6 +63,7 @@ public:
                        Value turn) const override;
   void emitPassTurn(OpBuilder &b, Location loc, Value counter) const override;
   Value emitMultiprocessorCount(OpBuilder &b, Location loc) const override;
+  void emitWarpSync(OpBuilder &b, Location loc) const override;
   void emitNamedBarrier(OpBuilder &b, Location loc, Value id,
                         int64_t threads) const override;
   bool hasDependentLaunch() const override { return chip.hasGridDepControl(); }

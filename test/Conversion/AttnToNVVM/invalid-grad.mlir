@@ -79,11 +79,13 @@ func.func @wsdet(%q: memref<1x4x128x64xbf16>, %lse: memref<1x4x128xf32>) {
 
 // -----
 
-// Nor with the bias gradient, whose row sums need the query blocks in order.
+// Nor with the bias gradient: its sums over query rows would live in the
+// dS tile, which the ordered dQ product reads (slices on warpgroups hand
+// theirs to the dQ writer instead).
 
 #bwd = #attn.config<name = "ws", block_m = 64, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, deterministic = true>
 func.func @wsdetdbias(%q: memref<1x4x128x128xbf16>, %lse: memref<1x4x128xf32>, %bias: memref<1x4x128x128xbf16>) {
-  // expected-error @below {{config 'ws': deterministic: pipeline cp_async_ws walks query blocks last first; the bias gradient's row sums need them in order (the dQ pass plans compute it)}}
+  // expected-error @below {{config 'ws': deterministic: pipeline cp_async_ws orders dQ from its dS tile, where the bias gradient's sums over query rows would be kept (the dQ pass plans compute it)}}
   attn.attention_grad q(%q : memref<1x4x128x128xbf16>) k(%q : memref<1x4x128x128xbf16>) v(%q : memref<1x4x128x128xbf16>) o(%q : memref<1x4x128x128xbf16>) do(%q : memref<1x4x128x128xbf16>) lse(%lse : memref<1x4x128xf32>) bias(%bias : memref<1x4x128x128xbf16>) outs(%q, %q, %q : memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>, memref<1x4x128x128xbf16>) grad_bias(%bias : memref<1x4x128x128xbf16>) {config = #bwd}
   return
 }

@@ -332,6 +332,9 @@ public:
   /// Arrives at named barrier `id` without waiting for it.
   virtual void emitNamedBarrierArrive(OpBuilder &b, Location loc, Value id,
                                       int64_t threads) const;
+  /// Orders the shared memory accesses of a warp's lanes before what any of
+  /// them does next (all lanes reach it).
+  virtual void emitWarpSync(OpBuilder &b, Location loc) const;
   /// Ordered reductions (KernelSpec::orderedDq), with the bulk ones: waits
   /// until the i32 at global `counter` reads `turn` (acquire, device
   /// scope), ordering the bulk reductions this thread issues next after
