@@ -6,10 +6,11 @@
 // waits at 4, spins on the block's counter (ld.acquire) until it reads its
 // key block's index, adds both units by bulk reductions, frees the staging
 // area (5) once they are read, and after they complete releases the turn.
-// With a window the key blocks before a block's first visitor count
-// themselves in (atom.global.add). The ordered kernels read the SM count
-// (%nsmid) for their launch order (heads interleaved). A plan with atomics
-// and dropout has the writer too (dqByWriter), without turns.
+// A block's turns go from the last key block that sees it down, so no key
+// block counts itself in (no atom.global.add), with a window neither. The
+// ordered kernels read the SM count (%nsmid) for their launch order (heads
+// interleaved, the higher key blocks first). A plan with atomics and
+// dropout has the writer too (dqByWriter), without turns.
 // REQUIRES: ptxas
 // RUN: attn-opt %s -split-input-file --attn-to-nvvm="chip=sm_90a format=isa select-config=false" \
 // RUN:   | sed -n 's/.*assembly = "\(.*\)">\].*/\1/p' \
@@ -34,7 +35,8 @@
 // CHECK-LABEL: .entry bwd_bf16_d128_causal_det_m64n128w12s2ws_dq(
 // CHECK-NOT: _main_q
 // CHECK-LABEL: .entry bwd_bf16_d128_sliding_window_det_m64n128w12s2ws_main(
-// CHECK: atom.global.add.u32
+// CHECK-NOT: atom.global.add.u32
+// CHECK: ld.acquire.gpu.global.b32
 // CHECK-LABEL: .entry bwd_bf16_d128_sliding_window_det_m64n128w12s2ws_dq(
 // CHECK-LABEL: .entry bwd_bf16_d128_causal_dropout_m64n128w12s2ws_main(
 // CHECK-NOT: %nsmid

@@ -10,8 +10,9 @@
 // producer (the ring's empty mbarrier, which counts it) once they have
 // read it, and after they complete passes the turn (red.release). The
 // computing warpgroups wait for no turn (no barrier 7, no bulk operations
-// of theirs). With a window the key blocks before a block's first visitor
-// count themselves in (atom.global.add). Where D is not a multiple of 64
+// of theirs). A block's turns go from the last key block that sees it
+// down: with a window too no key block counts itself in (no
+// atom.global.add). Where D is not a multiple of 64
 // (224) the units cover D rounded up to 64: dq_accum's dim head_dim_64
 // (bundle version 13); at D = 192 the second warpgroup stages one unit.
 // REQUIRES: ptxas
@@ -52,7 +53,7 @@
 // CHECK: bar.arrive 4, 288;
 // CHECK: mbarrier.arrive.shared.b64
 // The writer.
-// CHECK: atom.global.add.u32
+// CHECK-NOT: atom.global.add.u32
 // CHECK: bar.sync 4, 288;
 // CHECK: ld.acquire.gpu.global.b32
 // CHECK-COUNT-8: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 {{.*}}, 8192;

@@ -307,8 +307,8 @@ CheckResult checkDeterministic(const TileCandidate &cand,
                                const MatrixInstr &instr,
                                const AttentionProblem &problem);
 /// A deterministic plan of a producer-warpgroup tile (usesOrderedDq): its
-/// main adds whole 64 x 64 units of dQ, one per computing warpgroup, in
-/// key-block order, walking query blocks last first.
+/// main adds whole 64 x 64 units of dQ, one per computing warpgroup (or
+/// the slices' on the warpgroups), a block's from its last key block down.
 CheckResult checkOrderedDq(const TileCandidate &cand, const MatrixInstr &instr,
                            const AttentionProblem &problem);
 CheckResult checkBias(const TileCandidate &cand,

@@ -796,10 +796,12 @@ void MainStageEmitter::emit() {
     // Launch order over (key block, head) with the key blocks of G heads
     // alternating, G = SMs / key blocks (at least 1): the key blocks of a
     // head wait for each other's turns in a chain, which runs from the
-    // lowest in flight; spread over more launches, a key block more often
-    // finds the one before it ahead. Lower key blocks of a head still come
-    // first (no deadlock). On the H100 up to 1.2x the plain order at 1k-8k
-    // (bench/RESULTS.md, sixteenth session).
+    // highest in flight; spread over more launches, a key block more often
+    // finds the one before it ahead. Higher key blocks of a head come first
+    // (their turns come first: no deadlock). On the H100 up to 1.2x the
+    // plain order at 1k-8k (bench/RESULTS.md, sixteenth session); causal,
+    // G = all heads (the longest walks of every head last, not one head's)
+    // ran 0.55-0.94x it (nineteenth session).
     Value nk = gridDim(gpu::Dimension::x), heads = gridDim(gpu::Dimension::y);
     Value interleave = arith::MaxUIOp::create(
         b, loc, c32(1),
@@ -812,7 +814,7 @@ void MainStageEmitter::emit() {
     Value inGroup =
         arith::MinUIOp::create(b, loc, interleave, sub(heads, first));
     Value r = sub(linear, mul(first, nk));
-    keyBlock = arith::DivUIOp::create(b, loc, r, inGroup);
+    keyBlock = sub(sub(nk, c32(1)), arith::DivUIOp::create(b, loc, r, inGroup));
     headKV = add(first, arith::RemUIOp::create(b, loc, r, inGroup));
   }
   n0 = mul(keyBlock, c32(spec.blockN()));
@@ -868,7 +870,11 @@ void MainStageEmitter::emit() {
   Value n1 = arith::MinSIOp::create(b, loc, add(n0, c32(bn)), sk);
   auto [lo, hi] = emitVisibleRowRange(b, loc, score.mask, n0, n1, sq, sk);
   Value iLo = arith::DivUIOp::create(b, loc, lo, c32(bm));
-  Value iHi = arith::DivUIOp::create(b, loc, add(hi, c32(bm - 1)), c32(bm));
+  // No rows (lo == hi, clamped to Sq): no blocks, not the one holding Sq
+  // (ordered dQ numbers a block's turns by the key blocks that see it).
+  Value iHi = select(
+      lt(lo, hi), arith::DivUIOp::create(b, loc, add(hi, c32(bm - 1)), c32(bm)),
+      iLo);
 
   SmallVector<Value> init(dkLayout.getNumElements() + dvLayout.getNumElements(),
                           cf(0.0));

@@ -697,11 +697,11 @@ private:
                             dqWriterBarrierThreads());
   }
   /// The producer's last warp (dqByWriter): per pair t adds the staged
-  /// units to dq_accum. With ordered dQ it first counts its key block in
-  /// for the blocks of 64 rows past its query blocks (their visitors all
-  /// come after it: masks are bands), adds a block's units once its counter
-  /// reads this key block's index, and passes the turn on.
-  void emitDqWriter(Value hLo, Value group, Value iHi, Value total,
+  /// units to dq_accum. With ordered dQ a block's key blocks take turns
+  /// from the last that sees it down: the writer adds a block's units once
+  /// its counter reads (that key block's index - this one's), and passes
+  /// the turn on.
+  void emitDqWriter(Value group, Value total,
                     llvm::function_ref<std::pair<Value, Value>(Value)> pair);
   /// Waits for this thread's copies to shared memory and publishes every
   /// thread's to the workgroup (and to the matrix units' proxy).

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttnDialect/Utils/MaskUtils.h"
 #include "BackwardStageEmitters.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -49,12 +50,15 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
   // Pair t (pairAt) goes to buffer t % stages for its use t / stages.
   Value blocks = sub(iHi, iLo);
   Value total = mul(group, blocks);
-  // Ordered dQ walks the pairs last first: every key block's walk then
-  // reaches a query block at the same time (causal walks all end at the
-  // last block), so no turn waits for a longer walk. (The writer of a plan
-  // with atomics walks so too: as measured.)
+  // Ordered dQ walks the pairs first to last: a block's turns go from its
+  // last key block down (emitDqWriter), and key block k + 1 reaches any
+  // block of k's a step before k (band masks: its walk starts no earlier,
+  // and under GQA it has no more blocks a head), so no turn waits for a
+  // walk behind. The writer of a plan with atomics walks last first (as
+  // measured).
+  bool lastFirst = writer && !spec.orderedDq();
   auto pair = [&](Value t) {
-    return pairAt(hLo, iLo, blocks, writer ? sub(sub(total, c32(1)), t) : t);
+    return pairAt(hLo, iLo, blocks, lastFirst ? sub(sub(total, c32(1)), t) : t);
   };
   auto stageOf = [&](Value t) {
     return arith::RemUIOp::create(b, loc, t, c32(stages));
@@ -83,7 +87,7 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
       auto writer = scf::IfOp::create(
           b, loc, lt(c32(producerThreads - ws - 1), tid), /*withElse=*/false);
       b.setInsertionPointToStart(writer.thenBlock());
-      emitDqWriter(hLo, group, iHi, total, pair);
+      emitDqWriter(group, total, pair);
     }
     b.setInsertionPointToStart(copies.thenBlock());
   }
@@ -151,29 +155,13 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
 }
 
 void MainStageEmitter::emitDqWriter(
-    Value hLo, Value group, Value iHi, Value total,
+    Value group, Value total,
     llvm::function_ref<std::pair<Value, Value>(Value)> pair) {
   int64_t ws = target.getWarpSize();
   bool ordered = spec.orderedDq();
   Value writerLane = arith::RemUIOp::create(b, loc, tid, c32(ws));
-  Value kb;
-  if (ordered) {
-    kb = arith::DivUIOp::create(b, loc, n0, c32(spec.blockN()));
-    // Counting in: key blocks before a block's first visitor add
-    // themselves, so that each visitor's turn is its key block index.
-    Value blocks64 = arith::DivUIOp::create(b, loc, add(sq, c32(63)), c32(64));
-    Value after = sub(blocks64, arith::MinUIOp::create(b, loc, iHi, blocks64));
-    OpBuilder::InsertionGuard guard(b);
-    auto loop =
-        scf::ForOp::create(b, loc, writerLane, mul(group, after), c32(ws));
-    b.setInsertionPointToStart(loop.getBody());
-    Value u = loop.getInductionVar();
-    Value h = add(hLo, arith::DivUIOp::create(b, loc, u, after));
-    Value m0 = mul(add(iHi, arith::RemUIOp::create(b, loc, u, after)), c32(64));
-    LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
-                              dqOrderCounter(batch, h, m0), c32(1),
-                              LLVM::AtomicOrdering::monotonic);
-  }
+  Value kb = ordered ? arith::DivUIOp::create(b, loc, n0, c32(spec.blockN()))
+                     : Value();
   Value isLeader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          writerLane, c32(0));
   // With dQ in the ring (dqInRing) the ring's empty barriers free it.
@@ -207,8 +195,22 @@ void MainStageEmitter::emitDqWriter(
     OpBuilder::InsertionGuard inLeader(b);
     auto ifOp = scf::IfOp::create(b, loc, isLeader, false);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    if (ordered)
-      target.emitWaitForTurn(b, loc, counter, kb);
+    if (ordered) {
+      // The block's key blocks take turns from the last that sees it down
+      // (masks are bands: they are consecutive), so no key block counts
+      // itself in for blocks it does not see.
+      Value keysEnd =
+          emitVisibleKeyRange(
+              b, loc, score.mask, m0,
+              arith::MinSIOp::create(b, loc, add(m0, c32(spec.blockM())), sq),
+              sq, sk)
+              .second;
+      Value last = sub(
+          arith::DivUIOp::create(b, loc, add(keysEnd, c32(spec.blockN() - 1)),
+                                 c32(spec.blockN())),
+          c32(1));
+      target.emitWaitForTurn(b, loc, counter, sub(last, kb));
+    }
     Value stage =
         ring ? arith::RemUIOp::create(b, loc, t, c32(spec.stages())) : Value();
     for (int64_t u = 0; u < dqUnits(); ++u) {
