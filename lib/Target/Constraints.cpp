@@ -623,12 +623,12 @@ CheckResult mlir::attn::checkSharedMemory(const ChipSpec &chip,
                                           const AttentionProblem &problem,
                                           int64_t &bytes) {
   if (isGPUBackward(chip, cand)) {
-    bool staged =
-        usesBulkDq(instr.sharedOperands,
-                   (problem.deterministic || cand.dqPass) &&
-                       !usesOrderedDq(true, cand.pipeline),
-                   getComputeWarps(cand.pipeline, cand.warps), problem.headDim);
     bool slices = slicesOnWarpgroups(cand.pipeline, cand.headSplit);
+    bool staged = usesBulkDq(instr.sharedOperands,
+                             (problem.deterministic || cand.dqPass) &&
+                                 !usesOrderedDq(true, cand.pipeline),
+                             getComputeWarps(cand.pipeline, cand.warps),
+                             problem.headDim, slices);
     bytes = getBackwardSharedMemoryLayout(
                 cand.blockM, cand.blockN, cand.stages,
                 getElementBytes(problem.elementType), problem.headDim,
@@ -811,11 +811,11 @@ CheckResult mlir::attn::checkOrderedDq(const TileCandidate &cand,
   int64_t groups = getComputeWarps(cand.pipeline, cand.warps) / 4;
   bool slices = slicesOnWarpgroups(cand.pipeline, cand.headSplit);
   if (!usesBulkDq(instr.sharedOperands, /*deterministic=*/false, groups * 4,
-                  problem.headDim) ||
+                  problem.headDim, slices) ||
       !usesBlockedDqAccum(problem.headDim, cand.headSplit, cand.blockM, slices))
     return formatv("deterministic: pipeline {0} orders whole 64 x 64 units "
                    "of dQ (block_m 64, two or more computing warpgroups, D a "
-                   "multiple of 64, or of 4 with head_split on the "
+                   "multiple of 64, or any D with head_split on the "
                    "warpgroups); D = {1}",
                    p, problem.headDim)
         .str();

@@ -257,13 +257,17 @@ getVariantSizeClasses(const FamilyRequest &request, const Variant &v,
 
 /// Puts the cp.async form of each TMA variant right after it: dispatch
 /// takes it for a call TMA cannot describe (a misaligned base, a stride
-/// that is no multiple of 16 bytes) or on a driver without tensor maps.
+/// that is no multiple of 16 bytes) or on a driver without tensor maps. A
+/// variant whose rows keep less than 16 bytes of alignment (D = 150 in
+/// bf16: 4) has the cp.async form alone: tensor maps cannot describe it.
 static void insertCopyFallbacks(const ChipSpec &chip,
                                 SmallVectorImpl<Variant> &variants) {
   SmallVector<Variant> out;
   for (const Variant &v : variants) {
-    out.push_back(v);
-    if (v.tile->pipeline != PipelineKind::TmaWarpSpecialized)
+    bool tma = v.tile->pipeline == PipelineKind::TmaWarpSpecialized;
+    if (!tma || v.alignBytes == 16)
+      out.push_back(v);
+    if (!tma)
       continue;
     if (const TileCandidate *copy = chip.lookupCopyForm(
             *v.tile, PipelineKind::CpAsyncWarpSpecialized)) {

@@ -130,12 +130,15 @@ struct BackwardSharedMemoryLayout {
 /// more computing warpgroups (`computeWarps`: each stages its own chunk
 /// while the other computes; with one, an H200 measured 0.73-0.81x the
 /// atomics at D = 160-192, bench/RESULTS.md) and rows of dq_accum in
-/// 16-byte pieces. The kernel (getBackwardStageLayout) and the tables
-/// (checkSharedMemory) both decide by this.
+/// 16-byte pieces: D a multiple of 4, or any D with `slicesOnGroups`, whose
+/// blocked rows are D rounded up to 64 (usesBlockedDqAccum). The kernel
+/// (getBackwardStageLayout) and the tables (checkSharedMemory) both decide
+/// by this.
 inline bool usesBulkDq(bool sharedOperands, bool deterministic,
-                       int64_t computeWarps, int64_t headDim) {
+                       int64_t computeWarps, int64_t headDim,
+                       bool slicesOnGroups = false) {
   return sharedOperands && !deterministic && computeWarps >= 8 &&
-         headDim % 4 == 0;
+         (headDim % 4 == 0 || slicesOnGroups);
 }
 
 /// Whether a plan that stages dQ (usesBulkDq) keeps dq_accum in blocks of

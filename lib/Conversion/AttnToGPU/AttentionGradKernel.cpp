@@ -40,12 +40,12 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
                              const GPUTargetInfo &target) {
   bool swizzled = readsSharedOperands(spec, target);
   PipelineKind pipeline = spec.config.getPipeline();
-  bool staged =
-      target.hasBulkReduceF32() &&
-      usesBulkDq(swizzled, !spec.dqInMain(),
-                 getComputeWarps(pipeline, spec.warps()), spec.headDim);
   int64_t split = spec.config.getHeadSplit();
   bool slices = slicesOnWarpgroups(pipeline, split);
+  bool staged = target.hasBulkReduceF32() &&
+                usesBulkDq(swizzled, !spec.dqInMain(),
+                           getComputeWarps(pipeline, spec.warps()),
+                           spec.headDim, slices);
   return getBackwardSharedMemoryLayout(
       spec.blockM(), spec.blockN(), spec.stages(),
       spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,

@@ -141,12 +141,13 @@ func.func @detsplit(%q: memref<1x4x128x256xbf16>, %lse: memref<1x4x128xf32>) {
 
 // -----
 
-// The slices on warpgroups order dQ in 64 x 64 units of 16-byte pieces: a
-// D that is not a multiple of 4 has no deterministic plan.
+// Without slices on the warpgroups ordered dQ takes whole 64 x 64 units
+// of dQ's rows (the slices pad their rows to 64 floats, any D): D = 96 on
+// the D = 128 producer tile has no deterministic plan there.
 
-#bwd = #attn.config<name = "w12", block_m = 64, block_n = 64, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, head_split = 2, deterministic = true>
-func.func @detodd(%q: memref<1x4x128x150xbf16>, %lse: memref<1x4x128xf32>) {
-  // expected-error @below {{config 'w12': deterministic: pipeline cp_async_ws orders whole 64 x 64 units of dQ (block_m 64, two or more computing warpgroups, D a multiple of 64, or of 4 with head_split on the warpgroups); D = 150}}
-  attn.attention_grad q(%q : memref<1x4x128x150xbf16>) k(%q : memref<1x4x128x150xbf16>) v(%q : memref<1x4x128x150xbf16>) o(%q : memref<1x4x128x150xbf16>) do(%q : memref<1x4x128x150xbf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x150xbf16>, memref<1x4x128x150xbf16>, memref<1x4x128x150xbf16>) {config = #bwd}
+#bwd = #attn.config<name = "ws", block_m = 64, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, deterministic = true>
+func.func @detodd(%q: memref<1x4x128x96xbf16>, %lse: memref<1x4x128xf32>) {
+  // expected-error @below {{config 'ws': deterministic: pipeline cp_async_ws orders whole 64 x 64 units of dQ (block_m 64, two or more computing warpgroups, D a multiple of 64, or any D with head_split on the warpgroups); D = 96}}
+  attn.attention_grad q(%q : memref<1x4x128x96xbf16>) k(%q : memref<1x4x128x96xbf16>) v(%q : memref<1x4x128x96xbf16>) o(%q : memref<1x4x128x96xbf16>) do(%q : memref<1x4x128x96xbf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x96xbf16>, memref<1x4x128x96xbf16>, memref<1x4x128x96xbf16>) {config = #bwd}
   return
 }
