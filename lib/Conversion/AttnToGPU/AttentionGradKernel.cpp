@@ -42,10 +42,10 @@ attn::getBackwardStageLayout(const KernelSpec &spec,
   PipelineKind pipeline = spec.config.getPipeline();
   int64_t split = spec.config.getHeadSplit();
   bool slices = slicesOnWarpgroups(pipeline, split);
-  bool staged = target.hasBulkReduceF32() &&
-                usesBulkDq(swizzled, !spec.dqInMain(),
-                           getComputeWarps(pipeline, spec.warps()),
-                           spec.headDim, slices);
+  bool staged =
+      target.hasBulkReduceF32() &&
+      usesBulkDq(swizzled, !spec.dqInMain(),
+                 getComputeWarps(pipeline, spec.warps()), spec.headDim, slices);
   return getBackwardSharedMemoryLayout(
       spec.blockM(), spec.blockN(), spec.stages(),
       spec.elemType.getIntOrFloatBitWidth() / 8, spec.tileHeadDim,
