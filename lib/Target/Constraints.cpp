@@ -574,9 +574,20 @@ CheckResult mlir::attn::checkBackwardTile(const TileCandidate &cand,
 CheckResult mlir::attn::checkHeadSlices(const TileCandidate &cand,
                                         const MatrixInstr &instr,
                                         int64_t headDim, int64_t headDimV) {
-  if (cand.direction != Direction::Backward ||
-      !slicesOnWarpgroups(cand.pipeline, cand.headSplit))
+  if (cand.direction != Direction::Backward || cand.headSplit <= 1)
     return std::nullopt;
+  if (!slicesOnWarpgroups(cand.pipeline, cand.headSplit)) {
+    // Kernels of their own: each slice's kernel needs columns of both.
+    for (int64_t d : {headDim, headDimV})
+      if (getHeadSlice(d, cand.headSplit, instr.headDimMultiple,
+                       cand.headSplit - 1)
+              .width <= 0)
+        return formatv("tile: head_split {0} leaves the last slice of D = {1} "
+                       "(as tiled) empty",
+                       cand.headSplit, d)
+            .str();
+    return std::nullopt;
+  }
   // The warpgroups run one code with their slice's first column as a value:
   // every slice computes slice 0's width. A narrower last slice (D = 192:
   // 128 and 64 columns) reads its operands past the tile, into the next
@@ -595,6 +606,17 @@ CheckResult mlir::attn::checkHeadSlices(const TileCandidate &cand,
                      cand.headSplit, first, d, last, instr.headDimMultiple)
           .str();
   }
+  // dQ's 64 x 64 units are staged in the block's Q/dO ring buffer, half a
+  // unit in a 64-column panel of Q and half in one of dO
+  // (MainStageEmitter::dqInRing): dO needs as many panels as dQ has units.
+  int64_t units = llvm::divideCeil(headDim, 64),
+          panels = llvm::divideCeil(headDimV, 64);
+  if (units > panels)
+    return formatv("tile: slices on warpgroups stage dQ's {0} units of 64 "
+                   "columns (D = {1}) in the Q/dO ring, half of each in a "
+                   "64-column panel of dO; Dv = {2} has {3}",
+                   units, headDim, headDimV, panels)
+        .str();
   return std::nullopt;
 }
 
