@@ -614,7 +614,7 @@ CheckResult mlir::attn::checkHeadSlices(const TileCandidate &cand,
   if (units > panels)
     return formatv("tile: slices on warpgroups stage dQ's {0} units of 64 "
                    "columns (D = {1}) in the Q/dO ring, half of each in a "
-                   "64-column panel of dO; Dv = {2} has {3}",
+                   "64-column panel of dO, and Dv = {2} has {3}",
                    units, headDim, headDimV, panels)
         .str();
   return std::nullopt;

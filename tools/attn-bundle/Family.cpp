@@ -516,26 +516,31 @@ static std::string describeGroup(ArrayRef<UnsupportedVariant> group) {
   }
   const Variant &first = group.front().variant;
   bool backward = first.direction == Direction::Backward;
-  return llvm::formatv("{0}D={1} ({2}; masks {3}; bias {4}; {5})",
+  std::string dv =
+      first.headDimV ? (" Dv=" + Twine(first.headDimV)).str() : std::string();
+  return llvm::formatv("{0}D={1}{2} ({3}; masks {4}; bias {5}; {6})",
                        !backward             ? ""
                        : first.deterministic ? "the deterministic backward of "
                                              : "the backward of ",
-                       group.front().variant.headDim, parts[0], parts[1],
-                       parts[2], parts[3]);
+                       first.headDim, dv, parts[0], parts[1], parts[2],
+                       parts[3]);
 }
 
 void attn::printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
                             ArrayRef<UnsupportedVariant> unsupported,
                             bool asWarning) {
-  SmallVector<int64_t> dims;
+  // One message per (D, Dv): Dv = 0 where it is D.
+  SmallVector<std::pair<int64_t, int64_t>> dims;
   for (const UnsupportedVariant &u : unsupported)
-    if (!llvm::is_contained(dims, u.variant.headDim))
-      dims.push_back(u.variant.headDim);
-  for (int64_t d : dims) {
+    if (!llvm::is_contained(dims,
+                            std::pair(u.variant.headDim, u.variant.headDimV)))
+      dims.push_back({u.variant.headDim, u.variant.headDimV});
+  for (auto [d, dv] : dims) {
     SmallVector<UnsupportedVariant> group;
-    llvm::copy_if(
-        unsupported, std::back_inserter(group),
-        [&](const UnsupportedVariant &u) { return u.variant.headDim == d; });
+    llvm::copy_if(unsupported, std::back_inserter(group),
+                  [&, d = d, dv = dv](const UnsupportedVariant &u) {
+                    return u.variant.headDim == d && u.variant.headDimV == dv;
+                  });
     // Each reason with the candidates giving it, in first-seen order.
     SmallVector<std::pair<std::string, SmallVector<StringRef>>> reasons;
     for (const UnsupportedVariant &u : group) {
@@ -577,6 +582,7 @@ void attn::printUnsupported(llvm::raw_ostream &os, const ChipSpec &chip,
     const Variant &first = group.front().variant;
     os << "  (attn-tiles --chip " << chip.name << " --dtype "
        << stringifyElementType(first.dtype).lower() << " --head-dim " << d
+       << (dv ? " --head-dim-v " + Twine(dv).str() : std::string())
        << " --mask " << stringifyMaskKind(first.mask)
        << (first.direction == Direction::Backward ? " --direction backward"
                                                   : "")

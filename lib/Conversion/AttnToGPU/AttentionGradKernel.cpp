@@ -270,7 +270,7 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
            << spec->config.getName() << "' stages dQ's "
            << llvm::divideCeil(spec->headDim, 64)
            << " units of 64 columns in the Q/dO ring (slices on warpgroups), "
-              "half of each in a 64-column panel of dO; Dv = "
+              "half of each in a 64-column panel of dO, and Dv = "
            << spec->headDimV << " has " << spec->tileHeadDimV / 64;
   // As the tables' checkOrderedDq says: the producer warpgroup's main
   // orders whole units of dQ.
