@@ -849,11 +849,12 @@ CheckResult mlir::attn::checkOrderedDq(const TileCandidate &cand,
   // With slices on warpgroups each orders its slice's units itself.
   int64_t units = problem.headDim / 64;
   if (!slices && (units > groups || (units < groups && !problem.dropout)))
-    return formatv("deterministic: pipeline {0} orders one 64-column unit of "
-                   "dQ per computing warpgroup{1}; D = {2} has {3}, the tile "
-                   "{4} warpgroups",
-                   p, problem.dropout ? " or fewer" : " (fewer with dropout)",
-                   problem.headDim, units, groups)
+    return formatv(
+               "deterministic: pipeline {0} orders one 64-column unit of "
+               "dQ per computing warpgroup{1}, and D = {2} has {3}, the tile "
+               "{4} warpgroups",
+               p, problem.dropout ? " or fewer" : " (fewer with dropout)",
+               problem.headDim, units, groups)
         .str();
   // Where the tables measured it ahead of the dQ pass.
   if (cand.orderedDqSeqlenMin > 0 && !problem.sizeMeasured && !problem.dropout)

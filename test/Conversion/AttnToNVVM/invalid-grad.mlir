@@ -72,7 +72,7 @@ func.func @tma(%q: memref<1x4x128x128xbf16>, %lse: memref<1x4x128xf32>) {
 
 #bwd = #attn.config<name = "ws", block_m = 64, block_n = 128, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, deterministic = true>
 func.func @wsdet(%q: memref<1x4x128x64xbf16>, %lse: memref<1x4x128xf32>) {
-  // expected-error @below {{config 'ws': deterministic: pipeline cp_async_ws orders one 64-column unit of dQ per computing warpgroup (fewer with dropout); D = 64 has 1, the tile 2 warpgroups}}
+  // expected-error @below {{config 'ws': deterministic: pipeline cp_async_ws orders one 64-column unit of dQ per computing warpgroup (fewer with dropout), and D = 64 has 1, the tile 2 warpgroups}}
   attn.attention_grad q(%q : memref<1x4x128x64xbf16>) k(%q : memref<1x4x128x64xbf16>) v(%q : memref<1x4x128x64xbf16>) o(%q : memref<1x4x128x64xbf16>) do(%q : memref<1x4x128x64xbf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %q : memref<1x4x128x64xbf16>, memref<1x4x128x64xbf16>, memref<1x4x128x64xbf16>) {config = #bwd}
   return
 }
