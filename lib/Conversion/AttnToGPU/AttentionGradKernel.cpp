@@ -262,16 +262,6 @@ FailureOr<KernelSpec> attn::getBackwardKernelSpec(AttentionGradOp op,
              << spec->config.getName() << "' has head_split " << split
              << ", which leaves slice " << s << " of D = " << spec->headDim
              << " or Dv = " << spec->headDimV << " empty";
-  // As the tables' checkHeadSlices says: the slices stage half of each
-  // unit of dQ in a panel of dO.
-  if (slicesOnWarpgroups(spec->config.getPipeline(), split) &&
-      llvm::divideCeil(spec->headDim, 64) > spec->tileHeadDimV / 64)
-    return op.emitOpError("config '")
-           << spec->config.getName() << "' stages dQ's "
-           << llvm::divideCeil(spec->headDim, 64)
-           << " units of 64 columns in the Q/dO ring (slices on warpgroups), "
-              "half of each in a 64-column panel of dO, and Dv = "
-           << spec->headDimV << " has " << spec->tileHeadDimV / 64;
   // As the tables' checkOrderedDq says: the producer warpgroup's main
   // orders whole units of dQ.
   if (spec->orderedDq()) {

@@ -232,8 +232,8 @@ void MainStageEmitter::emitRowSumsToWriter(Value stage, ArrayRef<Value> sums) {
   Value rowFirst = add(warpRow, sLayout.laneRow);
   for (auto [slot, sum] : llvm::enumerate(rowSums))
     store(sum,
-          rowSumAt(stage, sliceGroup,
-                   add(rowFirst, c32(sLayout.rowSlotOffsets[slot]))),
+          rowSumSlot(stage, sliceGroup,
+                     add(rowFirst, c32(sLayout.rowSlotOffsets[slot]))),
           4);
 }
 
@@ -253,9 +253,9 @@ void MainStageEmitter::emitWriterRowSums(Value t, Value h, Value blocks) {
   for (int64_t c = 0; c * ws < spec.blockN(); ++c) {
     Value row = add(writerLane, c32(c * ws));
     // Warpgroup 0's sum, then 1's: the same order every run.
-    Value sum = fadd(load(f32, rowSumAt(stage, c32(0), row), 4),
-                     load(f32, rowSumAt(stage, c32(1), row), 4));
-    Value running = rowSumAt(Value(), Value(), row);
+    Value sum = fadd(load(f32, rowSumSlot(stage, c32(0), row), 4),
+                     load(f32, rowSumSlot(stage, c32(1), row), 4));
+    Value running = runningRowSum(row);
     sum = fadd(select(first, cf(0.0), load(f32, running, 4)), sum);
     store(sum, running, 4);
     Value key = add(n0, row);

@@ -665,13 +665,20 @@ private:
     return dqInRing() && smem.rowSumStageBytes && biasRowsSummed;
   }
   /// rowSumsByWriter: warpgroup `group`'s sum of key row `row` (i32) for
-  /// ring buffer `stage`, or with no `stage` the writer's running sum.
-  Value rowSumAt(Value stage, Value group, Value row) {
-    Value at = stage ? add(mul(stage, c32(2 * spec.blockN())),
-                           add(mul(group, c32(spec.blockN())), row))
-                     : add(c32(spec.stages() * 2 * spec.blockN()), row);
+  /// ring buffer `stage`.
+  Value rowSumSlot(Value stage, Value group, Value row) {
+    return rowSumArea(add(mul(stage, c32(2 * spec.blockN())),
+                          add(mul(group, c32(spec.blockN())), row)));
+  }
+  /// rowSumsByWriter: the writer's running sum of key row `row`, after the
+  /// buffers' slots.
+  Value runningRowSum(Value row) {
+    return rowSumArea(add(c32(spec.stages() * 2 * spec.blockN()), row));
+  }
+  /// Float `index` of the rowSumOffset area.
+  Value rowSumArea(Value index) {
     return gep(gep(smemBase, b.getI8Type(), c32(smem.rowSumOffset)),
-               b.getF32Type(), at);
+               b.getF32Type(), index);
   }
   void emitWriterRowSums(Value t, Value h, Value blocks);
   /// dqInRing: the halves (rows 0-31, 32-63) of unit `unit` (i32, columns
@@ -696,12 +703,12 @@ private:
     target.emitNamedBarrier(b, loc, c32(kDqFreeBarrierId),
                             dqWriterBarrierThreads());
   }
-  /// The producer's last warp (dqByWriter): per pair t adds the staged
-  /// units to dq_accum. With ordered dQ a block's key blocks take turns
-  /// from the last that sees it down: the writer adds a block's units once
-  /// its counter reads (that key block's index - this one's), and passes
-  /// the turn on.
-  void emitDqWriter(Value group, Value total,
+  /// The producer's last warp (dqByWriter): per pair t of `total` (`blocks`
+  /// query blocks a head) adds the staged units to dq_accum. With ordered dQ a
+  /// block's key blocks take turns from the last that sees it down: the writer
+  /// adds a block's units once its counter reads (that key block's index - this
+  /// one's), and passes the turn on.
+  void emitDqWriter(Value blocks, Value total,
                     llvm::function_ref<std::pair<Value, Value>(Value)> pair);
   /// Waits for this thread's copies to shared memory and publishes every
   /// thread's to the workgroup (and to the matrix units' proxy).

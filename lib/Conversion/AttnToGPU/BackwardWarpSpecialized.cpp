@@ -87,7 +87,7 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
       auto writer = scf::IfOp::create(
           b, loc, lt(c32(producerThreads - ws - 1), tid), /*withElse=*/false);
       b.setInsertionPointToStart(writer.thenBlock());
-      emitDqWriter(group, total, pair);
+      emitDqWriter(blocks, total, pair);
     }
     b.setInsertionPointToStart(copies.thenBlock());
   }
@@ -155,7 +155,7 @@ void MainStageEmitter::emitWarpSpecialized(Value hLo, Value group, Value iLo,
 }
 
 void MainStageEmitter::emitDqWriter(
-    Value group, Value total,
+    Value blocks, Value total,
     llvm::function_ref<std::pair<Value, Value>(Value)> pair) {
   int64_t ws = target.getWarpSize();
   bool ordered = spec.orderedDq();
@@ -185,7 +185,7 @@ void MainStageEmitter::emitDqWriter(
                           dqWriterBarrierThreads());
   auto [h, m0] = pair(t);
   if (rowSumsByWriter()) {
-    emitWriterRowSums(t, h, arith::DivUIOp::create(b, loc, total, group));
+    emitWriterRowSums(t, h, blocks);
     // Every lane has read the block's sums before the leader frees the
     // buffer.
     target.emitWarpSync(b, loc);

@@ -159,7 +159,7 @@ func.func @detodd(%q: memref<1x4x128x96xbf16>, %lse: memref<1x4x128xf32>) {
 
 #bwd = #attn.config<name = "w12", block_m = 64, block_n = 64, warps = 12, stages = 2, pipeline = cp_async_ws, acc_in_registers = true, mma = wgmma.m64nNk16, head_split = 2>
 func.func @slicesdv(%q: memref<1x4x128x256xbf16>, %v: memref<1x4x128x128xbf16>, %lse: memref<1x4x128xf32>) {
-  // expected-error @below {{config 'w12' stages dQ's 4 units of 64 columns in the Q/dO ring (slices on warpgroups), half of each in a 64-column panel of dO, and Dv = 128 has 2}}
+  // expected-error @below {{config 'w12' is not supported on sm_90a: tile: slices on warpgroups stage dQ's 4 units of 64 columns (D = 256) in the Q/dO ring, half of each in a 64-column panel of dO, and Dv = 128 has 2}}
   attn.attention_grad q(%q : memref<1x4x128x256xbf16>) k(%q : memref<1x4x128x256xbf16>) v(%v : memref<1x4x128x128xbf16>) o(%v : memref<1x4x128x128xbf16>) do(%v : memref<1x4x128x128xbf16>) lse(%lse : memref<1x4x128xf32>) outs(%q, %q, %v : memref<1x4x128x256xbf16>, memref<1x4x128x256xbf16>, memref<1x4x128x128xbf16>) {config = #bwd}
   return
 }
